@@ -1,0 +1,1 @@
+"""Deliberately broken variants of the minimal implementation; the suite must catch every one."""

@@ -1,0 +1,101 @@
+"""`corpora`: the tokenizer registry and provisioning (and, as they land, corpus building and comparisons)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from corpora import provision
+from corpora.errors import SuiteError
+from corpora.registry import lookup, rows
+
+
+def _cmd_pull(args: argparse.Namespace) -> int:
+    targets = rows() if args.all or not args.names else [lookup(n) for n in args.names]
+    mirror = Path(args.mirror) if args.mirror else None
+    if mirror is not None and not mirror.is_dir():
+        raise provision.SourceUnavailable(f"mirror folder {mirror} does not exist")
+    failed = 0
+    for row in targets:
+        res = provision.pull(row, mirror=mirror, force=args.force)
+        if res.status == "missing":
+            failed += 1
+            print(f"{row.name:20s} missing      " + " | ".join(res.refusals), file=sys.stderr)
+        else:
+            note = " (already provisioned)" if "already provisioned" in res.refusals else ""
+            cfg = res.files.get("tokenizer_config.json", {}).get("status")
+            extra = f"; tokenizer_config.json {cfg}" if cfg and cfg != res.status else ""
+            print(f"{row.name:20s} {res.status:12s} {res.source}{extra}{note}")
+            for r in res.refusals:
+                if r != "already provisioned":
+                    print(f"{'':20s} refused      {r}")
+    if failed and not args.allow_missing:
+        print(f"{failed} of {len(targets)} tokenizers could not be provisioned", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    lines = provision.status(rehash=not args.fast)
+    if args.json:
+        print(json.dumps(lines, indent=1))
+        return 0
+    for line in lines:
+        files = ", ".join(f"{k}: {v}" for k, v in line.get("files", {}).items())
+        digest = line["sha256"][:16] + "…" if line["sha256"] else ""
+        print(f"{line['name']:20s} {line['alias']:15s} {line['status']:24s} {digest:18s} {line['source']}  {files}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="corpora", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    tok = sub.add_parser("tokenizers", help="the registry of the eleven frozen tokenizers")
+    tsub = tok.add_subparsers(dest="action", required=True)
+    pull = tsub.add_parser("pull", help="install tokenizer files into the cache, digest-checked")
+    pull.add_argument("names", nargs="*", help="names or aliases (default: all)")
+    pull.add_argument("--all", action="store_true", help="all eleven rows")
+    pull.add_argument("--from", dest="mirror", help=f"local mirror folder (default: ${provision.MIRROR_ENV})")
+    pull.add_argument("--force", action="store_true", help="re-install even if provisioned")
+    pull.add_argument("--allow-missing", action="store_true", help="exit 0 even if some rows stay missing")
+    pull.set_defaults(func=_cmd_pull)
+    st = tsub.add_parser("status", help="all eleven rows: provisioned (exact), provisioned (sibling) or missing")
+    st.add_argument("--json", action="store_true")
+    st.add_argument("--fast", action="store_true", help="do not re-hash installed files")
+    st.set_defaults(func=_cmd_status)
+    for register in _extensions():
+        register(sub)
+    return parser
+
+
+def _extensions() -> list:
+    """Sub-command registrars of other corpora modules (corpus build, compare), imported when present."""
+    found = []
+    for modname in ("corpora.build_cli", "corpora.compare_cli", "corpora.smoke"):
+        try:
+            module = __import__(modname, fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != modname:
+                raise
+            continue
+        found.append(module.register)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SuiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

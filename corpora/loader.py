@@ -1,0 +1,211 @@
+"""Load a frozen tokenizer: re-hash its files, build the reference object, and derive what the propositions need.
+
+The loaded configuration is tokenizer.json plus the added tokens declared only in tokenizer_config.json
+(`added_tokens_decoder`), which is how Qwen3.5 reaches 33 special-token strings. Tokens declared only in the
+config are added to the reference object with their flags, and their assigned IDs must equal the declared ones.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from tokenizers import AddedToken, Tokenizer
+
+from corpora.cache import tokenizers_dir
+from corpora.digests import sha256_bytes
+from corpora.errors import CorruptTokenizerFile, DigestMismatch, NotProvisioned, SuiteError
+from corpora.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup
+from spec.admission import Admission, admit, normalizer_kind
+
+MIN_MARGIN = 8
+
+
+class ParameterMismatch(SuiteError):
+    """A margin or bound computed from the files that differs from the registry's value."""
+
+
+@dataclass(frozen=True, eq=False)
+class FrozenTokenizer:
+    """A loaded tokenizer with the facts every check needs; `.tokenizer` is the reference object."""
+
+    name: str
+    tokenizer: Tokenizer
+    sha256: str
+    normalizer: str
+    special_strings: tuple[str, ...]
+    margin: int
+    bound: int
+    admission: Admission
+    provenance: str = "exact"  # exact | sibling | file
+    config_sha256: str | None = None
+    chat_template: str | None = None
+    config: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def pattern(self) -> str | None:
+        """The split-pattern family, when admitted."""
+        return self.admission.pattern
+
+    @property
+    def is_nfc(self) -> bool:
+        return self.normalizer == "nfc"
+
+
+def _parse_json(data: bytes, what: str) -> dict:
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptTokenizerFile(f"{what} is not valid JSON ({exc}); the file is corrupt or truncated") from exc
+    if not isinstance(parsed, dict):
+        raise CorruptTokenizerFile(f"{what} is JSON but not an object")
+    return parsed
+
+
+def _byte_decoder() -> dict[str, int]:
+    """The inverse of byte-level BPE's byte-to-character alphabet."""
+    printable = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars = printable[:]
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {chr(c): b for b, c in zip(printable, chars)}
+
+
+def token_byte_length(token: str, byte_decoder: dict[str, int]) -> int:
+    """Bytes one vocabulary entry decodes to: its length in the byte alphabet, else its UTF-8 length."""
+    if all(ch in byte_decoder for ch in token):
+        return len(token)
+    return len(token.encode("utf-8"))
+
+
+def compute_bound(config: dict, added: list[dict]) -> int:
+    """The longest text one token decodes to, in bytes (an upper bound on the characters its span covers)."""
+    decoder = _byte_decoder()
+    vocab = config.get("model", {}).get("vocab", {})
+    longest = max((token_byte_length(t, decoder) for t in vocab), default=0)
+    return max([longest] + [len(t["content"].encode("utf-8")) for t in added])
+
+
+def compute_margin(special_strings: tuple[str, ...]) -> int:
+    """The longest special-token string in code points, but at least 8."""
+    return max([MIN_MARGIN] + [len(s) for s in special_strings])
+
+
+def config_only_tokens(config: dict, tok_config: dict | None) -> list[dict]:
+    """Added tokens declared in tokenizer_config.json's added_tokens_decoder that tokenizer.json lacks, by ID order."""
+    if not tok_config:
+        return []
+    have = {t["content"] for t in config.get("added_tokens", [])}
+    extra = []
+    for key, spec in sorted((tok_config.get("added_tokens_decoder") or {}).items(), key=lambda kv: int(kv[0])):
+        if spec.get("content") not in have:
+            extra.append({"id": int(key), **spec})
+    return extra
+
+
+def build(
+    name: str,
+    tokenizer_bytes: bytes,
+    config_bytes: bytes | None,
+    *,
+    provenance: str,
+    row: RegistryRow | None = None,
+) -> FrozenTokenizer:
+    """Build a FrozenTokenizer from file contents; cross-check margin and bound against `row` when given."""
+    config = _parse_json(tokenizer_bytes, f"{name}/{TOKENIZER_FILE}")
+    tok_config = _parse_json(config_bytes, f"{name}/{CONFIG_FILE}") if config_bytes is not None else None
+    if "model" not in config:
+        raise CorruptTokenizerFile(f"{name}/{TOKENIZER_FILE} has no model section; not a tokenizer configuration")
+    try:
+        tokenizer = Tokenizer.from_str(tokenizer_bytes.decode("utf-8"))
+    except Exception as exc:  # the Rust loader raises a bare Exception on malformed content
+        raise CorruptTokenizerFile(f"{name}/{TOKENIZER_FILE} cannot be loaded by tokenizers: {exc}") from exc
+    extra = config_only_tokens(config, tok_config)
+    for spec in extra:
+        flags = {k: bool(spec.get(k, False)) for k in ("single_word", "lstrip", "rstrip", "normalized", "special")}
+        tokenizer.add_tokens([AddedToken(spec["content"], **flags)])
+        got = tokenizer.token_to_id(spec["content"])
+        if got != spec["id"]:
+            raise CorruptTokenizerFile(
+                f"{name}: config-only token {spec['content']!r} declared as ID {spec['id']} but loads as {got}"
+            )
+    added = list(config.get("added_tokens", [])) + extra
+    specials = tuple(sorted({t["content"] for t in added}, key=lambda s: (-len(s), s)))
+    margin = compute_margin(specials)
+    bound = compute_bound(config, added)
+    if row is not None and (margin, bound) != (row.margin, row.bound):
+        raise ParameterMismatch(
+            f"{name}: computed margin {margin} and bound {bound}, registry says {row.margin} and {row.bound}"
+        )
+    return FrozenTokenizer(
+        name=name,
+        tokenizer=tokenizer,
+        sha256=sha256_bytes(tokenizer_bytes),
+        normalizer=normalizer_kind(config.get("normalizer")),
+        special_strings=specials,
+        margin=margin,
+        bound=bound,
+        admission=admit(config, added),
+        provenance=provenance,
+        config_sha256=sha256_bytes(config_bytes) if config_bytes is not None else None,
+        chat_template=(tok_config or {}).get("chat_template") if isinstance((tok_config or {}).get("chat_template"), str) else None,
+        config=tok_config or {},
+    )
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise NotProvisioned(f"cannot read {path} ({exc.strerror or exc})") from exc
+
+
+def load_from_cache(row: RegistryRow, root: Path | None = None) -> FrozenTokenizer:
+    """Load a provisioned row, re-hashing every file against the registry (exact or registered sibling)."""
+    folder = (root or tokenizers_dir()) / row.name
+    if not (folder / TOKENIZER_FILE).is_file():
+        raise NotProvisioned(f"{row.name} is not provisioned; run: corpora tokenizers pull {row.alias}")
+    contents: dict[str, bytes | None] = {}
+    kinds = {}
+    for fname, frozen in row.files.items():
+        path = folder / fname
+        if not path.is_file():
+            raise NotProvisioned(f"{row.name}: {fname} missing from {folder}; run: corpora tokenizers pull {row.alias} --force")
+        data = _read(path)
+        digest = sha256_bytes(data)
+        kind = row.classify(fname, digest)
+        if kind == "unknown":
+            raise DigestMismatch(str(path), frozen.sha256, digest)
+        contents[fname], kinds[fname] = data, kind
+    provenance = "sibling" if kinds[TOKENIZER_FILE] == "sibling" else "exact"
+    return build(row.name, contents[TOKENIZER_FILE] or b"", contents.get(CONFIG_FILE), provenance=provenance, row=row)
+
+
+@lru_cache(maxsize=16)
+def _cached(name: str, root: str) -> FrozenTokenizer:
+    return load_from_cache(lookup(name), Path(root))
+
+
+def load_tokenizer(name_or_alias: str, *, root: Path | None = None, fresh: bool = False) -> FrozenTokenizer:
+    """The frozen tokenizer for a registry name or alias (re-hashed on first load in this process)."""
+    row = lookup(name_or_alias)
+    folder = str(root or tokenizers_dir())
+    if fresh:
+        return load_from_cache(row, Path(folder))
+    return _cached(row.name, folder)
+
+
+def load_tokenizer_file(path: Path, config_path: Path | None = None, *, name: str | None = None) -> FrozenTokenizer:
+    """Load a tokenizer.json that is not in the registry (synthetic test files); provenance "file"."""
+    return build(
+        name or path.stem,
+        _read(path),
+        _read(config_path) if config_path is not None else None,
+        provenance="file",
+    )

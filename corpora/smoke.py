@@ -1,0 +1,54 @@
+"""`corpora smoke`: a short real differential check of every provisioned tokenizer on the built-in samples.
+
+Compares the reference's single encode with its batch path, and `post_process` applied once with the
+reference's own post-processed encode, and writes one ledger record per tokenizer.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from corpora.errors import NotProvisioned
+from corpora.loader import load_tokenizer
+from corpora.registry import rows
+from corpora.samples import SAMPLES
+from reports.ledger import append_records, make_record
+from spec.reference import post_process, reference_encode, reference_encode_batch, reference_encode_full
+
+
+def run_smoke(out: Path) -> int:
+    """Run the check on every provisioned tokenizer; print a line each; return the number of differences."""
+    total_diff = 0
+    records = []
+    for row in rows():
+        try:
+            tok = load_tokenizer(row.name)
+        except NotProvisioned:
+            print(f"{row.name:20s} not provisioned")
+            continue
+        batch = reference_encode_batch(tok, list(SAMPLES))
+        diffs = 0
+        for text, ids in zip(SAMPLES, batch):
+            single = reference_encode(tok, text)
+            diffs += single != ids
+            diffs += post_process(tok, single) != reference_encode_full(tok, text)
+        total_diff += diffs
+        n = 2 * len(SAMPLES)
+        print(f"{row.name:20s} {tok.provenance:8s} admitted={tok.admission.admitted!s:5s} compared {n} encodes, {diffs} differ")
+        records.append(
+            make_record("smoke", "encoder", "samples.single_vs_batch_and_postprocess", tokenizer=tok.name,
+                        tokenizer_sha256=tok.sha256, comparisons=n, differences=diffs, unit="encodes")
+        )
+    append_records(out / "smoke.jsonl", records)
+    return total_diff
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    return 1 if run_smoke(Path(args.out)) else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("smoke", help="short differential check of the provisioned tokenizers on built-in samples")
+    p.add_argument("--out", default="out/ledgers/main", help="ledger folder")
+    p.set_defaults(func=_cmd)

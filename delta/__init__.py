@@ -1,0 +1,1 @@
+"""The minimal conforming implementation: cut planner, chunked encode, session store with repair."""

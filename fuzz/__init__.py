@@ -1,0 +1,1 @@
+"""Seeded, resumable fuzzing campaigns."""

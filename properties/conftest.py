@@ -1,0 +1,119 @@
+"""Shared fixtures of the gate: the provisioned tokenizers, Hypothesis profiles, and the gate's own ledger.
+
+Hypothesis profiles: `ci` (default, fast) and `gate` (thorough, for `pytest -n 64`), chosen by
+`DELTA_HYPOTHESIS_PROFILE` or pytest's `--hypothesis-profile`. Every check that compares IDs records what it
+compared through the `ledger` fixture; records go to `$DELTA_LEDGER_DIR` (default `out/ledgers/gate`), one file
+per xdist worker, so `reports` can count what actually ran.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from corpora.errors import NotProvisioned
+from corpora.loader import FrozenTokenizer, load_tokenizer
+from corpora.registry import rows
+from reports.ledger import append_records, make_record
+
+settings.register_profile(
+    "ci",
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+settings.register_profile(
+    "gate",
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+settings.load_profile(os.environ.get("DELTA_HYPOTHESIS_PROFILE", "ci"))
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def provisioned_names() -> list[str]:
+    """Registry names whose files are in the cache (missing ones are reported by the registry tests)."""
+    out = []
+    for row in rows():
+        try:
+            load_tokenizer(row.name)
+        except NotProvisioned:
+            continue
+        out.append(row.name)
+    return out
+
+
+PROVISIONED = provisioned_names()
+
+
+def admitted_names() -> list[str]:
+    return [n for n in PROVISIONED if load_tokenizer(n).admission.admitted]
+
+
+ADMITTED = admitted_names()
+
+
+@pytest.fixture(params=ADMITTED or [pytest.param(None, marks=pytest.mark.skip(reason="no tokenizer provisioned"))])
+def tok(request: pytest.FixtureRequest) -> FrozenTokenizer:
+    """Each provisioned, admitted tokenizer in turn."""
+    return load_tokenizer(request.param)
+
+
+def _ledger_path() -> Path:
+    folder = Path(os.environ.get("DELTA_LEDGER_DIR", REPO / "out" / "ledgers" / "gate"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return folder / f"gate-{worker}-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
+
+
+class GateLedger:
+    """Collects the gate's records during a test and appends them when the test ends."""
+
+    def __init__(self, test_id: str) -> None:
+        self.test_id = test_id
+        self.records: list[dict] = []
+
+    def record(self, level: str, check: str, tok: FrozenTokenizer | None = None, **counts) -> dict:
+        rec = make_record(
+            "gate",
+            level,
+            check,
+            tokenizer=tok.name if tok is not None else None,
+            tokenizer_sha256=tok.sha256 if tok is not None else None,
+            **counts,
+        )
+        rec["details"]["test"] = self.test_id
+        self.records.append(rec)
+        return rec
+
+
+_LEDGER_FILE: Path | None = None
+
+
+@pytest.fixture
+def ledger(request: pytest.FixtureRequest):
+    """Record what a check compared; written to the gate ledger when the test finishes (pass or fail)."""
+    global _LEDGER_FILE
+    gl = GateLedger(request.node.nodeid)
+    yield gl
+    if gl.records:
+        failed = getattr(request.node, "rep_call", None)
+        for rec in gl.records:
+            rec["details"]["outcome"] = "failed" if failed is not None and failed.failed else "passed"
+        if _LEDGER_FILE is None:
+            _LEDGER_FILE = _ledger_path()
+        append_records(_LEDGER_FILE, gl.records)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "call":
+        item.rep_call = rep  # type: ignore[attr-defined]

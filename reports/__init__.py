@@ -1,0 +1,1 @@
+"""Generated Table 3 reports from recorded ledgers."""

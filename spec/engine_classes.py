@@ -1,0 +1,78 @@
+"""Character-class membership as the reference's own regex engine decides it, probed over every code point.
+
+`tokenizers` compiles split patterns with Oniguruma, whose Unicode data is not Python's. So membership of a
+code point in a class such as \\p{L} or \\s is read off the reference itself: a `Split(Regex(X), "removed")`
+pre-tokenizer runs over all scalar values in batches, and the positions it removes are the members.
+Surrogates (U+D800..U+DFFF) are not scalar values, cannot reach the engine, and are excluded (never members).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from tokenizers import Regex
+from tokenizers.pre_tokenizers import Split
+
+CODE_SPACE = 0x110000
+SURROGATES = range(0xD800, 0xE000)
+BATCH = 0x8000
+
+
+def scalar_values() -> list[int]:
+    """Every code point except the surrogates: 1,112,064 values."""
+    return [cp for cp in range(CODE_SPACE) if not 0xD800 <= cp < 0xE000]
+
+
+def probe_membership(regex: str, codepoints: list[int] | None = None) -> bytearray:
+    """A 0/1 mask over the code space: 1 where the reference engine's `regex` matches the code point alone.
+
+    `regex` must match single code points (a character class); the batch string is the code points in order,
+    and every removed position is a member.
+    """
+    splitter = Split(Regex(regex), behavior="removed")
+    mask = bytearray(CODE_SPACE)
+    cps = codepoints if codepoints is not None else scalar_values()
+    for start in range(0, len(cps), BATCH):
+        chunk = cps[start : start + BATCH]
+        for cp in chunk:
+            mask[cp] = 1
+        for _, (lo, hi) in splitter.pre_tokenize_str("".join(map(chr, chunk))):
+            for i in range(lo, hi):
+                mask[chunk[i]] = 0
+    return mask
+
+
+def _disk_cache(key: str) -> Path | None:
+    from corpora.cache import cache_root
+
+    try:
+        folder = cache_root() / "engine-classes"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / key
+    except OSError:
+        return None
+
+
+@lru_cache(maxsize=64)
+def engine_mask(regex: str) -> bytes:
+    """`probe_membership` for all scalar values, memoized in-process and on disk per `tokenizers` version."""
+    import hashlib
+    from importlib.metadata import version
+
+    key = f"{version('tokenizers')}-{hashlib.sha256(regex.encode()).hexdigest()[:24]}.mask"
+    path = _disk_cache(key)
+    if path is not None and path.is_file():
+        data = path.read_bytes()
+        if len(data) == CODE_SPACE:
+            return data
+    data = bytes(probe_membership(regex))
+    if path is not None:
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        try:
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        except OSError:
+            pass
+    return data

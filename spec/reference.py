@@ -1,0 +1,73 @@
+"""The reference oracle: a whole Hugging Face `tokenizers` encode, without and then with post-processing.
+
+Every comparison in the suite goes through `reference_encode`. Sequence-level post-processing (for example
+Llama's beginning-of-text token) is applied once, to an assembled ID sequence, by `post_process`: it adds the
+prefix and suffix IDs that the reference's own post-processor puts around a single sequence.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.metadata import version
+from typing import TYPE_CHECKING
+
+from corpora.errors import InvalidText
+
+if TYPE_CHECKING:
+    from corpora.loader import FrozenTokenizer
+
+PROBE_TEXT = "probe"
+
+
+def reference_version() -> str:
+    """The installed `tokenizers` version, recorded in every result."""
+    return version("tokenizers")
+
+
+def check_text(text: str) -> str:
+    """Return `text` if it is encodable Unicode; `InvalidText` naming the first lone surrogate otherwise."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidText(
+            f"text contains a lone surrogate U+{ord(text[exc.start]):04X} at offset {exc.start}; not valid Unicode"
+        ) from exc
+    return text
+
+
+def reference_encode(tok: FrozenTokenizer, text: str) -> list[int]:
+    """The reference IDs of `text`: one whole encode, no post-processing (add_special_tokens=False)."""
+    return tok.tokenizer.encode(check_text(text), add_special_tokens=False).ids
+
+
+def reference_encode_with_offsets(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """Reference IDs with each token's character span in the original (un-normalized) text."""
+    enc = tok.tokenizer.encode(check_text(text), add_special_tokens=False)
+    return enc.ids, [tuple(o) for o in enc.offsets]
+
+
+def reference_encode_batch(tok: FrozenTokenizer, texts: list[str]) -> list[list[int]]:
+    """Reference IDs of many texts at once (the reference's own batch path), no post-processing."""
+    return [e.ids for e in tok.tokenizer.encode_batch([check_text(t) for t in texts], add_special_tokens=False)]
+
+
+@lru_cache(maxsize=64)
+def _template(tok: FrozenTokenizer) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The (prefix, suffix) IDs the post-processor places around one sequence, found by encoding a probe."""
+    bare = tok.tokenizer.encode(PROBE_TEXT, add_special_tokens=False).ids
+    full = tok.tokenizer.encode(PROBE_TEXT, add_special_tokens=True).ids
+    for start in range(len(full) - len(bare) + 1):
+        if full[start : start + len(bare)] == bare:
+            return tuple(full[:start]), tuple(full[start + len(bare) :])
+    raise RuntimeError(f"{tok.name}: post-processor rewrites the sequence itself; cannot apply it once")
+
+
+def post_process(tok: FrozenTokenizer, ids: list[int]) -> list[int]:
+    """Apply sequence-level post-processing once to an assembled sequence, as a whole encode would."""
+    prefix, suffix = _template(tok)
+    return [*prefix, *ids, *suffix]
+
+
+def reference_encode_full(tok: FrozenTokenizer, text: str) -> list[int]:
+    """The reference IDs with post-processing (add_special_tokens=True), for checking `post_process`."""
+    return tok.tokenizer.encode(check_text(text), add_special_tokens=True).ids
