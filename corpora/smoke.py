@@ -29,13 +29,14 @@ def run_smoke(out: Path) -> int:
             continue
         batch = reference_encode_batch(tok, list(SAMPLES))
         diffs = 0
-        for text, ids in zip(SAMPLES, batch):
+        for text, ids in zip(SAMPLES, batch, strict=True):
             single = reference_encode(tok, text)
             diffs += single != ids
             diffs += post_process(tok, single) != reference_encode_full(tok, text)
         total_diff += diffs
         n = 2 * len(SAMPLES)
-        print(f"{row.name:20s} {tok.provenance:8s} admitted={tok.admission.admitted!s:5s} compared {n} encodes, {diffs} differ")
+        admitted = "admitted" if tok.admission.admitted else f"refused:{tok.admission.reason}"
+        print(f"{row.name:20s} {tok.provenance:8s} {admitted:10s} compared {n} encodes, {diffs} differ")
         records.append(
             make_record("smoke", "encoder", "samples.single_vs_batch_and_postprocess", tokenizer=tok.name,
                         tokenizer_sha256=tok.sha256, comparisons=n, differences=diffs, unit="encodes")

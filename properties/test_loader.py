@@ -1,0 +1,99 @@
+"""`load_tokenizer`: re-hashing, computed margin and bound, special strings, config-only tokens, corrupt files."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from corpora.errors import CorruptTokenizerFile, NotProvisioned, UnknownTokenizer
+from corpora.loader import (
+    ParameterMismatch,
+    build,
+    compute_bound,
+    compute_margin,
+    load_tokenizer,
+    load_tokenizer_file,
+)
+from corpora.registry import lookup
+from properties.conftest import PROVISIONED
+from properties.synthetic import base_config, write
+
+# (name, normalizer kind, special-token strings in the loaded configuration, margin, bound)
+EXPECTED = [
+    ("qwen3_8b", "nfc", 26, 20, 128),
+    ("llama_3_1_8b", "none", 256, 30, 128),
+    ("gpt_oss_120b", "none", 21, 19, 128),
+    ("deepseek_v3", "empty_sequence", 818, 23, 128),
+    ("deepseek_v4_flash", "empty_sequence", 1283, 36, 128),
+]
+
+
+@pytest.mark.parametrize(("name", "normalizer", "specials", "margin", "bound"), EXPECTED)
+def test_five_provisioned_tokenizers_load_with_computed_parameters(name, normalizer, specials, margin, bound) -> None:
+    assert name in PROVISIONED, f"{name} must be provisioned from the mirror"
+    tok = load_tokenizer(name, fresh=True)
+    assert tok.normalizer == normalizer
+    assert len(tok.special_strings) == specials
+    # computed from the files, independently of the registry, and equal to the registry's facts
+    raw = json.loads(tok.tokenizer.to_str())
+    assert compute_margin(tok.special_strings) == max(8, max(len(s) for s in tok.special_strings)) == margin
+    assert compute_bound(raw, raw["added_tokens"]) == bound
+    assert (tok.margin, tok.bound) == (lookup(name).margin, lookup(name).bound)
+    assert tok.sha256 in (lookup(name).files["tokenizer.json"].sha256,
+                          getattr(lookup(name).known_siblings.get("tokenizer.json"), "sha256", None))
+
+
+def test_registry_disagreement_is_refused() -> None:
+    """A row whose margin differs from what the files give must not load silently."""
+    row = lookup("qwen3")
+    cfg = base_config()
+    with pytest.raises(ParameterMismatch, match="computed margin 8 and bound"):
+        build("synthetic", json.dumps(cfg).encode(), None, provenance="file", row=replace(row, margin=99))
+
+
+def test_config_only_tokens_join_the_loaded_configuration(tmp_path: Path) -> None:
+    """Tokens declared only in tokenizer_config.json (as Qwen3.5 does) are added with their declared IDs."""
+    cfg = base_config()
+    tok_config = {"added_tokens_decoder": {
+        "258": {"content": "<|end|>", "special": True, "lstrip": False, "rstrip": False, "normalized": False,
+                "single_word": False},
+        "259": {"content": "<|audio_start|>", "special": True, "lstrip": False, "rstrip": False,
+                "normalized": False, "single_word": False},
+    }}
+    path, cfg_path = write(tmp_path, cfg, tok_config)
+    tok = load_tokenizer_file(path, cfg_path)
+    assert "<|audio_start|>" in tok.special_strings and len(tok.special_strings) == 2
+    assert tok.margin == len("<|audio_start|>")
+    assert tok.tokenizer.encode("a<|audio_start|>b", add_special_tokens=False).ids[1] == 259
+
+
+def test_config_only_token_with_a_wrong_id_is_refused(tmp_path: Path) -> None:
+    tok_config = {"added_tokens_decoder": {"400": {"content": "<x>", "special": True}}}
+    path, cfg_path = write(tmp_path, base_config(), tok_config)
+    with pytest.raises(CorruptTokenizerFile, match="declared as ID 400 but loads as 259"):
+        load_tokenizer_file(path, cfg_path)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "not_json", "not_object", "no_model"])
+def test_corrupt_files_are_clear_errors(tmp_path: Path, damage: str) -> None:
+    data = json.dumps(base_config()).encode()
+    bad = {
+        "truncate": data[: len(data) // 2],
+        "not_json": b"\x00\x01 not json",
+        "not_object": b"[1, 2, 3]",
+        "no_model": json.dumps({"version": "1.0"}).encode(),
+    }[damage]
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(bad)
+    with pytest.raises(CorruptTokenizerFile):
+        load_tokenizer_file(path)
+
+
+def test_unknown_and_unprovisioned_names(tmp_path: Path) -> None:
+    with pytest.raises(UnknownTokenizer):
+        load_tokenizer("no-such-model")
+    with pytest.raises(NotProvisioned, match="corpora tokenizers pull glm5.2"):
+        load_tokenizer("glm5.2", root=tmp_path)
