@@ -222,9 +222,11 @@ def pull(
     result = PullResult(row.name)
     current = installed(row, root)
     if current is not None and not force:
-        result.source, result.status, result.files = current["source"], current["status"], current["files"]
-        result.refusals.append("already provisioned")
-        return result
+        if intact(row, current, root):
+            result.source, result.status, result.files = current["source"], current["status"], current["files"]
+            result.refusals.append("already provisioned")
+            return result
+        result.refusals.append("installed files changed since install; re-installing")
     for label, fetch in sources if sources is not None else default_sources(mirror):
         staging = Path(tempfile.mkdtemp(prefix=f".{row.name}.stage-", dir=root))
         try:
@@ -251,6 +253,22 @@ def installed(row: RegistryRow, root: Path | None = None) -> dict | None:
         return None
 
 
+def changed_files(row: RegistryRow, record: dict, root: Path) -> list[str]:
+    """Files of an installed row that are missing or whose digest differs from the one verified at install time."""
+    out = []
+    for fname in row.files:
+        meta = record.get("files", {}).get(fname, {})
+        path = root / row.name / fname
+        if not path.is_file() or sha256_file(path) != meta.get("sha256"):
+            out.append(fname)
+    return out
+
+
+def intact(row: RegistryRow, record: dict, root: Path) -> bool:
+    """Every file of an installed row still has the digest recorded (and verified) at install time."""
+    return not changed_files(row, record, root)
+
+
 def status(root: Path | None = None, *, rehash: bool = True) -> list[dict]:
     """One line per registry row: provisioned (exact|sibling), missing or corrupt, with source and digest."""
     out = []
@@ -261,10 +279,8 @@ def status(root: Path | None = None, *, rehash: bool = True) -> list[dict]:
             line.update(status=f"provisioned ({rec['status']})", source=rec["source"])
             line["sha256"] = rec["files"]["tokenizer.json"]["sha256"]
             line["files"] = {k: v["status"] for k, v in rec["files"].items()}
-            if rehash:
-                for fname, meta in rec["files"].items():
-                    path = (root or tokenizers_dir()) / row.name / fname
-                    if not path.is_file() or sha256_file(path) != meta["sha256"]:
-                        line["status"] = f"corrupt ({fname} changed since install)"
+            changed = changed_files(row, rec, root or tokenizers_dir()) if rehash else []
+            if changed:
+                line["status"] = f"corrupt ({', '.join(changed)} changed since install)"
         out.append(line)
     return out

@@ -182,3 +182,14 @@ def test_status_reports_a_file_changed_after_install(tmp_path: Path) -> None:
     with pytest.raises(DigestMismatch, match="expected sha256 " + row.files["tokenizer_config.json"].sha256):
         load_from_cache(row, root)
     json.loads((root / row.name / "provenance.json").read_text())  # the record itself is intact
+
+
+def test_pull_reinstalls_a_row_whose_files_changed(tmp_path: Path) -> None:
+    row = fake_row()
+    mirror = make_mirror(tmp_path / "mirror", row.name)
+    sources = [("mirror", provision.mirror_fetcher(mirror))]
+    provision.pull(row, root=tmp_path / "cache", sources=sources)
+    (tmp_path / "cache" / row.name / "tokenizer.json").write_bytes(b"damaged")
+    res = provision.pull(row, root=tmp_path / "cache", sources=sources)
+    assert res.status == "exact" and "re-installing" in res.refusals[0]
+    assert (tmp_path / "cache" / row.name / "tokenizer.json").read_bytes() == TOKENIZER_BYTES
