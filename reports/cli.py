@@ -1,0 +1,121 @@
+"""`reports`: generated reports from ledgers; `reports table3` writes Table 3 as Markdown, HTML, JSON and CSV."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from corpora.errors import SuiteError
+from reports.table3 import ReportInputError, Table3, build_table3, load_records
+
+FORMATS = ("md", "html", "json", "csv")
+
+
+def parse_formats(text: str) -> list[str]:
+    """Comma-separated formats, each one of FORMATS, in FORMATS order; anything else is a clear error."""
+    wanted = [f.strip().lower() for f in text.split(",") if f.strip()]
+    unknown = [f for f in wanted if f not in FORMATS]
+    if unknown or not wanted:
+        shown = ", ".join(unknown) or repr(text)
+        raise ReportInputError(f"unknown report format {shown}; choose from {','.join(FORMATS)}")
+    return [f for f in FORMATS if f in wanted]
+
+
+def provisioning_status() -> list[dict]:
+    """The provisioning line of every registry row, without re-hashing (the loader re-hashes on use)."""
+    from corpora.provision import status
+
+    return status(rehash=False)
+
+
+def render(model: Table3, formats: list[str]) -> dict[str, str]:
+    """File name -> text for the requested formats (renderers imported only when asked for)."""
+    out: dict[str, str] = {}
+    if "md" in formats:
+        from reports.render_md import render_markdown
+
+        out["table3.md"] = render_markdown(model)
+    if "html" in formats:
+        from reports.render_html import render_html
+
+        out["table3.html"] = render_html(model)
+    if "json" in formats:
+        from reports.render_data import render_json
+
+        out["table3.json"] = render_json(model)
+    if "csv" in formats:
+        from reports.render_data import render_csv
+
+        out.update(render_csv(model))
+    return out
+
+
+def write_files(out_dir: Path, files: dict[str, str]) -> list[Path]:
+    """Write each file atomically (temporary file, then rename) into out_dir; returns the paths written."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ReportInputError(f"--out {out_dir} exists and is not a folder")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, text in sorted(files.items()):
+            path = out_dir / name
+            tmp = out_dir / f".{name}.tmp-{os.getpid()}"
+            tmp.write_text(text, encoding="utf-8", newline="\n")
+            os.replace(tmp, path)
+            written.append(path)
+    except OSError as exc:
+        raise ReportInputError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from exc
+    return written
+
+
+def _cmd_table3(args: argparse.Namespace) -> int:
+    formats = parse_formats(args.format)
+    ledgers = [Path(p) for p in (args.ledgers or ["out/ledgers"])]
+    records, errors, files = load_records(ledgers)
+    model = build_table3(records, provisioning=provisioning_status(), ledger_errors=errors, ledger_files_read=files)
+    written = write_files(Path(args.out), render(model, formats))
+    for e in model.ledger_errors:
+        print(f"warning: {e.file}:{e.line}: {e.reason} (reported in the output)", file=sys.stderr)
+    diffs = sum(r.total.differences for r in model.rows if r.level != "control")
+    print(
+        f"table3: {len(records)} records from {len(files)} ledger files, {len(model.rows)} rows, "
+        f"{diffs} differences outside the controls, {len(errors)} unusable ledger lines"
+    )
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reports", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    t3 = sub.add_parser(
+        "table3",
+        help="Table 3: what was checked at each level, how much, and what differed, per tokenizer",
+        description="Build Table 3 from ledger records (JSON lines). Unusable ledger lines are listed in the "
+        "report with their file and line; they are never skipped silently.",
+    )
+    t3.add_argument("--ledgers", nargs="+", metavar="PATH", help="ledger folders or files (default: out/ledgers)")
+    t3.add_argument("--out", default="out/report", metavar="DIR", help="output folder (default: out/report)")
+    t3.add_argument("--format", default=",".join(FORMATS), help=f"comma-separated subset of {','.join(FORMATS)}")
+    t3.set_defaults(func=_cmd_table3)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SuiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""Table 3 as one self-contained HTML page: inline CSS, inline SVG plots, no script and no external resource."""
+
+from __future__ import annotations
+
+from jinja2 import Environment, StrictUndefined
+from markupsafe import Markup
+
+from reports.plots import comparisons_per_tokenizer, kill_heatmap, throughput_plot
+from reports.provenance import provenance_items
+from reports.render_md import LEGEND
+from reports.table3 import MOSTLY_FELL_BACK_BELOW, Table3, throughput_summary
+from reports.text import (
+    CONTROL_OUTCOME,
+    NO_THROUGHPUT,
+    cell_text,
+    counts_text,
+    covered_text,
+    fast_path_text,
+    kill_text,
+    num,
+    rate_text,
+)
+
+CSS = """
+body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; font-size: 13px; color: #222; margin: 24px;
+       max-width: 1500px; }
+h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid #ccc; }
+h3 { font-size: 15px; margin-top: 20px; }
+table { border-collapse: collapse; margin: 8px 0 16px 0; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; vertical-align: top; text-align: left; }
+th { background: #f2f2f2; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.np { color: #888; background: #f6f6f6; font-style: italic; }
+td.nr { color: #8a6d00; background: #fff8e1; font-style: italic; }
+td.na { color: #888; }
+td.diff, span.diff { color: #b00020; font-weight: bold; }
+td.killed { background: #e3f4e0; } td.survived { background: #fde0e0; font-weight: bold; }
+td.redundant { background: #e0ecf8; }
+td.fellback { color: #b00020; font-weight: bold; }
+code { font-size: 12px; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.breakdown td, .breakdown th, .kill td, .kill th { font-size: 11px; }
+.breakdown td:first-child { white-space: nowrap; }
+.note { color: #555; }
+.warn { background: #fde0e0; padding: 6px 10px; border-left: 4px solid #b00020; }
+figure { margin: 8px 0 20px 0; } svg { max-width: 100%; height: auto; }
+"""
+
+TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Table 3: what was checked, how much, and what differed</title>
+<style>{{ css }}</style>
+</head>
+<body>
+<h1>Table 3: what was checked, how much, and what differed</h1>
+<p>Built from {{ records }} records in {{ files }} ledger files; {{ nrows }} rows; {{ diffs }} differences outside the
+controls.</p>
+{% if errors %}<p class="warn">{{ errors|length }} ledger lines could not be used; they are listed at the end.</p>
+{% endif %}
+{% if duplicates %}<p class="warn">{{ duplicates }} records are identical to another record (counted as written;
+a ledger read twice would double-count).</p>{% endif %}
+{% if survivors %}<p class="warn">Controls that survived (a finding): {{ survivors|join(", ") }}.</p>{% endif %}
+
+<h2 id="table3">Table 3</h2>
+{% for sec in sections %}
+<h3>{{ sec.title }}</h3>
+{% if not sec.rows %}<p class="note">No records of this level.</p>{% else %}
+<table class="table3">
+<thead><tr><th>check</th><th>what</th><th>unit</th><th>comparisons</th><th>differences</th><th>tokenizers</th>
+<th>fast path</th><th>also counted</th></tr></thead>
+<tbody>
+{% for r in sec.rows %}<tr>
+<td><code>{{ r.check }}</code></td><td>{{ r.title }}</td><td>{{ r.unit }}</td><td class="num">{{ r.comparisons }}</td>
+<td class="num {{ r.diff_class }}">{{ r.differences }}</td><td>{{ r.covered }}</td>
+<td class="{{ 'fellback' if r.fell_back else '' }}">{{ r.fast }}</td><td>{{ r.counts }}</td>
+</tr>
+{% endfor %}</tbody>
+</table>
+{% for n in sec.notes %}<p class="note">{{ n }}</p>{% endfor %}
+{% endif %}
+{% endfor %}
+
+<h2 id="breakdown">Per-tokenizer breakdown</h2>
+<p class="note">{{ legend }}</p>
+{% for sec in sections if sec.rows %}
+<h3>{{ sec.title }}</h3>
+<div class="scroll"><table class="breakdown">
+<thead><tr><th>check</th>{% for h in columns %}<th title="{{ h.name }}">{{ h.alias }}</th>{% endfor %}</tr></thead>
+<tbody>
+{% for r in sec.rows %}<tr>
+<td><code>{{ r.check }}</code><br>
+<span class="note">{% if r.control %}{{ r.control }} · {% endif %}{{ r.unit }}</span></td>
+{% for c in r.breakdown %}<td class="{{ c.cls }}">{{ c.text }}</td>{% endfor %}</tr>
+{% endfor %}</tbody>
+</table></div>
+{% endfor %}
+<figure>{{ plot_comparisons }}</figure>
+
+<h2 id="kill-matrix">Kill matrix of the controls</h2>
+{% if kill.controls %}
+<div class="scroll"><table class="kill">
+<thead><tr><th>control</th>{% for h in kill.columns %}<th>{{ h }}</th>{% endfor %}<th>killed by</th></tr></thead>
+<tbody>
+{% for line in kill.lines %}<tr><td>{{ line.name }}</td>
+{% for c in line.cells %}<td class="{{ c.cls }}">{{ c.text }}</td>{% endfor %}<td>{{ line.killers }}</td></tr>
+{% endfor %}</tbody>
+</table></div>
+{% for n in kill.notes %}<p class="note">{{ n }}</p>{% endfor %}
+<figure>{{ plot_kill }}</figure>
+{% else %}<p class="note">No control records.</p>{% endif %}
+
+<h2 id="throughput">Campaign throughput</h2>
+{% if plot_throughput %}<figure>{{ plot_throughput }}</figure>
+<table><thead><tr><th>campaign</th><th>batches</th><th>cases</th><th>seconds</th><th>cases/s</th></tr></thead><tbody>
+{% for s in throughput %}<tr><td>{{ s.name }}</td><td class="num">{{ s.segments }}</td>
+<td class="num">{{ s.cases }}</td>
+<td class="num">{{ s.seconds }}</td><td class="num">{{ s.rate }}</td></tr>
+{% endfor %}</tbody></table>
+{% else %}<p class="note">{{ no_throughput }}</p>{% endif %}
+
+<h2 id="obligations">Proof obligations</h2>
+{% if obligations.available %}<p class="note">{{ obligations.note }}</p>
+<table class="obligations"><thead><tr>{% for c in obligations.columns %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>
+{% for r in obligations.rows %}<tr>{% for c in obligations.columns %}<td>{{ r[c] }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table>
+{% else %}<p class="note">{{ obligations.note }}.</p>{% endif %}
+
+<h2 id="tokenizers">Tokenizers</h2>
+<table class="tokenizers"><thead><tr><th>name</th><th>alias</th><th>here</th><th>provisioned sha256</th>
+<th>sha256 in records</th><th>note</th></tr></thead><tbody>
+{% for t in tokenizers %}<tr><td>{{ t.name }}</td><td>{{ t.alias }}</td>
+<td class="{{ 'np' if not t.provisioned else '' }}">{{ t.status }}</td><td><code>{{ t.cache_sha256[:16] }}</code></td>
+<td><code>{{ t.record_sha256|map('truncate', 19, True, '…', 0)|join(', ') }}</code></td>
+<td>{{ t.digest_note }}</td></tr>
+{% endfor %}</tbody></table>
+
+<h2 id="provenance">Provenance (from the records)</h2>
+<table class="provenance"><tbody>
+{% for k, v in provenance %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>
+{% endfor %}</tbody></table>
+<p class="note">Ledger files read:
+{% for f in ledger_files %}<code>{{ f }}</code>{% if not loop.last %}, {% endif %}{% endfor %}</p>
+
+<h2 id="ledger-errors">Ledger lines that could not be used</h2>
+{% if errors %}<table class="ledger-errors"><thead><tr><th>file</th><th>line</th><th>reason</th></tr></thead><tbody>
+{% for e in errors %}<tr><td><code>{{ e.file }}</code></td><td class="num">{{ e.line or "whole file" }}</td>
+<td>{{ e.reason }}</td></tr>
+{% endfor %}</tbody></table>
+{% else %}<p class="note">None: every line of every ledger file was a usable record.</p>{% endif %}
+</body>
+</html>
+"""
+
+_CELL_CLASS = {"not provisioned": "np", "not run": "nr", "tokenizer-independent": "na"}
+
+
+def _breakdown_cells(row, columns: list[str]) -> list[dict]:
+    out = []
+    for c in columns:
+        cell = row.cells[c]
+        cls = _CELL_CLASS.get(cell.status, "num")
+        if cell.figures is not None and cell.figures.differences and row.level != "control":
+            cls += " diff"
+        share = cell.figures.fast_share if cell.figures is not None else None
+        if share is not None and share < MOSTLY_FELL_BACK_BELOW:
+            cls += " fellback"
+        out.append({"text": cell_text(cell, row), "cls": cls})
+    return out
+
+
+def _context(model: Table3) -> dict:
+    sections = []
+    for sec in model.sections:
+        if not sec.rows and sec.key in ("other", "benchmark", "harness"):
+            continue
+        rows = []
+        notes = []
+        for r in sec.rows:
+            diff = num(r.total.differences)
+            diff_class = "diff" if r.total.differences and r.level != "control" else ""
+            if r.level == "control":
+                diff += CONTROL_OUTCOME[r.control_status or "survived"]
+                diff_class = r.control_status or "survived"
+            if r.total.failed_records:
+                diff += f", {r.total.failed_records} failed test records"
+            rows.append({
+                "check": r.check, "title": r.title, "unit": r.unit, "comparisons": num(r.total.comparisons),
+                "differences": diff, "diff_class": diff_class, "covered": covered_text(r),
+                "fast": fast_path_text(r), "fell_back": r.mostly_fell_back, "counts": counts_text(r),
+                "control": r.control, "breakdown": _breakdown_cells(r, model.columns),
+            })
+            if r.fallback_reasons:
+                notes.append(f"{r.check} fallback reasons: "
+                             + ", ".join(f"{k} {num(v)}" for k, v in r.fallback_reasons.items()))
+            if r.pointers:
+                notes.append(f"{r.check} differed at: " + ", ".join(r.pointers))
+        sections.append({"title": sec.title, "rows": rows, "notes": notes})
+    aliases = {t.name: t.alias for t in model.tokenizers}
+    km = model.kill_matrix
+    kill_lines = []
+    for name in km.controls:
+        cells = km.cells[name]
+        kill_lines.append({
+            "name": name,
+            "cells": [{"text": kill_text(cells[c]), "cls": _CELL_CLASS.get(cells[c].status, cells[c].status)}
+                      for c in km.columns],
+            "killers": ", ".join(sorted({k for cell in cells.values() for k in cell.killed_by})) or "nothing",
+        })
+    throughput = [
+        {"name": t["series"], "segments": t["batches"], "cases": num(t["cases"]),
+         "seconds": f"{t['seconds']:,.1f} ({t['x']})", "rate": rate_text(t)}
+        for t in throughput_summary(model.throughput)
+    ]
+    kill_svg = kill_heatmap(model)
+    throughput_svg = throughput_plot(model)
+    return {
+        "css": Markup(CSS),
+        "records": num(model.provenance.records),
+        "files": len(model.ledger_files),
+        "nrows": len(model.rows),
+        "diffs": num(sum(r.total.differences for r in model.rows if r.level != "control")),
+        "errors": model.ledger_errors,
+        "survivors": km.survivors,
+        "duplicates": model.duplicate_records,
+        "sections": sections,
+        "legend": LEGEND,
+        "columns": [{"name": c, "alias": aliases.get(c, c)} for c in model.columns],
+        "kill": {"controls": km.controls, "columns": [aliases.get(c, c) for c in km.columns], "lines": kill_lines,
+                 "notes": km.notes + ([f"Survivors (no check killed them): {', '.join(km.survivors)}"]
+                                      if km.survivors else [])},
+        "plot_comparisons": Markup(comparisons_per_tokenizer(model)),
+        "plot_kill": Markup(kill_svg) if kill_svg else "",
+        "plot_throughput": Markup(throughput_svg) if throughput_svg else "",
+        "throughput": throughput,
+        "no_throughput": NO_THROUGHPUT,
+        "obligations": model.obligations,
+        "tokenizers": model.tokenizers,
+        "provenance": provenance_items(model.provenance),
+        "ledger_files": model.ledger_files,
+    }
+
+
+def render_html(model: Table3) -> str:
+    """The whole report as one HTML page; deterministic for a given model."""
+    env = Environment(autoescape=True, undefined=StrictUndefined, keep_trailing_newline=True)
+    return env.from_string(TEMPLATE).render(**_context(model))
+

@@ -1,0 +1,181 @@
+"""Table 3 as Markdown, for pasting into a paper draft or a pull request (pipe tables, no HTML)."""
+
+from __future__ import annotations
+
+from reports.provenance import provenance_items
+from reports.table3 import NO_TOKENIZER, Table3, throughput_summary
+from reports.text import (
+    CONTROL_OUTCOME,
+    NO_THROUGHPUT,
+    cell_text,
+    counts_text,
+    covered_text,
+    fast_path_text,
+    kill_text,
+    num,
+    rate_text,
+)
+
+LEGEND = (
+    "Breakdown cells read `comparisons / differences`, with the fast-path share where the path applies; "
+    "`not provisioned` = the tokenizer's files are not in this cache and no record names it; `not run` = "
+    "provisioned (or outside the registry) but no record of this row names it; `n/a` = the check is "
+    "tokenizer-independent (figures in the last column)."
+)
+
+
+def _esc(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(_esc(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(_esc(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _summary(model: Table3) -> list[str]:
+    rows = model.rows
+    diffs = sum(r.total.differences for r in rows if r.level != "control")
+    out = [
+        f"Built from {num(model.provenance.records)} records in {len(model.ledger_files)} ledger files; "
+        f"{len(rows)} rows; {num(diffs)} differences outside the controls.",
+    ]
+    if model.ledger_errors:
+        out.append(f"**{len(model.ledger_errors)} ledger lines could not be used; they are listed at the end.**")
+    if model.duplicate_records:
+        out.append(f"**{model.duplicate_records} records are identical to another record (counted as written; "
+                   "a ledger read twice would double-count).**")
+    if model.kill_matrix.survivors:
+        out.append(f"**Controls that survived (a finding): {', '.join(model.kill_matrix.survivors)}.**")
+    return out
+
+
+def _main_table(model: Table3) -> list[str]:
+    out: list[str] = []
+    header = ["check", "what", "unit", "comparisons", "differences", "tokenizers", "fast path", "also counted"]
+    for sec in model.sections:
+        if not sec.rows and sec.key in ("other", "benchmark", "harness"):
+            continue
+        out += ["", f"### {sec.title}", ""]
+        if not sec.rows:
+            out.append("No records of this level.")
+            continue
+        body = []
+        for r in sec.rows:
+            diff = num(r.total.differences)
+            if r.level == "control":
+                diff += CONTROL_OUTCOME[r.control_status or "survived"]
+            elif r.total.differences:
+                diff = f"**{diff}**"
+            if r.total.failed_records:
+                diff += f", {r.total.failed_records} failed test records"
+            body.append(
+                [f"`{r.check}`", r.title, r.unit, num(r.total.comparisons), diff, covered_text(r),
+                 fast_path_text(r), counts_text(r)]
+            )
+        out += _table(header, body)
+        notes = [
+            f"- `{r.check}` fallback reasons: " + ", ".join(f"{k} {num(v)}" for k, v in r.fallback_reasons.items())
+            for r in sec.rows
+            if r.fallback_reasons
+        ]
+        notes += [f"- `{r.check}` differed at: " + ", ".join(r.pointers) for r in sec.rows if r.pointers]
+        if notes:
+            out += [""] + notes
+    return out
+
+
+def _breakdown(model: Table3) -> list[str]:
+    out = ["", "## Per-tokenizer breakdown", "", LEGEND]
+    aliases = {t.name: t.alias for t in model.tokenizers}
+    header = ["check"] + [aliases[c] for c in model.columns if c != NO_TOKENIZER] + [NO_TOKENIZER]
+    for sec in model.sections:
+        if not sec.rows:
+            continue
+        out += ["", f"### {sec.title}", ""]
+        body = [
+            [f"`{r.check}`" + (f" ({r.control})" if r.control else "") + f" [{r.unit}]"]
+            + [cell_text(r.cells[c], r) for c in model.columns]
+            for r in sec.rows
+        ]
+        out += _table(header, body)
+    return out
+
+
+def _kill_matrix(model: Table3) -> list[str]:
+    km = model.kill_matrix
+    out = ["", "## Kill matrix of the controls", ""]
+    if not km.controls:
+        return out + ["No control records."]
+    aliases = {t.name: t.alias for t in model.tokenizers}
+    header = ["control"] + [aliases.get(c, c) for c in km.columns] + ["killed by"]
+    body = []
+    for name in km.controls:
+        cells = km.cells[name]
+        killers = sorted({c for cell in cells.values() for c in cell.killed_by})
+        body.append([name] + [kill_text(cells[c]) for c in km.columns] + [", ".join(killers) or "nothing"])
+    out += _table(header, body)
+    out += [""] + [f"- {n}" for n in km.notes]
+    if km.survivors:
+        out.append(f"- Survivors (no check killed them): {', '.join(km.survivors)}")
+    return out
+
+
+def _throughput(model: Table3) -> list[str]:
+    out = ["", "## Campaign throughput", ""]
+    if not model.throughput:
+        return out + [NO_THROUGHPUT]
+    body = [
+        [t["series"], str(t["batches"]), num(t["cases"]), f"{t['seconds']:,.1f} ({t['x']})", rate_text(t)]
+        for t in throughput_summary(model.throughput)
+    ]
+    return out + _table(["campaign", "batches", "cases", "seconds", "cases/s"], body)
+
+
+def _obligations(model: Table3) -> list[str]:
+    ob = model.obligations
+    out = ["", "## Proof obligations", ""]
+    if not ob.available:
+        return out + [ob.note + "."]
+    return out + [ob.note, ""] + _table(ob.columns, [[r[c] for c in ob.columns] for r in ob.rows])
+
+
+def _tokenizers(model: Table3) -> list[str]:
+    out = ["", "## Tokenizers", ""]
+    body = [
+        [t.name, t.alias, t.status, t.cache_sha256[:16] or "", ", ".join(d[:16] for d in t.record_sha256),
+         t.digest_note]
+        for t in model.tokenizers
+    ]
+    return out + _table(["name", "alias", "here", "provisioned sha256", "sha256 in records", "note"], body)
+
+
+def _provenance(model: Table3) -> list[str]:
+    out = ["", "## Provenance (from the records)", ""]
+    out += _table(["item", "value"], [[k, v] for k, v in provenance_items(model.provenance)])
+    out += ["", "Ledger files read: " + ", ".join(f"`{f}`" for f in model.ledger_files)]
+    return out
+
+
+def _errors(model: Table3) -> list[str]:
+    out = ["", "## Ledger lines that could not be used", ""]
+    if not model.ledger_errors:
+        return out + ["None: every line of every ledger file was a usable record."]
+    body = [[e.file, str(e.line) if e.line else "whole file", e.reason] for e in model.ledger_errors]
+    return out + _table(["file", "line", "reason"], body)
+
+
+def render_markdown(model: Table3) -> str:
+    """The whole report as Markdown; deterministic for a given model."""
+    lines = ["# Table 3: what was checked, how much, and what differed", ""]
+    lines += _summary(model)
+    lines += _main_table(model)
+    lines += _breakdown(model)
+    lines += _kill_matrix(model)
+    lines += _throughput(model)
+    lines += _obligations(model)
+    lines += _tokenizers(model)
+    lines += _provenance(model)
+    lines += _errors(model)
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,755 @@
+"""Table 3 as a model built from ledger records: what was checked at each level, how much, and what differed.
+
+Nothing in the table is a constant: every figure is a sum over records, every row exists because records of its
+(level, check) exist, and every one of the eleven registry tokenizers appears in every row's breakdown as
+"not provisioned", "not run", or its figures (never as a zero it did not record).
+
+Record conventions (how a writer's records land in the right row; see reports/ledger.py for the schema)
+-------------------------------------------------------------------------------------------------------
+- One row per (level, check, unit), plus the control name for level "control". Use a stable `check` name;
+  writing a new one adds a row by itself. `check` names starting with a known prefix (`KNOWN_CHECKS`) get a
+  human title; others are shown by name. Rows never merge different units.
+- `level` places the row: encoder -> level 1; chunked, battery -> level 2; repair -> level 3; control -> level
+  2, or the section named by `details["target_level"]`, else by `details["path"]` ("cut" -> level 2,
+  "repair" -> level 3, "harness" -> harness self-tests), else level 3 for checks named "repair..."; proof,
+  exhaustive, harness, benchmark -> their own sections; any other level -> "other".
+- `unit` says what `comparisons` counts: "documents", "strings", "encodes", "turns", "sessions",
+  "transcripts", "code points", "pairs", "cuts", "repairs"... A check counting two things writes two records
+  (two units) or puts the second quantity in `details["counts"]` (e.g. {"characters": 1234567}), summed per row.
+- `comparisons` = complete token-ID sequences (or code points, pairs...) compared with the reference;
+  `differences` = how many of them differed (one differing ID counts as one difference).
+- Chunked and repair records set `fast_path` (units that took the fast path: chunked at >= 1 cut, repaired
+  from stored IDs) and `fallbacks` (units that fell back to a whole encode). Leave both None only where the
+  path does not apply; a chunked or repair row without them reads "not recorded", and a row whose share is
+  below 50% reads "MOSTLY FELL BACK". Reasons may go in `details["fallback_reasons"]` as {reason: count}.
+- One record per tokenizer, with `tokenizer` = the registry name (corpora.registry) and `tokenizer_sha256`;
+  tokenizer-independent checks (class tables, proofs about patterns) set `tokenizer` None and show in the
+  "(no tokenizer)" column. A tokenizer with no record in a row is "not provisioned" (files absent here) or
+  "not run" -- never 0.
+- Controls: level "control", `details["control"]` = the control's name (default: the check name),
+  `details["killed"]` = bool (default: differences > 0), `details["strings_to_first_kill"]` = int or None,
+  `details["failing_share"]` = float; `differences` are the strings the control failed (expected > 0) and
+  `comparisons` the strings it ran. `details["killable"] = False` declares the removed condition redundant
+  (shown as "redundant", apart from the survivors; only with a proof or test that says why).
+- Fuzz campaigns: kind "fuzz", `details["cases"]`, `details["campaign"]` (series name; default check and
+  tokenizer), and time as either `details["elapsed"]` = the campaign clock (seconds since the campaign started,
+  at the end of the batch) or `details["elapsed_s"]` / `details["batch_seconds"]` = the batch's own duration;
+  `details["cases_per_second"]` if known (else cases / duration).
+- Where differences were found, `details["pointers"]` lists ids (document ids, string digests) to look at.
+- Provenance keys in details (see reports/provenance.py): `unicode_regex`, `unicode_nfc` (any `unicode*`),
+  `*_sha256` / `*_digest` for batteries, corpora and shards, `seed` / `seeds`, `elapsed_s` durations.
+- A gate record whose test failed carries `details["outcome"] == "failed"`; the row counts and shows them.
+- Records that are not valid JSON, or whose names and counts have the wrong types, are listed with file and
+  line in every output format, never counted and never skipped silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from corpora.errors import SuiteError
+from corpora.registry import rows as registry_rows
+from reports.ledger import LEVELS, SCHEMA, read_ledgers
+from reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
+
+NO_TOKENIZER = "(no tokenizer)"
+
+# (key, title, levels placed there). Level 2 holds the controls unless a record names another target level.
+SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("encoder", "Level 1: the encoder (whole encodes compared with the reference)", ("encoder",)),
+    ("chunked", "Level 2: the chunked path (cuts, the adversarial battery, the controls)", ("chunked", "battery")),
+    ("repair", "Level 3: the repair path (transcripts, turns, stateful sessions)", ("repair",)),
+    ("proof", "Proofs", ("proof",)),
+    ("exhaustive", "Exhaustive per-code-point checks", ("exhaustive",)),
+    ("harness", "Harness self-tests", ("harness",)),
+    ("benchmark", "Benchmarks", ("benchmark",)),
+    ("other", "Records of levels this report does not know", ()),
+)
+FAST_PATH_LEVELS = frozenset({"chunked", "repair"})
+# details.path of a control record -> the section its row goes to (details.target_level wins when given)
+CONTROL_PATHS = {"cut": "chunked", "chunked": "chunked", "repair": "repair", "harness": "harness"}
+MOSTLY_FELL_BACK_BELOW = 0.5
+
+# Known check-name prefixes and their human titles; the longest matching prefix wins, and none is required.
+KNOWN_CHECKS: dict[str, str] = {
+    "samples.": "built-in samples: single vs batch encode and post-processing",
+    "corpus.whole": "whole encodes of corpus documents vs the reference",
+    "corpus.chunked": "corpus documents split at the planner's cuts vs whole encodes",
+    "corpus.transcripts": "chat transcripts replayed turn by turn",
+    "encoder.": "whole encodes vs the reference",
+    "cut.": "cut proposition",
+    "chunked.": "documents split at the planner's cuts vs whole encodes",
+    "battery.": "adversarial battery",
+    "control.": "control (a deliberately broken variant)",
+    "repair.transcript": "chat transcripts replayed turn by turn",
+    "repair.session": "stateful sessions",
+    "repair.store": "session store",
+    "repair.": "repair proposition",
+    "session.": "stateful sessions",
+    "proof.": "machine-checked proof",
+    "proofs.": "machine-checked proof",
+    "exhaustive.": "per-code-point check",
+    "harness.": "harness self-test (planted faults)",
+    "fuzz.cut": "fuzzing: texts chunked at the planner's cuts",
+    "fuzz.repair": "fuzzing: appends repaired from stored IDs",
+    "fuzz.": "fuzzing campaign",
+    "reference.": "reference oracle self-consistency",
+    "regression.real": "saved regressions replayed on the implementation",
+    "regression.control": "saved regressions replayed on their control",
+    "knob_": "cut-rule knob turned off (a broken variant)",
+    "admission.": "admission of the tokenizer",
+}
+
+
+class ReportInputError(SuiteError):
+    """Input a report cannot be built from: a ledger path that does not exist, no ledger files, a bad format."""
+
+
+@dataclass(frozen=True)
+class LedgerError:
+    """A ledger line that could not be used, with its file and 1-based line number (0 = the whole file)."""
+
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass
+class TokenizerInfo:
+    """One tokenizer column: registry identity, provisioning here, and the file digests records carry."""
+
+    name: str
+    alias: str
+    in_registry: bool
+    provisioned: bool
+    status: str
+    cache_sha256: str
+    record_sha256: list[str] = field(default_factory=list)
+
+    @property
+    def digest_note(self) -> str:
+        """Says when records were made with a file other than the one provisioned here (never silently merged)."""
+        others = [d for d in self.record_sha256 if d and d != self.cache_sha256]
+        if not self.record_sha256:
+            return ""
+        if self.cache_sha256 and others:
+            return "records carry a digest other than the provisioned file's"
+        if not self.cache_sha256:
+            return "records made elsewhere (not provisioned here)"
+        return ""
+
+
+@dataclass
+class Figures:
+    """Sums over a set of records; `fast_path`/`fallbacks` stay None when no record carried them."""
+
+    records: int = 0
+    failed_records: int = 0
+    comparisons: int = 0
+    differences: int = 0
+    fast_path: int | None = None
+    fallbacks: int | None = None
+
+    def add(self, rec: dict) -> None:
+        self.records += 1
+        self.failed_records += rec["details"].get("outcome") == "failed"
+        self.comparisons += rec["comparisons"]
+        self.differences += rec["differences"]
+        if rec["fast_path"] is not None:
+            self.fast_path = (self.fast_path or 0) + rec["fast_path"]
+        if rec["fallbacks"] is not None:
+            self.fallbacks = (self.fallbacks or 0) + rec["fallbacks"]
+
+    @property
+    def fast_share(self) -> float | None:
+        """fast_path / (fast_path + fallbacks), or None when neither was recorded or both are zero."""
+        total = (self.fast_path or 0) + (self.fallbacks or 0)
+        if self.fast_path is None and self.fallbacks is None or total == 0:
+            return None
+        return (self.fast_path or 0) / total
+
+
+@dataclass
+class Cell:
+    """One tokenizer's entry in a row: "figures", "not run", "not provisioned" or "tokenizer-independent"."""
+
+    status: str
+    figures: Figures | None = None
+
+
+@dataclass
+class Row:
+    """One row of Table 3: a (level, check, unit[, control]) with its sums and its per-tokenizer breakdown."""
+
+    section: str
+    level: str
+    check: str
+    unit: str
+    control: str | None
+    title: str
+    total: Figures
+    cells: dict[str, Cell]
+    counts: dict[str, int]
+    fallback_reasons: dict[str, int]
+    pointers: list[str]
+    kinds: list[str]
+    covered: list[str]
+    registry_total: int
+    control_status: str | None = None  # level "control": killed | survived | redundant
+
+    @property
+    def key(self) -> str:
+        parts = [self.level, self.check, self.unit] + ([self.control] if self.control else [])
+        return "/".join(parts)
+
+    @property
+    def independent(self) -> bool:
+        """True when every record of the row is tokenizer-independent (tokenizer None)."""
+        return all(c.status == "tokenizer-independent" for name, c in self.cells.items() if name != NO_TOKENIZER)
+
+    @property
+    def wants_fast_path(self) -> bool:
+        return self.level in FAST_PATH_LEVELS
+
+    @property
+    def mostly_fell_back(self) -> bool:
+        share = self.total.fast_share
+        return share is not None and share < MOSTLY_FELL_BACK_BELOW
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    rows: list[Row]
+
+
+@dataclass
+class KillCell:
+    """A control under one tokenizer, over every check that ran it: killed?, first kill, failing share."""
+
+    status: str  # killed | survived | redundant | not run | not provisioned
+    records: int = 0
+    comparisons: int = 0
+    differences: int = 0
+    strings_to_first_kill: int | None = None
+    failing_share: float | None = None
+    killed_by: list[str] = field(default_factory=list)
+
+
+@dataclass
+class KillMatrix:
+    """Controls by tokenizer; a control killed under no tokenizer is a survivor (a finding, not a pass)."""
+
+    controls: list[str]
+    columns: list[str]
+    cells: dict[str, dict[str, KillCell]]
+    survivors: list[str]
+    notes: list[str]
+
+
+@dataclass
+class ThroughputPoint:
+    """One fuzz batch: its series, where it sits on the campaign's time axis, its cases and cases per second."""
+
+    series: str
+    time: str
+    at_s: float
+    x_kind: str  # "campaign clock" | "summed durations"
+    duration_s: float | None
+    cases: int
+    cases_per_s: float | None
+
+
+@dataclass
+class ObligationTable:
+    """The proof-obligation table of spec.proofs.obligations, or why it is not available."""
+
+    available: bool
+    note: str
+    columns: list[str] = field(default_factory=list)
+    rows: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Table3:
+    """The whole report model; the renderers only format it."""
+
+    tokenizers: list[TokenizerInfo]
+    sections: list[Section]
+    kill_matrix: KillMatrix
+    throughput: list[ThroughputPoint]
+    provenance: Provenance
+    obligations: ObligationTable
+    ledger_files: list[str]
+    ledger_errors: list[LedgerError]
+    duplicate_records: int = 0
+
+    @property
+    def rows(self) -> list[Row]:
+        return [r for s in self.sections for r in s.rows]
+
+    @property
+    def columns(self) -> list[str]:
+        """The breakdown columns: the tokenizers in order, then the tokenizer-independent column."""
+        return [t.name for t in self.tokenizers] + [NO_TOKENIZER]
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON (every None kept as null, never turned into 0)."""
+        out = dataclasses.asdict(self)
+        for sec, sec_out in zip(self.sections, out["sections"], strict=True):
+            for row, row_out in zip(sec.rows, sec_out["rows"], strict=True):
+                row_out["key"] = row.key
+                row_out["fast_share"] = row.total.fast_share
+                row_out["mostly_fell_back"] = row.mostly_fell_back
+        for tok, tok_out in zip(self.tokenizers, out["tokenizers"], strict=True):
+            tok_out["digest_note"] = tok.digest_note
+        return out
+
+
+# --- reading -------------------------------------------------------------------------------------------------
+
+
+def ledger_files(paths: Iterable[Path]) -> list[Path]:
+    """The *.jsonl files under the given folders (sorted) and the given files, each once; bad paths are errors."""
+    files: list[Path] = []
+    seen: set[Path] = set()
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise ReportInputError(f"ledger path {p} does not exist")
+        found = sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
+        for f in found:
+            if f.resolve() not in seen:
+                seen.add(f.resolve())
+                files.append(f)
+    if not files:
+        shown = ", ".join(str(p) for p in paths)
+        raise ReportInputError(f"no ledger files (*.jsonl) under {shown}")
+    return files
+
+
+def _bad_field(rec: dict) -> str | None:
+    """Why a schema-tagged record cannot be counted, or None: names and counts must have the right types."""
+    for name in ("kind", "level", "check", "unit"):
+        if not isinstance(rec.get(name), str) or not rec[name]:
+            return f"field {name!r} is not a non-empty string"
+    for name in ("comparisons", "differences"):
+        v = rec.get(name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            return f"field {name!r} is not a non-negative integer"
+    for name in ("fast_path", "fallbacks"):
+        v = rec.get(name)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            return f"field {name!r} is neither null nor a non-negative integer"
+    if rec.get("tokenizer") is not None and not isinstance(rec["tokenizer"], str):
+        return "field 'tokenizer' is neither null nor a string"
+    if not isinstance(rec.get("details"), dict):
+        return "field 'details' is not an object"
+    if not isinstance(rec.get("provenance"), dict):
+        return "field 'provenance' is not an object"
+    return None
+
+
+def load_records(paths: Iterable[Path]) -> tuple[list[dict], list[LedgerError], list[str]]:
+    """Every usable record of the ledgers, every unusable line as (file, line, reason), and the files read.
+
+    Lines are read by reports.ledger.read_ledgers; a record that parses but has wrongly typed fields is also
+    reported with its line, found by pairing the file's non-blank, parsed lines with the records in order.
+    """
+    records: list[dict] = []
+    errors: list[LedgerError] = []
+    files = ledger_files(paths)
+    for f in files:
+        got = read_ledgers([f])
+        foreign = [e for e in got.errors if e[2] == f"not a {SCHEMA} record"]
+        if not got.records and got.errors and len(foreign) == len(got.errors):
+            # a JSON-lines file of another kind (e.g. saved differences) next to the ledgers: one line, not N
+            errors.append(LedgerError(str(f), 0, f"not a ledger file: {len(foreign)} lines, none a ledger record"))
+            continue
+        errors.extend(LedgerError(file, line, reason) for file, line, reason in got.errors)
+        bad = {line for _, line, _ in got.errors}
+        try:
+            raw_lines = f.read_bytes().split(b"\n")
+        except OSError:
+            raw_lines = []
+        line_numbers: list[int] = [n for n, raw in enumerate(raw_lines, 1) if raw.strip() and n not in bad]
+        if len(line_numbers) != len(got.records):
+            line_numbers = [0] * len(got.records)
+        for line, rec in zip(line_numbers, got.records, strict=True):
+            why = _bad_field(rec)
+            if why is None:
+                records.append(rec)
+            else:
+                errors.append(LedgerError(str(f), line, f"record not counted: {why}"))
+    return records, errors, [str(f) for f in files]
+
+
+# --- building ------------------------------------------------------------------------------------------------
+
+
+def check_title(check: str) -> str:
+    """The human title of a check name: the longest known prefix's title, else the name itself."""
+    best = max((p for p in KNOWN_CHECKS if check.startswith(p)), key=len, default=None)
+    return KNOWN_CHECKS[best] if best is not None else check
+
+
+def section_of(rec: dict) -> str:
+    """The section a record's row belongs to (control rows: level 2 unless details name a target level)."""
+    level = rec["level"]
+    if level == "control":
+        target = rec["details"].get("target_level") or CONTROL_PATHS.get(str(rec["details"].get("path")))
+        if target is None and rec["check"].startswith("repair"):
+            target = "repair"
+        return target if target in ("encoder", "chunked", "repair", "harness") else "chunked"
+    for key, _title, levels in SECTIONS:
+        if level in levels:
+            return key
+    return "other"
+
+
+def tokenizer_infos(records: list[dict], provisioning: list[dict]) -> list[TokenizerInfo]:
+    """The eleven registry tokenizers in registry order, then any other tokenizer named by records (sorted)."""
+    by_name = {line["name"]: line for line in provisioning}
+    digests: dict[str, set[str]] = {}
+    for r in records:
+        if r["tokenizer"]:
+            digests.setdefault(r["tokenizer"], set()).add(r.get("tokenizer_sha256") or "")
+    out = []
+    for row in registry_rows():
+        line = by_name.get(row.name, {})
+        status = str(line.get("status", "missing"))
+        provisioned = status.startswith("provisioned")
+        out.append(
+            TokenizerInfo(
+                name=row.name,
+                alias=row.alias,
+                in_registry=True,
+                provisioned=provisioned,
+                status=status if provisioned or status.startswith("corrupt") else "not provisioned",
+                cache_sha256=str(line.get("sha256") or ""),
+                record_sha256=sorted(d for d in digests.get(row.name, ()) if d),
+            )
+        )
+    known = {t.name for t in out}
+    for name in sorted(set(digests) - known):
+        out.append(
+            TokenizerInfo(name, name, False, False, "not in the registry", "", sorted(d for d in digests[name] if d))
+        )
+    return out
+
+
+def _cells(records: list[dict], tokenizers: list[TokenizerInfo]) -> dict[str, Cell]:
+    per: dict[str, Figures] = {}
+    for r in records:
+        per.setdefault(r["tokenizer"] or NO_TOKENIZER, Figures()).add(r)
+    independent_only = set(per) == {NO_TOKENIZER}
+    cells: dict[str, Cell] = {}
+    for t in tokenizers:
+        if t.name in per:
+            cells[t.name] = Cell("figures", per[t.name])
+        elif independent_only:
+            cells[t.name] = Cell("tokenizer-independent")
+        elif not t.provisioned and t.in_registry:
+            cells[t.name] = Cell("not provisioned")
+        else:
+            cells[t.name] = Cell("not run")
+    cells[NO_TOKENIZER] = Cell("figures", per[NO_TOKENIZER]) if NO_TOKENIZER in per else Cell("not run")
+    return cells
+
+
+def _sum_counts(records: list[dict], key: str) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for r in records:
+        value = r["details"].get(key)
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                if isinstance(v, int) and not isinstance(v, bool):
+                    total[str(k)] += v
+    return dict(sorted(total.items()))
+
+
+def _pointers(records: list[dict], limit: int = 10) -> list[str]:
+    found: set[str] = set()
+    for r in records:
+        ptrs = r["details"].get("pointers")
+        if isinstance(ptrs, list):
+            found.update(str(p) for p in ptrs)
+    return sorted(found)[:limit]
+
+
+def build_rows(records: list[dict], tokenizers: list[TokenizerInfo]) -> list[Section]:
+    """Group records by (level, check, unit[, control]) into rows, rows into sections, all in a stable order."""
+    groups: dict[tuple[str, str, str, str, str], list[dict]] = {}
+    for r in records:
+        control = control_name(r) if r["level"] == "control" else ""
+        groups.setdefault((section_of(r), r["level"], r["check"], r["unit"], control), []).append(r)
+    registry_total = sum(t.in_registry for t in tokenizers)
+    level_order = {lvl: i for i, lvl in enumerate(LEVELS)}
+    by_section: dict[str, list[Row]] = {}
+    for (section, level, check, unit, control), recs in sorted(
+        groups.items(), key=lambda kv: (level_order.get(kv[0][1], len(LEVELS)),) + kv[0][1:]
+    ):
+        total = Figures()
+        for r in recs:
+            total.add(r)
+        cells = _cells(recs, tokenizers)
+        covered = [t.name for t in tokenizers if cells[t.name].status == "figures"]
+        control_status = control_outcome(recs) if level == "control" else None
+        title = check_title(check)
+        if control:
+            title = f"control {control}: {title}" if title != check else f"control {control}"
+        by_section.setdefault(section, []).append(
+            Row(
+                section=section,
+                level=level,
+                check=check,
+                unit=unit,
+                control=control or None,
+                title=title,
+                total=total,
+                cells=cells,
+                counts=_sum_counts(recs, "counts"),
+                fallback_reasons=_sum_counts(recs, "fallback_reasons"),
+                pointers=_pointers(recs),
+                kinds=sorted({r["kind"] for r in recs}),
+                covered=covered,
+                registry_total=registry_total,
+                control_status=control_status,
+            )
+        )
+    return [Section(key, title, by_section.get(key, [])) for key, title, _levels in SECTIONS]
+
+
+def control_name(rec: dict) -> str:
+    """The control a level-"control" record ran: `details.control`, else its check name."""
+    name = rec["details"].get("control")
+    return str(name) if name else rec["check"]
+
+
+def _not_killable(rec: dict) -> bool:
+    """A control record that declares its removed condition redundant (`details.killable` is False)."""
+    return rec["details"].get("killable") is False
+
+
+def control_outcome(recs: list[dict]) -> str:
+    """killed if any record killed; redundant if every record declares itself not killable; else survived."""
+    if any(_killed(r) for r in recs):
+        return "killed"
+    return "redundant" if all(_not_killable(r) for r in recs) else "survived"
+
+
+def _killed(rec: dict) -> bool:
+    """A control record kills when it says so (`details["killed"]`), else when it found a difference."""
+    flag = rec["details"].get("killed")
+    return bool(flag) if isinstance(flag, bool) else rec["differences"] > 0
+
+
+def build_kill_matrix(records: list[dict], tokenizers: list[TokenizerInfo]) -> KillMatrix:
+    """Controls by tokenizer from level-"control" records; a control killed nowhere is listed as a survivor."""
+    controls = [r for r in records if r["level"] == "control"]
+    names = sorted({control_name(r) for r in controls})
+    columns = [t.name for t in tokenizers] + [NO_TOKENIZER]
+    info = {t.name: t for t in tokenizers}
+    notes = []
+    if any("killed" not in r["details"] for r in controls):
+        notes.append("some control records carry no details.killed; for them a kill means differences > 0")
+    grouped: dict[tuple[str, str], list[dict]] = {}
+    for r in controls:
+        key = (control_name(r), r["tokenizer"] or NO_TOKENIZER)
+        grouped.setdefault(key, []).append(r)
+    cells: dict[str, dict[str, KillCell]] = {}
+    for name in names:
+        row: dict[str, KillCell] = {}
+        for col in columns:
+            recs = grouped.get((name, col), [])
+            if not recs:
+                t = info.get(col)
+                status = "not provisioned" if t is not None and t.in_registry and not t.provisioned else "not run"
+                row[col] = KillCell(status)
+                continue
+            kills = [r for r in recs if _killed(r)]
+            status = control_outcome(recs)
+            firsts = [
+                r["details"]["strings_to_first_kill"]
+                for r in kills
+                if isinstance(r["details"].get("strings_to_first_kill"), int)
+            ]
+            comparisons = sum(r["comparisons"] for r in recs)
+            differences = sum(r["differences"] for r in recs)
+            shares = [
+                float(r["details"]["failing_share"])
+                for r in recs
+                if isinstance(r["details"].get("failing_share"), (int, float))
+            ]
+            share = differences / comparisons if comparisons else (max(shares) if shares else None)
+            row[col] = KillCell(
+                status=status,
+                records=len(recs),
+                comparisons=comparisons,
+                differences=differences,
+                strings_to_first_kill=min(firsts) if firsts else None,
+                failing_share=share,
+                killed_by=sorted({r["check"] for r in kills}),
+            )
+        cells[name] = row
+    survivors = [n for n in names if any(c.status == "survived" for c in cells[n].values())
+                 and not any(c.status == "killed" for c in cells[n].values())]
+    redundant = [n for n in names if all(c.status in ("redundant", "not run", "not provisioned")
+                                         for c in cells[n].values())
+                 and any(c.status == "redundant" for c in cells[n].values())]
+    if redundant:
+        notes.append("declared redundant by their records (details.killable false), shown apart from survivors: "
+                     + ", ".join(redundant))
+    return KillMatrix(names, columns, cells, survivors, notes)
+
+
+def build_throughput(records: list[dict]) -> list[ThroughputPoint]:
+    """Fuzz batches (kind "fuzz" with `cases` and a rate or a duration) as points of (campaign seconds, cases/s).
+
+    The x position is the campaign clock (`details.elapsed`) when every record of the series carries one, else the
+    running sum of the records' durations; the rate is `details.cases_per_second`, else cases / duration.
+    """
+    series: dict[str, list[tuple[str, float | None, float | None, int, float | None]]] = {}
+    for r in records:
+        d = r["details"]
+        cases = d.get("cases")
+        if r["kind"] != "fuzz" or not isinstance(cases, int) or isinstance(cases, bool):
+            continue
+        duration, clock = record_seconds(d), campaign_clock(d)
+        rate = d.get("cases_per_second")
+        if not isinstance(rate, (int, float)) or isinstance(rate, bool):
+            rate = cases / duration if duration else None
+        if rate is None and clock is None and duration is None:
+            continue
+        series.setdefault(campaign_name(r), []).append(
+            (str(r["provenance"].get("time", "")), clock, duration, cases, rate)
+        )
+    out: list[ThroughputPoint] = []
+    for name in sorted(series):
+        pts = series[name]
+        if all(p[1] is not None for p in pts):
+            pts.sort(key=lambda p: (p[1], p[0], p[3]))
+            xs = [float(p[1] or 0.0) for p in pts]
+            clock = "campaign clock"
+        else:
+            pts.sort(key=lambda p: (p[0], p[2] or 0.0, p[3]))
+            running, xs = 0.0, []
+            for p in pts:
+                running += p[2] or 0.0
+                xs.append(running)
+            clock = "summed durations"
+        for (time, _clock, duration, cases, rate), x in zip(pts, xs, strict=True):
+            out.append(ThroughputPoint(name, time, round(x, 6), clock, duration, cases,
+                                       None if rate is None else round(float(rate), 6)))
+    return out
+
+
+def throughput_summary(points: list[ThroughputPoint]) -> list[dict]:
+    """Per series: batches, cases, campaign seconds (the clock's end, or the summed durations) and cases/s."""
+    by: dict[str, list[ThroughputPoint]] = {}
+    for p in points:
+        by.setdefault(p.series, []).append(p)
+    out = []
+    for name, pts in by.items():
+        cases = sum(p.cases for p in pts)
+        seconds = max(p.at_s for p in pts)
+        out.append({"series": name, "batches": len(pts), "cases": cases, "seconds": seconds, "x": pts[0].x_kind,
+                    "cases_per_s": cases / seconds if seconds > 0 else None})
+    return out
+
+
+def _plain(value: object) -> object:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def _text(value: object) -> str:
+    value = _plain(value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}={_text(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return ", ".join(_text(v) for v in items)
+    return "" if value is None else str(value)
+
+
+def obligation_table(records: list[dict], module_name: str = "spec.proofs.obligations") -> ObligationTable:
+    """The proof-obligation table from `obligations()` and `status_from_ledger(records)`, if that module exists."""
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            return ObligationTable(False, f"obligation table not available: module {module_name} has not landed")
+        return ObligationTable(False, f"obligation table not available: {module_name} failed to import ({exc})")
+    try:
+        obligations = [_plain(o) for o in module.obligations()]
+        status = _plain(module.status_from_ledger(records))
+    except Exception as exc:  # a bug in the proofs module must show in the report, not abort it
+        why = f"{module_name} raised {type(exc).__name__}: {exc}"
+        return ObligationTable(False, f"obligation table not available: {why}")
+    rows: list[dict[str, str]] = []
+    columns: list[str] = []
+    for i, ob in enumerate(obligations):
+        ob = ob if isinstance(ob, dict) else {"obligation": ob}
+        ident = ob.get("id", ob.get("name", ob.get("premise", i)))
+        if isinstance(status, dict):
+            st = status.get(ident, status.get(str(ident)))
+        elif isinstance(status, list) and i < len(status):
+            st = status[i]
+        else:
+            st = None
+        row = {str(k): _text(v) for k, v in ob.items()}
+        if isinstance(_plain(st), dict):
+            row.update({f"status: {k}" if k in row else str(k): _text(v) for k, v in _plain(st).items()})
+        else:
+            row["status"] = _text(st) if st is not None else "open (no status recorded)"
+        for k in row:
+            if k not in columns:
+                columns.append(k)
+        rows.append(row)
+    return ObligationTable(True, f"from {module_name}", columns, [{c: r.get(c, "") for c in columns} for r in rows])
+
+
+def count_duplicates(records: list[dict]) -> int:
+    """How many records are identical to an earlier one (a ledger copied twice would double-count; they are
+    counted as written, and the report says how many repeat)."""
+    seen: set[str] = set()
+    dupes = 0
+    for r in records:
+        key = json.dumps(r, sort_keys=True)
+        dupes += key in seen
+        seen.add(key)
+    return dupes
+
+
+def build_table3(
+    records: list[dict],
+    *,
+    provisioning: list[dict],
+    ledger_errors: list[LedgerError] | None = None,
+    ledger_files_read: list[str] | None = None,
+    obligations_module: str = "spec.proofs.obligations",
+) -> Table3:
+    """The report model from validated records and the provisioning status of the eleven tokenizers."""
+    tokenizers = tokenizer_infos(records, provisioning)
+    return Table3(
+        tokenizers=tokenizers,
+        sections=build_rows(records, tokenizers),
+        kill_matrix=build_kill_matrix(records, tokenizers),
+        throughput=build_throughput(records),
+        provenance=gather(records),
+        obligations=obligation_table(records, obligations_module),
+        ledger_files=list(ledger_files_read or []),
+        ledger_errors=sorted(ledger_errors or [], key=lambda e: (e.file, e.line, e.reason)),
+        duplicate_records=count_duplicates(records),
+    )

@@ -1,0 +1,93 @@
+"""How the report's figures read as text, shared by the Markdown and HTML renderers (one wording everywhere)."""
+
+from __future__ import annotations
+
+from reports.table3 import MOSTLY_FELL_BACK_BELOW, Cell, Figures, KillCell, Row
+
+NO_THROUGHPUT = "No fuzz records carrying cases and a rate, a duration (elapsed_s) or a campaign clock (elapsed)."
+
+
+def rate_text(summary: dict) -> str:
+    """Cases per second of a throughput summary line."""
+    rate = summary["cases_per_s"]
+    return "not recorded" if rate is None else f"{rate:,.1f}"
+
+
+def num(n: int | None) -> str:
+    """An integer with thousands separators; None (not recorded) is never shown as 0."""
+    return "not recorded" if n is None else f"{n:,}"
+
+
+def pct(share: float | None) -> str:
+    return "not recorded" if share is None else f"{100 * share:.1f}%"
+
+
+def fast_path_text(row: Row) -> str:
+    """The fast-path column: the share, and an explicit warning when the row mostly fell back."""
+    share = row.total.fast_share
+    if share is None:
+        if row.total.fast_path is None and row.total.fallbacks is None:
+            return "not recorded" if row.wants_fast_path else ""
+        return "0 units"
+    text = f"{pct(share)} ({num(row.total.fast_path or 0)} fast, {num(row.total.fallbacks or 0)} fell back)"
+    if row.mostly_fell_back:
+        text = f"MOSTLY FELL BACK: {text}"
+    return text
+
+
+def covered_text(row: Row) -> str:
+    """The tokenizers column: how many of the registry tokenizers have figures, and any others."""
+    if row.independent:
+        return "tokenizer-independent"
+    registry = list(row.cells)[: row.registry_total]
+    reg = sum(name in registry for name in row.covered)
+    text = f"{reg} of {row.registry_total}"
+    if len(row.covered) > reg:
+        text += f", +{len(row.covered) - reg} outside the registry"
+    return text
+
+
+def counts_text(row: Row) -> str:
+    """Other quantities a row counted (details.counts), e.g. characters."""
+    return ", ".join(f"{num(v)} {k}" for k, v in row.counts.items())
+
+
+def figures_text(f: Figures, with_fast: bool) -> str:
+    """A breakdown cell: comparisons / differences, the fast-path share where it applies, failed tests."""
+    text = f"{num(f.comparisons)} / {num(f.differences)}"
+    share = f.fast_share
+    if with_fast:
+        text += f" · {pct(share)} fast" if share is not None else " · fast path not recorded"
+        if share is not None and share < MOSTLY_FELL_BACK_BELOW:
+            text += " (mostly fell back)"
+    if f.failed_records:
+        text += f" · {f.failed_records} failed"
+    return text
+
+
+def cell_text(cell: Cell, row: Row) -> str:
+    if cell.status == "figures" and cell.figures is not None:
+        return figures_text(cell.figures, row.wants_fast_path or cell.figures.fast_share is not None)
+    if cell.status == "tokenizer-independent":
+        return "n/a"
+    return cell.status
+
+
+CONTROL_OUTCOME = {
+    "killed": " (control killed: expected)",
+    "survived": " (control SURVIVED)",
+    "redundant": " (control declared redundant)",
+}
+
+
+def kill_text(cell: KillCell) -> str:
+    """A kill-matrix cell: killed after N strings (share failing), survived, not run, not provisioned."""
+    if cell.status == "killed":
+        first = f"after {num(cell.strings_to_first_kill)}" if cell.strings_to_first_kill is not None else ""
+        share = f"{pct(cell.failing_share)} failing" if cell.failing_share is not None else ""
+        return "killed " + " · ".join(p for p in (first, share) if p)
+    if cell.status == "survived":
+        return f"SURVIVED ({num(cell.comparisons)} compared)"
+    if cell.status == "redundant":
+        return f"not killable (declared redundant), {num(cell.comparisons)} compared"
+    return cell.status
