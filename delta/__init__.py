@@ -1,1 +1,28 @@
-"""The minimal conforming implementation: cut planner, chunked encode, session store with repair."""
+"""The minimal conforming implementation: cut planner, chunked encode, session store with repair.
+
+Names are re-exported lazily (PEP 562): `delta.plan_cuts`, `delta.encode_chunked`, `delta.Session`,
+`delta.SessionStore`, `delta.render`, `delta.render_turns`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+_EXPORTS = {
+    "plan_cuts": "delta.cuts",
+    "encode_chunked": "delta.cuts",
+    "default_chunks": "delta.cuts",
+    "Session": "delta.session",
+    "SessionStats": "delta.session",
+    "SessionStore": "delta.store",
+    "render": "delta.chat",
+    "render_turns": "delta.chat",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'delta' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""Benchmarks: performance figures as ratios measured side by side in one run."""
