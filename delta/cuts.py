@@ -1,0 +1,99 @@
+"""The chunk planner and chunked encode: cut a long text only where the cut proposition accepts, encode in parallel.
+
+Plan: tentative cuts at floor(i*N/k) for i = 1..k-1; for each, a backward scan for an accepted cut over
+`QUICK_SCAN` (48) characters and then up to `SCAN_BUDGET` (4,096); never a chunk shorter than
+max(16, min(1024, floor(N/4k))); never cut a text shorter than `MIN_TEXT` (256); a missed cut leaves its text with
+the preceding chunk. Default policy for stateless requests (chunks=None): cut only from `DEFAULT_MIN_CHARS`
+(131,072) characters, target chunk `TARGET_CHUNK` (65,536), k = min(ceil(N/65,536), 16, workers).
+
+Encode: the chunks go through the reference's own batch path (parallel in Rust) and the ID rows are concatenated;
+post-processing, when asked for, is applied once to the assembled sequence. Tokenizers that are not admitted go to
+the reference whole.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from corpora.loader import FrozenTokenizer
+from spec.cut import DEFAULT_CUT_RULES, CutRules, is_safe_cut
+from spec.reference import check_text, post_process, reference_encode, reference_encode_batch
+
+QUICK_SCAN = 48
+SCAN_BUDGET = 4096
+MIN_TEXT = 256
+DEFAULT_MIN_CHARS = 131_072
+TARGET_CHUNK = 65_536
+MAX_DEFAULT_CHUNKS = 16
+
+
+def min_chunk(n: int, k: int) -> int:
+    """The smallest chunk the planner allows for a text of n characters in k chunks."""
+    return max(16, min(1024, n // (4 * k)))
+
+
+def default_chunks(n: int, workers: int | None = None) -> int:
+    """The stateless policy: 1 below 131,072 characters, else min(ceil(n/65,536), 16, workers)."""
+    if n < DEFAULT_MIN_CHARS:
+        return 1
+    w = workers if workers is not None else (os.cpu_count() or 1)
+    return max(1, min(math.ceil(n / TARGET_CHUNK), MAX_DEFAULT_CHUNKS, w))
+
+
+def _scan(tok: FrozenTokenizer, text: str, hi: int, lo: int, rules: CutRules) -> int | None:
+    """The highest accepted cut in [lo, hi], scanning down from hi."""
+    for b in range(hi, lo - 1, -1):
+        if is_safe_cut(tok, text, b, rules):
+            return b
+    return None
+
+
+def plan_cuts(tok: FrozenTokenizer, text: str, chunks: int, rules: CutRules = DEFAULT_CUT_RULES) -> list[int]:
+    """Cut offsets (increasing) for about `chunks` chunks; every cut is accepted by `is_safe_cut` under `rules`,
+    no chunk is shorter than `min_chunk`, texts under 256 characters and inadmissible tokenizers get none."""
+    n = len(text)
+    if chunks <= 1 or n < MIN_TEXT or not tok.admission.admitted:
+        return []
+    floor = min_chunk(n, chunks)
+    cuts: list[int] = []
+    prev = 0
+    for i in range(1, chunks):
+        target = i * n // chunks
+        lowest = prev + floor
+        if target < lowest or n - lowest < floor:
+            continue
+        found = _scan(tok, text, target, max(lowest, target - QUICK_SCAN), rules)
+        if found is None and target - QUICK_SCAN > lowest:
+            found = _scan(tok, text, target - QUICK_SCAN - 1, max(lowest, target - SCAN_BUDGET), rules)
+        if found is None or n - found < floor:
+            continue  # missed: this stretch stays with the preceding chunk
+        cuts.append(found)
+        prev = found
+    return cuts
+
+
+def split_at(text: str, cuts: list[int]) -> list[str]:
+    """The chunks of `text` between consecutive cuts."""
+    bounds = [0, *cuts, len(text)]
+    return [text[lo:hi] for lo, hi in zip(bounds, bounds[1:], strict=False)]
+
+
+def encode_chunked(
+    tok: FrozenTokenizer,
+    text: str,
+    chunks: int | None = None,
+    workers: int | None = None,
+    rules: CutRules = DEFAULT_CUT_RULES,
+    add_special_tokens: bool = False,
+) -> list[int]:
+    """The reference IDs of `text`, computed chunk by chunk at planned cuts (equal to one whole encode when the
+    cut proposition holds); post-processing is applied once when `add_special_tokens`."""
+    check_text(text)
+    k = chunks if chunks is not None else default_chunks(len(text), workers)
+    cuts = plan_cuts(tok, text, k, rules) if tok.admission.admitted else []
+    if not cuts:
+        ids = reference_encode(tok, text)
+    else:
+        ids = [i for row in reference_encode_batch(tok, split_at(text, cuts)) for i in row]
+    return post_process(tok, ids) if add_special_tokens else ids

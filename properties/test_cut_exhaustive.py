@@ -1,0 +1,360 @@
+"""Exhaustive per-code-point checks of the cut proposition's tables against the reference (marker `exhaustive`).
+
+- classes: for each distinct split pattern among the admitted tokenizers, the reference pre-tokenizer (its own
+  Split stages and regex engine) behaves on probe strings exactly as the spec's class of every code point predicts;
+- python disagreement: where Python's `regex` and `unicodedata` would have classified differently (version skew);
+- anchors: the runtime anchor predicate (reference normalizer) equals the predicate computed from unicodedata2's
+  tables at the Unicode version the reference NFC implements (detected by test), for every code point;
+- transitions: every code point as the right and as the left side of every accepted pair, with representative
+  partners, gets a piece boundary at the transition, and the left piece closes identically at end of input.
+Surrogates (U+D800..U+DFFF) are not scalar values and are excluded (listed in every record). Each test batches the
+reference calls and prints what it covered and its CPU time. Run with `pytest -m exhaustive` or DELTA_EXHAUSTIVE=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os  # noqa: F401  (used by the skipif condition string)
+import time
+
+import pytest
+import regex
+from tokenizers import Regex
+from tokenizers.pre_tokenizers import PreTokenizer, Sequence, Split
+
+from corpora.loader import FrozenTokenizer, load_tokenizer
+from properties.conftest import ADMITTED
+from spec.admission import split_stages
+from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
+from spec.cut import DEFAULT_CUT_RULES, pair_verdict, python_class_table
+from spec.engine_classes import engine_mask
+from spec.normalization import is_anchor, nfc
+from spec.transitions import ACCEPTED_PAIRS
+from spec.unicode_version import (
+    LATER,
+    age,
+    reference_nfc_version,
+    table_anchor,
+    tables_version,
+    version_evidence,
+    version_string,
+)
+
+pytestmark = [
+    pytest.mark.exhaustive,
+    pytest.mark.skipif(
+        "os.environ.get('DELTA_EXHAUSTIVE') == '0'",
+        reason="exhaustive per-code-point tests switched off with DELTA_EXHAUSTIVE=0",
+    ),
+]
+
+SURROGATES = (0xD800, 0xDFFF)
+SEPARATOR = "\n"  # ends every probe: never extends a piece backwards past the probe's own transition
+BATCH = 1 << 15
+EXPECTED_NFC_VERSION = (9, 0)  # what tokenizers 0.23.3's normalizer implements; a change must be re-examined
+
+
+def scalars() -> list[int]:
+    return [cp for cp in range(0x110000) if not SURROGATES[0] <= cp <= SURROGATES[1]]
+
+
+def families() -> dict[str, FrozenTokenizer]:
+    """One admitted tokenizer per distinct split pattern (family)."""
+    out: dict[str, FrozenTokenizer] = {}
+    for name in ADMITTED:
+        tok = load_tokenizer(name)
+        out.setdefault(tok.pattern, tok)
+    return out
+
+
+FAMILIES = families()
+
+
+def split_pretokenizer(tok: FrozenTokenizer) -> PreTokenizer:
+    """The tokenizer's own Split stages (from its file; the trailing ByteLevel stage splits nothing)."""
+    stages, problem = split_stages(json.loads(tok.tokenizer.to_str())["pre_tokenizer"])
+    assert problem is None, problem
+    return Sequence([Split(Regex(r), behavior="isolated") for r in stages])
+
+
+def boundaries(pt: PreTokenizer, probes: list[str], at: list[int]) -> bytearray:
+    """For each probe, 1 if the pre-tokenizer starts a piece at offset `at[i]` of it (probes batched, each
+    followed by SEPARATOR)."""
+    out = bytearray(len(probes))
+    for lo in range(0, len(probes), BATCH):
+        chunk = probes[lo : lo + BATCH]
+        positions = []
+        pos = 0
+        for i, p in enumerate(chunk):
+            positions.append(pos + at[lo + i])
+            pos += len(p) + len(SEPARATOR)
+        text = SEPARATOR.join(chunk) + SEPARATOR
+        starts = bytearray(len(text) + 1)
+        for _, (s, _e) in pt.pre_tokenize_str(text):
+            starts[s] = 1
+        for i, p in enumerate(positions):
+            out[lo + i] = starts[p]
+    return out
+
+
+# --- classes ------------------------------------------------------------------------------------------------
+
+# contexts: (prefix, suffix); the observation is whether a piece starts right after the prefix (J=0 joined, S=1 split)
+CONTEXTS = {"A+c": ("A", ""), "c+a": ("", "a"), ".+c": (".", ""), "1+c": ("1", ""), "!!+c": ("!!", "")}
+
+# the behaviour the spec's classes predict, per family and context (J joined / S split), from the pattern text
+EXPECTED = {
+    "qwen2": {
+        "contexts": ("A+c", "c+a", "!!+c"),
+        "L": "JJS", "N": "SSS", "S": "SJS", "CRLF": "SSJ", "O": "SJJ", "M": "SJJ",
+    },
+    "llama3": {
+        "contexts": ("A+c", "c+a", "!!+c", "1+c"),
+        "L": "JJSS", "N": "SSSJ", "S": "SJSS", "CRLF": "SSJS", "O": "SJJS", "M": "SJJS",
+    },
+    "o200k": {
+        "contexts": ("A+c", "c+a", "!!+c", "1+c"),
+        "L": "JJSS", "M": "JJJS", "N": "SSSJ", "S": "SJSS", "CRLF": "SSJS", "O": "SJJS",
+    },
+    "deepseek": {
+        "contexts": ("A+c", "c+a", ".+c", "1+c", "!!+c"),
+        "L_ASCII": "JJJSS", "L": "JJSSS", "M": "JJSSS", "N": "SSSJS", "S": "SJSSS", "CRLF": "SSJSJ",
+        "PS_ASCII": "SJJSJ", "PS": "SSJSJ", "O": "SJSSS", "CJK": "SSSSS",
+    },
+}
+DEEPSEEK_CJK = regex.compile("[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]")
+
+
+def behaviour_key(family: str, cp: int, cls: int, punct_or_symbol: bytes) -> str:
+    """The spec class of cp, refined only where the family's pattern names characters itself (CR/LF; DeepSeek's
+    CJK stage, its ASCII-only alternative, and its \\p{P}\\p{S} runs, read from the engine)."""
+    ch = chr(cp)
+    if ch in "\r\n":
+        return "CRLF"
+    name = CLASS_NAMES[cls]
+    if family != "deepseek":
+        return name
+    if DEEPSEEK_CJK.match(ch):
+        return "CJK"
+    if cls == L:
+        return "L_ASCII" if cp < 0x80 else "L"
+    if cls == O and punct_or_symbol[cp]:
+        return "PS_ASCII" if cp < 0x80 else "PS"
+    return name
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_classes_agree_with_reference_pretokenizer(family: str, ledger) -> None:
+    """For every scalar value c, the reference pre-tokenizer's boundaries in the probe contexts are exactly the
+    ones the spec's class of c predicts for this split pattern."""
+    t0 = time.process_time()
+    tok = FAMILIES[family]
+    pt = split_pretokenizer(tok)
+    table = class_table()
+    ps = engine_mask(r"[\p{P}\p{S}]")
+    cps = scalars()
+    expected = EXPECTED[family]
+    observed = []
+    for ctx in expected["contexts"]:
+        prefix, suffix = CONTEXTS[ctx]
+        probes = [prefix + chr(cp) + suffix for cp in cps]
+        at = [len(prefix) + (1 if suffix else 0)] * len(probes)
+        if suffix:  # c+a: the boundary of interest is after c
+            at = [1] * len(probes)
+        observed.append(boundaries(pt, probes, at))
+    wrong = []
+    keys: dict[str, int] = {}
+    for i, cp in enumerate(cps):
+        key = behaviour_key(family, cp, table[cp], ps)
+        keys[key] = keys.get(key, 0) + 1
+        got = "".join("S" if obs[i] else "J" for obs in observed)
+        if got != expected[key]:
+            wrong.append((hex(cp), key, got, expected[key]))
+    cpu = time.process_time() - t0
+    print(f"{family} ({tok.name}): {len(cps)} scalar values x {len(expected['contexts'])} contexts, keys {keys}, "
+          f"{len(wrong)} disagreements, {cpu:.1f}s CPU; surrogates excluded")
+    ledger.record("exhaustive", f"classes_{family}", tok, comparisons=len(cps) * len(expected["contexts"]),
+                  differences=len(wrong), unit="code point x context",
+                  details={"keys": keys, "cpu_seconds": round(cpu, 1), "excluded": "U+D800..U+DFFF",
+                           "distinct_patterns": len(FAMILIES), "examples": wrong[:20]})
+    assert not wrong, f"{family}: {len(wrong)} code points behave unlike their class, e.g. {wrong[:10]}"
+
+
+def _regex_module_table() -> bytes:
+    """The class table the PyPI `regex` module (its own Unicode version) would give."""
+    table = bytearray(0x110000)
+    text = "".join(chr(cp) for cp in scalars())
+    index = scalars()
+    for cls, pattern in ((M, r"\p{M}"), (N, r"\p{N}"), (L, r"\p{L}"), (S, r"[\t\n\x0b\x0c\r \x85\xa0\u1680"
+                                                                          r"\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")):
+        for m in regex.finditer(pattern, text):
+            table[index[m.start()]] = cls
+    return bytes(table)
+
+
+def test_python_class_sources_disagree_only_by_unicode_version(ledger) -> None:
+    """Python's `regex` module and `unicodedata` disagree with the engine's classes only on code points whose
+    Unicode age differs between the versions (plus str.isspace's U+001C..U+001F); counts are reported."""
+    t0 = time.process_time()
+    engine = class_table()
+    stdlib = python_class_table()
+    regex_table = _regex_module_table()
+    stdlib_diff = [cp for cp in scalars() if stdlib[cp] != engine[cp]]
+    regex_diff = [cp for cp in scalars() if regex_table[cp] != engine[cp]]
+    import unicodedata
+
+    std_version = tuple(int(x) for x in unicodedata.unidata_version.split(".")[:2])
+    unexplained_std = [cp for cp in stdlib_diff if not (age(cp) > std_version or 0x1C <= cp <= 0x1F)]
+    unexplained_regex = [cp for cp in regex_diff if age(cp) != LATER]
+    cpu = time.process_time() - t0
+    print(f"python unicodedata {unicodedata.unidata_version}: {len(stdlib_diff)} disagreements; regex "
+          f"{regex.__version__}: {len(regex_diff)} disagreements; unexplained {len(unexplained_std)}/"
+          f"{len(unexplained_regex)}; {cpu:.1f}s CPU")
+    ledger.record("exhaustive", "python_class_disagreement", None, comparisons=2 * len(scalars()),
+                  differences=len(unexplained_std) + len(unexplained_regex), unit="code point",
+                  details={"unicodedata_version": unicodedata.unidata_version, "unicodedata_disagree": len(stdlib_diff),
+                           "regex_version": regex.__version__, "regex_disagree": len(regex_diff)})
+    assert not unexplained_std and not unexplained_regex, (unexplained_std[:10], unexplained_regex[:10])
+
+
+# --- anchors ------------------------------------------------------------------------------------------------
+
+
+def test_reference_nfc_unicode_version_is_pinned(ledger) -> None:
+    """The reference NFC implements exactly EXPECTED_NFC_VERSION (fails if the installed reference moves), and
+    the pinned unicodedata2 tables are at least that version; U+113C2 U+113C2 (Unicode 16) stays uncomposed."""
+    detected = reference_nfc_version()
+    evidence = version_evidence()
+    print(f"reference NFC = Unicode {version_string(detected)}; unicodedata2 tables {version_string(tables_version())};"
+          f" evidence {[(version_string(v), e) for v, e in evidence.items()]}")
+    ledger.record("exhaustive", "reference_nfc_version", None, comparisons=sum(e[0] for e in evidence.values()),
+                  differences=0 if detected == EXPECTED_NFC_VERSION else 1, unit="probe",
+                  details={"detected": version_string(detected), "tables": version_string(tables_version())})
+    assert detected == EXPECTED_NFC_VERSION
+    assert tables_version() >= detected
+    assert nfc("\U000113c2\U000113c2") == "\U000113c2\U000113c2"
+
+
+def test_anchor_predicate_equals_tables_at_reference_version(ledger) -> None:
+    """For every scalar value: the runtime anchor predicate (reference normalizer and its probes) equals the
+    predicate computed from unicodedata2's tables restricted to the detected Unicode version. Also: dropping the
+    reorder probes changes no code point, dropping the Hangul probes changes exactly the 48 V/T jamo (class L)."""
+    t0 = time.process_time()
+    version = reference_nfc_version()
+    table = class_table()
+    runtime = is_anchor.__wrapped__
+    wrong, reorder_changed, hangul_changed = [], [], []
+    anchors = 0
+    for cp in scalars():
+        ch = chr(cp)
+        got = runtime(ch, table[cp])
+        anchors += got
+        if got != table_anchor(cp, table[cp], version):
+            wrong.append(hex(cp))
+        if not got and table[cp] != M and nfc(ch) == ch:
+            if runtime(ch, table[cp], False, True):
+                reorder_changed.append(cp)
+            if runtime(ch, table[cp], True, False):
+                hangul_changed.append(cp)
+    cpu = time.process_time() - t0
+    print(f"anchors: {len(scalars())} scalar values, {anchors} anchors, {len(wrong)} disagreements with the tables "
+          f"at Unicode {version_string(version)}; reorder-probe knob changes {len(reorder_changed)}, Hangul-probe "
+          f"knob changes {len(hangul_changed)}; {cpu:.1f}s CPU; surrogates excluded")
+    ledger.record("exhaustive", "anchor_predicate_tables", None, comparisons=len(scalars()), differences=len(wrong),
+                  unit="code point", details={"anchors": anchors, "version": version_string(version),
+                                              "cpu_seconds": round(cpu, 1), "excluded": "U+D800..U+DFFF",
+                                              "reorder_knob_changes": len(reorder_changed),
+                                              "hangul_knob_changes": len(hangul_changed)})
+    assert not wrong, wrong[:20]
+    assert reorder_changed == []
+    assert len(hangul_changed) == 48
+    assert all(table[cp] == L and (0x1161 <= cp <= 0x1175 or 0x11A8 <= cp <= 0x11C2) for cp in hangul_changed)
+
+
+# --- transitions --------------------------------------------------------------------------------------------
+
+PARTNERS = {L: ("a",), N: ("12",), O: ("!",), S: (" ",)}
+CARVED_PAIRS = {(O, S), (L, O)}  # the pairs whose carve-outs depend on the right character
+
+
+def _by_class(table: bytes) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {c: [] for c in range(5)}
+    for cp in scalars():
+        out[table[cp]].append(cp)
+    return out
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_accepted_transition_is_a_boundary(family: str, side: str, ledger) -> None:
+    """For every accepted pair (X, Y): every scalar value of class Y after an X partner (side "right"), and every
+    scalar value of class X before a Y partner (side "left"), gets a piece boundary at the transition (carve-out
+    pairs excluded)."""
+    t0 = time.process_time()
+    tok = FAMILIES[family]
+    pt = split_pretokenizer(tok)
+    table = class_table()
+    by_class = _by_class(table)
+    probes: list[str] = []
+    at: list[int] = []
+    for x, y in sorted(ACCEPTED_PAIRS):
+        carved: set[int] = set()
+        if side == "right" and (x, y) in CARVED_PAIRS:
+            verdicts = ((cp, pair_verdict(PARTNERS[x][0], chr(cp), table, DEFAULT_CUT_RULES)) for cp in by_class[y])
+            carved = {cp for cp, verdict in verdicts if verdict != "accepted"}
+        for partner in PARTNERS[x] if side == "right" else ():  # every code point as the right side
+            right = [partner + chr(cp) for cp in by_class[y] if cp not in carved]
+            probes.extend(right)
+            at.extend([len(partner)] * len(right))
+        for partner in PARTNERS[y] if side == "left" else ():  # every code point as the left side
+            if pair_verdict(chr(by_class[x][0]), partner[0], table, DEFAULT_CUT_RULES) != "accepted":
+                continue  # the partner itself is carved out (the verdict depends only on the right character)
+            left = [chr(cp) + partner for cp in by_class[x]]
+            probes.extend(left)
+            at.extend([1] * len(left))
+    marks = boundaries(pt, probes, at)
+    missing = [(probes[i], at[i]) for i in range(len(probes)) if not marks[i]]
+    cpu = time.process_time() - t0
+    print(f"{family} ({tok.name}): {len(probes)} transition probes (every code point as the {side} side of the "
+          f"{len(ACCEPTED_PAIRS)} pairs), {len(missing)} without a boundary; {cpu:.1f}s CPU; surrogates excluded")
+    ledger.record("exhaustive", f"transition_boundaries_{side}_{family}", tok, comparisons=len(probes),
+                  differences=len(missing), unit="probe",
+                  details={"cpu_seconds": round(cpu, 1), "excluded": "U+D800..U+DFFF",
+                           "examples": [repr(m) for m in missing[:10]]})
+    assert not missing, missing[:10]
+
+
+LEFT_CONTEXTS = {L: "a", N: "12", O: "!"}
+RIGHT_PARTNER = {L: "1", N: "a", O: " "}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_left_piece_closes_identically_at_end_of_input(family: str, ledger) -> None:
+    """For every scalar value c of a left class X (L, N, O) after a same-class context: the pieces of context+c
+    alone (the text ends at the transition) equal the pieces of context+c+r that end at or before the transition,
+    where r starts an accepted pair (X, class(r))."""
+    t0 = time.process_time()
+    tok = FAMILIES[family]
+    pt = split_pretokenizer(tok)
+    table = class_table()
+    by_class = _by_class(table)
+    closing = []
+    checked = 0
+    for x in (L, N, O):
+        right = RIGHT_PARTNER[x]
+        for cp in by_class[x]:
+            if pair_verdict(chr(cp), right, table, DEFAULT_CUT_RULES) != "accepted":
+                continue
+            prefix = LEFT_CONTEXTS[x] + chr(cp)
+            checked += 1
+            alone = pt.pre_tokenize_str(prefix)
+            within = [p for p in pt.pre_tokenize_str(prefix + right) if p[1][1] <= len(prefix)]
+            if alone != within:
+                closing.append(prefix)
+    cpu = time.process_time() - t0
+    print(f"{family} ({tok.name}): {checked} end-of-input checks, {len(closing)} differ; {cpu:.1f}s CPU; "
+          "surrogates excluded")
+    ledger.record("exhaustive", f"end_of_input_{family}", tok, comparisons=checked, differences=len(closing),
+                  unit="code point", details={"cpu_seconds": round(cpu, 1), "excluded": "U+D800..U+DFFF",
+                                              "examples": [repr(c) for c in closing[:10]]})
+    assert not closing, closing[:10]

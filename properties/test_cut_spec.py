@@ -1,0 +1,169 @@
+"""Unit tests of the cut specification and the planner's edge cases, on concrete inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from corpora.loader import load_tokenizer
+from delta.cuts import MIN_TEXT, default_chunks, encode_chunked, min_chunk, plan_cuts
+from properties.conftest import ADMITTED
+from spec.classes import L, N, O, S
+from spec.cut import DEFAULT_CUT_RULES, CutRules, explain_cut, is_safe_cut
+from spec.guard import LiteralTrie
+from spec.normalization import COUNTEREXAMPLE, anchors_around, is_anchor, nfc
+from spec.reference import reference_encode
+from spec.transitions import ACCEPTED_PAIRS
+
+
+def _tok(name: str):
+    if name not in ADMITTED:
+        pytest.fail(f"{name} is not provisioned/admitted; this unit test needs it")
+    return load_tokenizer(name)
+
+
+def test_u0958_slash_refused_under_nfc(ledger) -> None:
+    """U+0958 "/" is L->O raw but M->O after NFC: refused on qwen3 (NFC), accepted on a tokenizer without NFC."""
+    qwen = _tok("qwen3_8b")
+    assert nfc(COUNTEREXAMPLE) == "\u0915\u093c/"
+    assert explain_cut(qwen, COUNTEREXAMPLE, 1) == "nfc_transition_refused:MO"
+    assert is_safe_cut(qwen, COUNTEREXAMPLE, 1, CutRules(check_normalization=False))
+    llama = _tok("llama_3_1_8b")
+    assert is_safe_cut(llama, COUNTEREXAMPLE, 1)
+    ledger.record("chunked", "u0958_counterexample", qwen, comparisons=1, differences=0)
+
+
+def test_accepted_pairs_and_carveouts() -> None:
+    """The accepted set is exactly the eight pairs; CR/LF after O and the apostrophe after L are carved out."""
+    assert ACCEPTED_PAIRS == frozenset({(L, N), (L, O), (L, S), (N, L), (N, O), (N, S), (O, N), (O, S)})
+    tok = _tok(ADMITTED[0])
+    assert explain_cut(tok, "ab 1", 2) == "accepted"  # L->S
+    assert explain_cut(tok, "a1", 1) == "accepted"  # L->N
+    assert explain_cut(tok, "1a", 1) == "accepted"  # N->L
+    assert explain_cut(tok, ". ", 1) == "accepted"  # O->S
+    assert explain_cut(tok, ".\n", 1) == "carveout_cr_lf"
+    assert explain_cut(tok, ".\r", 1) == "carveout_cr_lf"
+    assert explain_cut(tok, "a\n", 1) == "accepted"  # L->S with LF is not carved out
+    assert explain_cut(tok, "a'", 1) == "carveout_apostrophe"
+    assert explain_cut(tok, "a.", 1) == "accepted"
+    assert explain_cut(tok, " a", 1) == "transition_refused:SL"
+    assert explain_cut(tok, ".a", 1) == "transition_refused:OL"
+    assert explain_cut(tok, "ab", 1) == "transition_refused:LL"
+    assert explain_cut(tok, "a\u0301", 1) == "transition_refused:LM"
+    assert explain_cut(tok, "ab", 0) == "out_of_range"
+    assert explain_cut(tok, "ab", 2) == "out_of_range"
+
+
+def test_guard_reasons_and_overlaps() -> None:
+    """A cut strictly inside a special-token occurrence is refused; at its edges it is allowed; the trie finds
+    overlapping occurrences that a leftmost-longest scan skips."""
+    qwen = _tok("qwen3_8b")
+    text = "x<think>y"
+    assert explain_cut(qwen, text, 7) == "inside_special"  # "x<think" | ">y" would be L->O
+    assert is_safe_cut(qwen, text, 7, CutRules(guard="off"))
+    llama = _tok("llama_3_1_8b")
+    assert explain_cut(llama, "a<|eot_id|> b", 11) == "accepted"  # at the occurrence's edge
+    assert explain_cut(llama, "a<|eot_id|> b", 5) == "inside_special"  # "a<|eot" | "_id|>" would be L->O
+    trie = LiteralTrie(("abcd", "cdef", "cd"))
+    assert trie.occurrences("abcdef") == [(0, 4), (2, 4), (2, 6)]
+    assert trie.selected("abcdef") == [(0, 4)]
+
+
+def test_nfc_anchors() -> None:
+    """ASCII is an anchor; marks, NFC-changing characters and V/T jamo are not; anchors bracket the cut."""
+    from spec.classes import class_table
+
+    table = class_table()
+    assert is_anchor("a", table[ord("a")])
+    assert is_anchor("中", table[ord("中")])
+    assert not is_anchor("\u0301", table[0x301])
+    assert not is_anchor("\u0958", table[0x958])
+    assert not is_anchor("\u212b", table[0x212B])
+    assert not is_anchor("\u1161", table[0x1161])
+    assert not is_anchor("\u11a8", table[0x11A8])
+    assert anchors_around("ab\u0958/cd", 3, table) == (1, 4)
+    assert anchors_around("\u0301" * 300 + "a", 280, table) == (None, 300)
+    assert anchors_around("a" + "\u0301" * 10, 1, table) == (0, 11)  # the scan reaches the end: it is the anchor
+    assert anchors_around("\u0301" * 10 + "a", 5, table) == (0, 10)  # likewise the start
+
+
+def test_nfc_window_touching_special_refused() -> None:
+    """Under NFC a special-token occurrence inside the anchor window refuses the cut."""
+    qwen = _tok("qwen3_8b")
+    text = "<think>\u037e b"  # U+037E (O) normalizes to ";": not an anchor, so the left anchor is ">"
+    assert explain_cut(qwen, text, 8) == "nfc_window_touches_special"
+    assert is_safe_cut(qwen, text, 8, CutRules(guard="off"))
+
+
+def test_short_text_never_cut(ledger) -> None:
+    """A text shorter than 256 code points gets no cut for any chunk count."""
+    for name in ADMITTED:
+        tok = load_tokenizer(name)
+        text = ("ab 12. " * 40)[: MIN_TEXT - 1]
+        assert all(plan_cuts(tok, text, k) == [] for k in (2, 8, 64))
+        assert plan_cuts(tok, text + "x", 2) != []
+        ledger.record("chunked", "short_text_never_cut", tok, comparisons=3, differences=0)
+
+
+def test_repeated_letter_document_encoded_whole(ledger) -> None:
+    """A document of one repeated letter has no accepted cut: the plan is empty and the encode is one whole encode."""
+    for name in ADMITTED:
+        tok = load_tokenizer(name)
+        text = "a" * 5000
+        assert plan_cuts(tok, text, 8) == []
+        assert encode_chunked(tok, text, chunks=8) == reference_encode(tok, text)
+        ledger.record("chunked", "repeated_letter_whole", tok, comparisons=1, differences=0)
+
+
+def test_planner_size_rules_and_default_policy() -> None:
+    """Minimum chunk is max(16, min(1024, N // 4k)); the stateless default cuts only from 131,072 characters."""
+    assert min_chunk(300, 64) == 16
+    assert min_chunk(10**6, 2) == 1024
+    assert min_chunk(40_000, 4) == 1024 and min_chunk(8_000, 4) == 500
+    assert default_chunks(131_071, 16) == 1
+    assert default_chunks(131_072, 16) == 2
+    assert default_chunks(10**6, 2) == 2
+    assert default_chunks(10**7, 64) == 16
+    tok = _tok(ADMITTED[0])
+    text = "word " * 2000
+    cuts = plan_cuts(tok, text, 4)
+    assert len(cuts) == 3 and all(is_safe_cut(tok, text, b, DEFAULT_CUT_RULES) for b in cuts)
+    assert all(t - 48 <= b <= t for b, t in zip(cuts, (2500, 5000, 7500), strict=True))
+
+
+def test_missed_cut_stays_with_preceding_chunk() -> None:
+    """When no accepted cut lies within 4,096 characters below a target, that target is skipped."""
+    tok = _tok(ADMITTED[0])
+    text = "ab " * 100 + "a" * 10_000 + " cd" * 100
+    cuts = plan_cuts(tok, text, 4)
+    assert all(is_safe_cut(tok, text, b) for b in cuts)
+    assert len(cuts) < 3
+
+
+def test_inadmissible_or_post_processed(ledger) -> None:
+    """add_special_tokens applies post-processing once, to the assembled sequence."""
+    from spec.reference import reference_encode_full
+
+    for name in ADMITTED:
+        tok = load_tokenizer(name)
+        text = "Hello, world! 123 " * 30
+        assert encode_chunked(tok, text, chunks=4, add_special_tokens=True) == reference_encode_full(tok, text)
+        ledger.record("chunked", "post_process_once", tok, comparisons=1, differences=0)
+
+
+def test_inadmissible_tokenizer_goes_to_reference(tmp_path, ledger) -> None:
+    """A tokenizer that admission refuses (here: an NFD normalizer) gets no cuts and a whole reference encode."""
+    import json
+
+    from corpora.loader import load_tokenizer_file
+
+    base = json.loads(_tok("qwen3_8b").tokenizer.to_str())
+    base["normalizer"] = {"type": "NFD"}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(base), encoding="utf-8")
+    tok = load_tokenizer_file(path, name="qwen3_nfd")
+    assert not tok.admission.admitted
+    text = "Hello, world! 123 " * 30
+    assert plan_cuts(tok, text, 4) == []
+    assert explain_cut(tok, text, 5) == "not_admitted"
+    assert encode_chunked(tok, text, chunks=4) == reference_encode(tok, text)
+    ledger.record("chunked", "inadmissible_to_reference", tok, comparisons=1, differences=0)

@@ -1,0 +1,139 @@
+"""The cut proposition: whether a cut at offset b of a text is safe, and which condition refuses it.
+
+A cut at code-point offset b of text S (0 < b < len(S)) is accepted for an admitted tokenizer iff
+1. (spec.guard) b lies strictly inside no occurrence of any special-token string, overlapping ones included;
+2. (spec.transitions) (class(S[b-1]), class(S[b])) is an accepted pair with no carve-out applying to S[b],
+   classes from the reference's own regex engine (spec.classes);
+3. (spec.normalization, NFC tokenizers only) anchors a < b < c exist within 256 code points, no special-token
+   occurrence touches S[a:c], NFC(S[a:c]) == NFC(S[a:b]) + NFC(S[b:c]), and the normalized pair at b is again an
+   accepted transition.
+Then ref(S[:b]) + ref(S[b:]) == ref(S), and any set of accepted cuts concatenates exactly.
+
+`CutRules` holds the knobs; its defaults are the correct specification, and every other value is a broken
+variant that the controls use to show the properties can fail.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from corpora.loader import FrozenTokenizer
+from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
+from spec.guard import GUARD_MODES, cut_inside_special, special_touches
+from spec.normalization import anchors_around, nfc_split
+from spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, CR_LF
+
+CLASS_SOURCES = ("engine", "python")
+ACCEPTED = "accepted"
+
+
+@dataclass(frozen=True)
+class CutRules:
+    """The knobs of the cut proposition; the defaults are the specification, anything else a broken variant."""
+
+    pairs: frozenset = ACCEPTED_PAIRS
+    cr_lf_carveout: bool = True
+    apostrophe_carveout: bool = True
+    guard: str = "all"  # "all" | "selected" | "off"
+    check_normalization: bool = True
+    anchor_reorder_probes: bool = True
+    anchor_hangul_probes: bool = True
+    class_source: str = "engine"  # "engine" | "python"
+
+    def __post_init__(self) -> None:
+        if self.guard not in GUARD_MODES:
+            raise ValueError(f"guard must be one of {GUARD_MODES}, not {self.guard!r}")
+        if self.class_source not in CLASS_SOURCES:
+            raise ValueError(f"class_source must be one of {CLASS_SOURCES}, not {self.class_source!r}")
+
+
+DEFAULT_CUT_RULES = CutRules()
+
+
+@lru_cache(maxsize=1)
+def python_class_table() -> bytes:
+    """The class table Python's own `unicodedata` would give (str.isspace, then the major general category).
+
+    This is the mistake the engine table exists to avoid: Python's Unicode version is not the reference's, and
+    str.isspace also counts U+001C..U+001F. Used only by the class_source="python" broken variant.
+    """
+    table = bytearray(0x110000)
+    major = {"L": L, "N": N, "M": M}
+    for cp in range(0x110000):
+        ch = chr(cp)
+        if ch.isspace():
+            table[cp] = S
+        else:
+            table[cp] = major.get(unicodedata.category(ch)[0], O)
+    return bytes(table)
+
+
+def rules_table(rules: CutRules) -> bytes:
+    """The class table the rules name: the reference engine's, or Python's for the broken variant."""
+    return class_table() if rules.class_source == "engine" else python_class_table()
+
+
+def pair_verdict(left: str, right: str, table: bytes, rules: CutRules) -> str:
+    """The class-transition condition for one character pair: ACCEPTED, or the refusing reason code."""
+    lcls, rcls = table[ord(left)], table[ord(right)]
+    if (lcls, rcls) not in rules.pairs:
+        return f"transition_refused:{CLASS_NAMES[lcls]}{CLASS_NAMES[rcls]}"
+    if rules.cr_lf_carveout and (lcls, rcls) == (O, S) and right in CR_LF:
+        return "carveout_cr_lf"
+    if rules.apostrophe_carveout and (lcls, rcls) == (L, O) and right == APOSTROPHE:
+        return "carveout_apostrophe"
+    return ACCEPTED
+
+
+def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAULT_CUT_RULES) -> str:
+    """Why the cut at b is accepted or refused: ACCEPTED, or the first failing condition's reason code.
+
+    Reason codes: out_of_range, not_admitted, inside_special, transition_refused:XY, carveout_cr_lf,
+    carveout_apostrophe, nfc_no_left_anchor, nfc_no_right_anchor, nfc_window_touches_special, nfc_not_split,
+    nfc_transition_refused:XY, nfc_carveout_cr_lf, nfc_carveout_apostrophe.
+    """
+    if not 0 < b < len(text):
+        return "out_of_range"
+    if not tok.admission.admitted:
+        return "not_admitted"
+    if cut_inside_special(tok, text, b, rules.guard) is not None:
+        return "inside_special"
+    table = rules_table(rules)
+    verdict = pair_verdict(text[b - 1], text[b], table, rules)
+    if verdict != ACCEPTED:
+        return verdict
+    if tok.is_nfc and rules.check_normalization:
+        return _normalization_verdict(tok, text, b, table, rules)
+    return ACCEPTED
+
+
+def _normalization_verdict(tok: FrozenTokenizer, text: str, b: int, table: bytes, rules: CutRules) -> str:
+    """Condition 3 for an NFC tokenizer: anchors, no special-token occurrence in the window, the NFC equation,
+    and the normalized pair at b again an accepted transition."""
+    a, c = anchors_around(text, b, table, rules.anchor_reorder_probes, rules.anchor_hangul_probes)
+    if a is None:
+        return "nfc_no_left_anchor"
+    if c is None:
+        return "nfc_no_right_anchor"
+    if special_touches(tok, text, a, c, rules.guard) is not None:
+        return "nfc_window_touches_special"
+    split = nfc_split(text, a, b, c)
+    if split is None:
+        return "nfc_not_split"
+    before, after = split
+    verdict = pair_verdict(before[-1], after[0], table, rules)
+    if verdict != ACCEPTED:
+        return "nfc_" + verdict
+    return ACCEPTED
+
+
+def is_safe_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAULT_CUT_RULES) -> bool:
+    """The cut proposition: True iff every condition accepts the cut at b (see the module docstring)."""
+    return explain_cut(tok, text, b, rules) == ACCEPTED
+
+
+def accepted_cuts(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES) -> list[int]:
+    """Every offset 0 < b < len(text) that the rules accept."""
+    return [b for b in range(1, len(text)) if is_safe_cut(tok, text, b, rules)]

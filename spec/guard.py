@@ -1,0 +1,113 @@
+"""The special-token guard: a cut never falls strictly inside any occurrence of a special-token string.
+
+Condition 1 of the cut proposition. The literals are every added-token string of the loaded configuration
+(`FrozenTokenizer.special_strings`). An occurrence is any (start, end) with text[start:end] equal to a literal:
+every occurrence, including overlapping ones that the reference's leftmost-longest scan would not select. A cut
+at b is refused iff start < b < end for some occurrence; a cut exactly at an occurrence's edge is allowed.
+
+The "selected" variant (leftmost-longest non-overlapping occurrences only, what the whole-text scan keeps) and
+"off" exist only as broken variants for the controls.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from corpora.loader import FrozenTokenizer
+
+_END = ""  # trie key marking the end of a literal (never a character)
+
+
+class LiteralTrie:
+    """A character trie over the special-token literals: finds every occurrence starting at a position."""
+
+    def __init__(self, literals: tuple[str, ...]) -> None:
+        self.root: dict = {}
+        self.longest = max((len(s) for s in literals), default=0)
+        for lit in literals:
+            if not lit:
+                continue
+            node = self.root
+            for ch in lit:
+                node = node.setdefault(ch, {})
+            node[_END] = len(lit)
+
+    def lengths_at(self, text: str, start: int) -> list[int]:
+        """Lengths of every literal occurring at `start` (shortest first)."""
+        out = []
+        node = self.root
+        i = start
+        n = len(text)
+        while i < n:
+            node = node.get(text[i])
+            if node is None:
+                break
+            i += 1
+            if _END in node:
+                out.append(node[_END])
+        return out
+
+    def occurrences(self, text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+        """Every occurrence (start, end), overlapping ones included, that intersects [lo, hi) of `text`."""
+        hi = len(text) if hi is None else hi
+        first = max(0, lo - self.longest + 1)
+        out = []
+        root = self.root
+        for start in range(first, min(hi, len(text))):
+            if text[start] not in root:
+                continue
+            for length in self.lengths_at(text, start):
+                if start + length > lo:
+                    out.append((start, start + length))
+        return out
+
+    def selected(self, text: str) -> list[tuple[int, int]]:
+        """The leftmost-longest non-overlapping occurrences of a left-to-right scan of the whole text."""
+        out = []
+        i = 0
+        n = len(text)
+        while i < n:
+            lengths = self.lengths_at(text, i) if text[i] in self.root else []
+            if lengths:
+                out.append((i, i + lengths[-1]))
+                i += lengths[-1]
+            else:
+                i += 1
+        return out
+
+
+@lru_cache(maxsize=64)
+def literal_trie(tok: FrozenTokenizer) -> LiteralTrie:
+    """The trie of `tok`'s special-token strings (memoized per loaded tokenizer)."""
+    return LiteralTrie(tok.special_strings)
+
+
+GUARD_MODES = ("all", "selected", "off")
+
+
+def occurrences_near(tok: FrozenTokenizer, text: str, lo: int, hi: int, mode: str = "all") -> list[tuple[int, int]]:
+    """The occurrences the guard mode considers that intersect [lo, hi): all, the selected ones, or none."""
+    if mode == "off":
+        return []
+    trie = literal_trie(tok)
+    if mode == "all":
+        return trie.occurrences(text, lo, hi)
+    if mode == "selected":
+        return [(s, e) for s, e in trie.selected(text) if s < hi and e > lo]
+    raise ValueError(f"unknown guard mode {mode!r}; expected one of {GUARD_MODES}")
+
+
+def cut_inside_special(tok: FrozenTokenizer, text: str, b: int, mode: str = "all") -> tuple[int, int] | None:
+    """Condition 1: the first occurrence with start < b < end (the refusing occurrence), or None if b is clear."""
+    for start, end in occurrences_near(tok, text, b, b + 1, mode):
+        if start < b < end:
+            return (start, end)
+    return None
+
+
+def special_touches(tok: FrozenTokenizer, text: str, lo: int, hi: int, mode: str = "all") -> tuple[int, int] | None:
+    """An occurrence that intersects text[lo:hi] (used for the NFC window), or None."""
+    for start, end in occurrences_near(tok, text, lo, hi, mode):
+        if start < hi and end > lo:
+            return (start, end)
+    return None
