@@ -1,0 +1,79 @@
+"""Replay: every turn of every chat transcript, rendered with each tokenizer's own template, through one Session.
+
+Each turn's text goes through `Session.encode` and is compared with the reference; the fast-path share (repairs
+among the turns whose stored text was a proper prefix) is recorded. Raw-text sessions replay the whitespace case
+that broke fastokens (a turn ending in a newline and spaces, the next starting with a newline and spaces), and
+the same replay with unchecked reuse must find it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from corpora.loader import FrozenTokenizer
+from corpora.registry import rows
+from delta.chat import FALLBACK, OWN, render_turns
+from delta.chat_samples import CHATS, RAW_SESSIONS
+from delta.session import Session
+from properties.conftest import PROVISIONED
+from spec.reference import reference_encode
+from spec.repair import RepairParams
+
+NO_TEMPLATE = {"gpt_oss_120b", "deepseek_v4_flash"}
+MIN_FAST_SHARE = 0.5
+
+
+def replay(tok: FrozenTokenizer, turns: list[str], params: RepairParams | None = None) -> tuple[int, Counter]:
+    """Feed `turns` (full texts) to one Session; (turns whose IDs differ from the reference, paths taken)."""
+    session = Session(tok) if params is None else Session(tok, params)
+    differences, paths = 0, Counter()
+    for text in turns:
+        differences += session.encode(text) != reference_encode(tok, text)
+        paths[session.last_path.split(":")[0]] += 1
+    return differences, paths
+
+
+def test_chat_transcripts_replay(tok, ledger) -> None:
+    """Every rendered turn of every transcript equals the reference through a Session; at least half of the
+    extensions take the repair path."""
+    differences, paths, sources = 0, Counter(), set()
+    for messages in CHATS.values():
+        rendered = render_turns(tok, messages)
+        sources |= {r.source for r in rendered}
+        d, p = replay(tok, [r.text for r in rendered])
+        differences += d
+        paths += p
+    extensions = paths["repaired"] + paths["fallback"]
+    ledger.record("repair", "chat_replay", tok, comparisons=sum(paths.values()), differences=differences,
+                  fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="turn",
+                  details={"paths": dict(paths), "template": sorted(sources), "transcripts": len(CHATS)})
+    assert differences == 0
+    assert sources == ({FALLBACK} if tok.name in NO_TEMPLATE else {OWN})
+    assert extensions and paths["repaired"] / extensions >= MIN_FAST_SHARE, dict(paths)
+
+
+def test_fastokens_whitespace_case(tok, ledger) -> None:
+    """Raw turns appended as they are: the Session equals the reference on every turn, while unchecked reuse
+    (stored IDs + encode of the delta alone) differs on at least one turn of the whitespace session."""
+    differences, paths = 0, Counter()
+    for turns in RAW_SESSIONS.values():
+        texts = ["".join(turns[: i + 1]) for i in range(len(turns))]
+        d, p = replay(tok, texts)
+        differences += d
+        paths += p
+    broken_texts = ["".join(RAW_SESSIONS["fastokens_whitespace"][: i + 1]) for i in range(4)]
+    broken, _ = replay(tok, broken_texts, RepairParams(check_seam=False))
+    ledger.record("repair", "fastokens_whitespace_replay", tok, comparisons=sum(paths.values()),
+                  differences=differences, fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="turn",
+                  details={"paths": dict(paths), "unchecked_reuse_differences": broken})
+    assert differences == 0
+    assert paths["repaired"] >= 1
+    assert broken >= 1, "unchecked reuse should split the whitespace run at the seam"
+
+
+def test_replay_reports_unprovisioned(ledger) -> None:
+    """Tokenizers that are not provisioned are reported as such in the ledger, never silently passed."""
+    missing = sorted(r.name for r in rows() if r.name not in PROVISIONED)
+    ledger.record("repair", "chat_replay_coverage", None, comparisons=0, differences=0, unit="tokenizer",
+                  details={"not_provisioned": missing, "provisioned": sorted(PROVISIONED)})
+    assert set(missing).isdisjoint(PROVISIONED)

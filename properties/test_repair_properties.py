@@ -1,0 +1,116 @@
+"""Property: a Session on S, then on S + D, returns ref(S + D), with hazards where repair is fragile.
+
+S and D come from properties/repair_strategies.py (hazards at ws and ws + margin for each drawn window width, and
+across the S|D junction). Each check counts how many appends took the repair path and how many fell back, and
+records both in the ledger: a run that mostly fell back proves little, so the share must be at least half.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import Phase, find, given, settings
+from hypothesis import strategies as st
+
+from corpora.loader import FrozenTokenizer, load_tokenizer
+from delta.session import Session
+from properties.conftest import ADMITTED
+from properties.repair_strategies import JUNCTIONS, RepairCase, repair_cases
+from properties.strategies import seam_texts
+from spec.reference import reference_encode, reference_encode_with_offsets
+from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
+
+MIN_FAST_SHARE = 0.5
+CHAINED_EXAMPLES = max(10, settings.default.max_examples // 4)  # each example is up to five appends
+# widths whose ws and ws + margin carry hazards: 512 and 1,024 by default, all six under the thorough profile
+MAX_DOUBLING = 5 if settings.default.max_examples >= 1000 else 1
+
+
+def append_differs(tok: FrozenTokenizer, case: RepairCase, params: RepairParams = DEFAULT_REPAIR_PARAMS) -> str | None:
+    """None when Session(S) then Session(S + D) returns ref(S + D) and stores the reference spans; else a message."""
+    session = Session(tok, params)
+    session.encode(case.old)
+    got = session.encode(case.old + case.delta)
+    want_ids, want_spans = reference_encode_with_offsets(tok, case.old + case.delta)
+    if got != want_ids:
+        return f"{session.last_path}: IDs differ ({case.notes})"
+    if params.check_seam and session.spans != want_spans:
+        return f"{session.last_path}: stored spans differ from the reference ({case.notes})"
+    return None
+
+
+def _count(paths: Counter, path: str) -> None:
+    paths["repaired" if path.startswith("repaired") else "fallback" if path.startswith("fallback") else path] += 1
+
+
+def test_session_append_equals_reference(tok, ledger) -> None:
+    """For S, D with hazards at ws, ws + margin and S|D: Session(S) then Session(S + D) == ref(S + D)."""
+    paths: Counter = Counter()
+    windows: Counter = Counter()
+    failures: list[str] = []
+
+    @given(repair_cases(tok, max_doubling=MAX_DOUBLING))
+    def check(case: RepairCase) -> None:
+        session = Session(tok)
+        session.encode(case.old)
+        got = session.encode(case.old + case.delta)
+        _count(paths, session.last_path)
+        windows[session.last_path] += 1
+        if got != reference_encode(tok, case.old + case.delta):
+            failures.append(f"{session.last_path} {case.notes}")
+        assert not failures, failures[-1]
+
+    check()
+    total = paths["repaired"] + paths["fallback"]
+    ledger.record("repair", "session_append", tok, comparisons=sum(paths.values()), differences=len(failures),
+                  fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="append",
+                  details={"paths": dict(windows)})
+    assert total and paths["repaired"] / total >= MIN_FAST_SHARE, dict(windows)
+
+
+@st.composite
+def chained_appends(draw, tok: FrozenTokenizer) -> tuple[str, list[str]]:
+    """An initial text and several deltas, each starting with a junction hazard's right half or a seam piece."""
+    case = draw(repair_cases(tok))
+    deltas = [case.delta]
+    for _ in range(draw(st.integers(1, 4))):
+        head = draw(st.sampled_from([right for _, right in JUNCTIONS] + [""]))
+        deltas.append(head + draw(seam_texts(tok, min_size=1, max_size=6)))
+    return case.old, deltas
+
+
+def test_session_chained_appends(tok, ledger) -> None:
+    """Appends on top of repaired state: every turn equals the reference and the stored spans stay the reference's."""
+    paths: Counter = Counter()
+
+    @settings(settings.default, max_examples=CHAINED_EXAMPLES)
+    @given(chained_appends(tok))
+    def check(chain: tuple[str, list[str]]) -> None:
+        text, deltas = chain
+        session = Session(tok)
+        session.encode(text)
+        for delta in deltas:
+            text += delta
+            got = session.encode(text)
+            _count(paths, session.last_path)
+            want_ids, want_spans = reference_encode_with_offsets(tok, text)
+            assert got == want_ids, session.last_path
+            assert session.spans == want_spans, session.last_path
+
+    check()
+    ledger.record("repair", "session_chained_appends", tok, comparisons=sum(paths.values()), differences=0,
+                  fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="append", details=dict(paths))
+
+
+def test_property_catches_unchecked_reuse(ledger) -> None:
+    """The property has teeth: with check_seam=False (stored IDs + encode of D alone) it finds a wrong ID."""
+    tok = load_tokenizer(ADMITTED[0])
+    broken = RepairParams(check_seam=False)
+    example = find(
+        repair_cases(tok),
+        lambda case: append_differs(tok, case, broken) is not None,
+        settings=settings(max_examples=300, database=None, derandomize=True, phases=[Phase.generate]),
+    )
+    assert append_differs(tok, example, DEFAULT_REPAIR_PARAMS) is None
+    ledger.record("control", "repair_property_unchecked_reuse", tok, comparisons=2, differences=1, unit="example",
+                  details={"example": example.notes})

@@ -1,0 +1,200 @@
+"""Unit tests of the repair proposition's premises and of its edge cases (spec/repair.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tokenizers.normalizers import NFC
+
+from corpora.loader import load_tokenizer
+from properties.conftest import ADMITTED
+from properties.strategies import seam_texts
+from spec.admission import Admission
+from spec.reference import reference_encode, reference_encode_with_offsets
+from spec.repair import (
+    ANCHOR_SCAN,
+    DEFAULT_REPAIR_PARAMS,
+    RepairParams,
+    bound_premise,
+    is_nfc_anchor,
+    judge_run,
+    longest_token_text,
+    margin_premise,
+    repair,
+    sync_witness,
+    window_start_premise,
+)
+
+PROSE = "The committee reviewed the proposal, and agreed to revisit it in 2025. Les cafés ouvrent à 8h. "
+NFC_TOKS = [n for n in ADMITTED if load_tokenizer(n).is_nfc]
+PLAIN_TOKS = [n for n in ADMITTED if not load_tokenizer(n).is_nfc]
+
+
+def _repair_from_scratch(tok, old: str, delta: str, params: RepairParams = DEFAULT_REPAIR_PARAMS):
+    ids, spans = reference_encode_with_offsets(tok, old)
+    return repair(tok, old, ids, spans, delta, params)
+
+
+# --- premises ------------------------------------------------------------------------------------------------
+
+
+def test_margin_premise_holds_and_is_sharp(tok, ledger) -> None:
+    """margin == max(8, longest special string); one less (or a margin below 8) violates the premise."""
+    assert margin_premise(tok)
+    assert not margin_premise(dataclasses.replace(tok, margin=tok.margin - 1))
+    short = dataclasses.replace(tok, special_strings=("<a>",), margin=8)
+    assert margin_premise(short)
+    assert not margin_premise(dataclasses.replace(short, margin=3))
+    ledger.record("repair", "margin_premise", tok, comparisons=4, differences=0, unit="premise")
+
+
+def test_bound_premise_holds_and_is_sharp(tok, ledger) -> None:
+    """The bound covers the longest decoded token; a bound one below that longest text violates the premise."""
+    longest = longest_token_text(tok)
+    assert bound_premise(tok), (tok.bound, longest)
+    assert not bound_premise(dataclasses.replace(tok, bound=longest - 1))
+    ledger.record("repair", "bound_premise", tok, comparisons=2, differences=0, unit="premise",
+                  details={"bound": tok.bound, "longest_token_chars": longest})
+
+
+@pytest.mark.parametrize(
+    "ch, anchor",
+    [("a", True), ("\u00e9", True), ("中", True), ("\uac00", True), (" ", True), ("\u0301", False),
+     ("\u1161", False), ("\u11a8", False), ("\u0958", False), ("\u212b", False), ("\u0bbe", False),
+     ("\u09be", False)],
+)
+def test_nfc_anchor_pins(ch: str, anchor: bool) -> None:
+    """Pinned anchors and non-anchors (marks, Hangul V/T, singletons and composition exclusions, second vowels)."""
+    assert is_nfc_anchor(ch) is anchor
+
+
+@given(st.data())
+def test_nfc_splits_before_every_anchor(data) -> None:
+    """Whenever is_nfc_anchor(c): NFC(x + c + y) == NFC(x) + NFC(c + y), with x, y from the seam strategy."""
+    tok = load_tokenizer(NFC_TOKS[0]) if NFC_TOKS else load_tokenizer(ADMITTED[0])
+    x = data.draw(seam_texts(tok, max_size=6))
+    y = data.draw(seam_texts(tok, max_size=6))
+    c = data.draw(st.characters(codec="utf-8"))
+    norm = NFC().normalize_str
+    if is_nfc_anchor(c):
+        assert norm(x + c + y) == norm(x) + norm(c + y)
+
+
+def test_window_start_premise() -> None:
+    """Identity normalizers: every ws; NFC: ws at an anchor (or 0), never on a mark or a Hangul V jamo."""
+    text = "abc\u0301def\u1100\u1161g"
+    for name in PLAIN_TOKS:
+        tok = load_tokenizer(name)
+        assert all(window_start_premise(tok, text, ws) for ws in range(len(text)))
+    for name in NFC_TOKS:
+        tok = load_tokenizer(name)
+        assert window_start_premise(tok, text, 0) and window_start_premise(tok, text, 2)
+        assert not window_start_premise(tok, text, 3)  # the mark
+        assert not window_start_premise(tok, text, 8)  # the V jamo after an L jamo
+
+
+@pytest.mark.parametrize(
+    "text, b, accepted",
+    [("a1", 1, True), ("1 ", 1, True), ("a.", 1, True), (".1", 1, True), (" a", 1, False), ("a'", 1, False),
+     (".\n", 1, False), ("ab", 1, False), ("a\u0301", 1, False), (".a", 1, False), ("a", 0, False), ("a", 1, False)],
+)
+def test_sync_witness_on_input_characters(text: str, b: int, accepted: bool) -> None:
+    """The witness is the accepted-transition predicate of spec/transitions.py, read on input characters."""
+    for name in ADMITTED:
+        assert sync_witness(load_tokenizer(name), text, b) is accepted
+
+
+def test_sync_witness_needs_anchors_under_nfc() -> None:
+    """U+0958 then '/' is L->O in the input but M->O after NFC: a witness for identity normalizers only."""
+    for name in PLAIN_TOKS:
+        assert sync_witness(load_tokenizer(name), "\u0958/", 1)
+    for name in NFC_TOKS:
+        assert not sync_witness(load_tokenizer(name), "\u0958/", 1)
+
+
+def test_single_token_run_is_never_accepted(tok) -> None:
+    """min_match_tokens is implied: a one-token run has no internal boundary (witness) and cannot exceed the bound."""
+    text = PROSE * 10
+    _, spans = reference_encode_with_offsets(tok, text)
+    loose = RepairParams(min_match_tokens=1)
+    verdicts = {judge_run(tok, text, spans, (i, i, 1), loose, tok.bound) for i in range(len(spans))}
+    assert verdicts <= {"bound", "witness"}
+    no_bound = RepairParams(min_match_tokens=1, require_bound=False)
+    assert {judge_run(tok, text, spans, (i, i, 1), no_bound, tok.bound) for i in range(len(spans))} == {"witness"}
+
+
+# --- edge cases ------------------------------------------------------------------------------------------------
+
+
+def test_empty_delta_returns_stored_ids(tok) -> None:
+    """An empty D returns T itself, without any encode."""
+    old = PROSE * 20
+    ids, spans = reference_encode_with_offsets(tok, old)
+    result = repair(tok, old, ids, spans, "")
+    assert result.path == "noop:empty_delta" and result.ids == ids and result.spans == spans
+
+
+def test_window_covering_all_encodes_whole(tok, ledger) -> None:
+    """len(S) <= W: the window would cover all of S, so S + D is encoded whole."""
+    old = PROSE * 3  # under 512 characters
+    assert len(old) <= 512
+    result = _repair_from_scratch(tok, old, " and more")
+    assert result.path == "fallback:window_covers_all"
+    assert result.ids == reference_encode(tok, old + " and more")
+    ledger.record("repair", "window_covers_all", tok, comparisons=1, differences=0, fallbacks=1, fast_path=0)
+
+
+def test_wide_bound_needs_a_wider_first_window(tok, ledger) -> None:
+    """A glm-like bound of 512: the first window's overlap is shorter than 512, so it never accepts; the second
+    window (1,024) does, and the result is the reference."""
+    old, delta = PROSE * 40, "Finally, the end."
+    result = _repair_from_scratch(tok, old, delta, RepairParams(bound=512))
+    assert result.rejections[0] == "window=0:bound", result.rejections
+    assert result.path == "repaired:window=1"
+    assert result.ids == reference_encode(tok, old + delta)
+    ledger.record("repair", "wide_bound_second_window", tok, comparisons=1, differences=0, fast_path=1, fallbacks=0)
+
+
+def test_last_window_then_whole_encode(tok) -> None:
+    """When no window accepts, after the last doubling S + D is encoded whole ("fallback:no_match")."""
+    old, delta = PROSE * 40, "x"
+    result = _repair_from_scratch(tok, old, delta, RepairParams(bound=10**6, max_doublings=1))
+    assert result.path == "fallback:no_match" and len(result.rejections) == 2
+    assert result.ids == reference_encode(tok, old + delta)
+
+
+def test_invalid_prior_state_and_inadmissible(tok) -> None:
+    """IDs and spans of different lengths, or an inadmissible tokenizer: the reference encode, never a splice."""
+    old, delta = PROSE * 20, "tail"
+    ids, spans = reference_encode_with_offsets(tok, old)
+    assert repair(tok, old, ids, spans[:-1], delta).path == "fallback:invalid_prior_state"
+    refused = dataclasses.replace(tok, admission=Admission(False, "test_refusal"))
+    result = repair(refused, old, ids, spans, delta)
+    assert result.path == "fallback:not_admitted" and result.ids == reference_encode(tok, old + delta)
+
+
+def test_nfc_window_start_moves_to_an_anchor() -> None:
+    """NFC: a window start inside a run of marks moves left to an anchor; a run longer than ANCHOR_SCAN skips the
+    window ("nfc_no_anchor"); both end equal to the reference."""
+    for name in NFC_TOKS:
+        tok = load_tokenizer(name)
+        old = PROSE * 8 + "e" + "\u0301\u0316" * 20 + PROSE * 6
+        ws = len(old) - 512
+        old = old[:ws - 10] + "a" + "\u0301" * 30 + old[ws + 21:]
+        result = _repair_from_scratch(tok, old, "end")
+        assert result.ids == reference_encode(tok, old + "end")
+        marks = PROSE * 2 + "a" + "\u0301" * (ANCHOR_SCAN + 400) + PROSE * 3
+        result = _repair_from_scratch(tok, marks, "end")
+        assert "window=0:nfc_no_anchor" in result.rejections
+        assert result.ids == reference_encode(tok, marks + "end")
+
+
+def test_params_validation() -> None:
+    """Unknown match keys and impossible sizes are refused when the parameters are built."""
+    with pytest.raises(ValueError):
+        RepairParams(match_key="bogus")
+    with pytest.raises(ValueError):
+        RepairParams(first_window=0)

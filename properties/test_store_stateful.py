@@ -1,0 +1,236 @@
+"""Stateful test of the session store: every answer equals the reference, whatever happened before.
+
+A Hypothesis `RuleBasedStateMachine` drives one `SessionStore` through appends, rewrites of history, explicit
+evictions and memory-bound evictions, content-lookup hits and misses, short direct texts, several keyed sessions
+interleaved, and tokenizer switches (cycling through every admitted tokenizer). Invariants: the answer of every
+call equals the reference, the stats add up, the content index never holds more than its entry limit, and the
+resident bytes stay under the bound (or only the entry just written is left). A separate test injects a digest
+that always collides and shows that it costs byte comparisons, never a wrong ID.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+import pytest
+from hypothesis import Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from corpora.loader import load_tokenizer
+from delta.chat_samples import CHATS, RAW_SESSIONS
+from delta.session import Session
+from delta.store import MIN_BYTES, SessionStore
+from properties.conftest import ADMITTED
+from properties.repair_strategies import JUNCTIONS, PROSE
+from spec.admission import Admission
+from spec.reference import reference_encode
+from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
+
+MEMORY_BYTES = 160_000  # a few sessions of ~5-10 KB text each, so LRU eviction happens
+MAX_ENTRIES = 2  # small, so "oldest dropped first" happens
+KEYS = ("alice", "bob", "carol")
+DOCUMENTS = tuple(
+    "".join(m["content"] for m in messages) for messages in CHATS.values()
+) + tuple("".join(turns) for turns in RAW_SESSIONS.values())
+TALLY: Counter = Counter()
+
+
+def _long(text: str) -> str:
+    """`text` repeated until it is at least MIN_BYTES UTF-8 bytes (content lookup only considers such texts)."""
+    out = text
+    while len(out.encode("utf-8")) < MIN_BYTES:
+        out += text
+    return out
+
+
+DELTAS = st.one_of(
+    st.sampled_from([right for _, right in JUNCTIONS]),
+    st.sampled_from(PROSE),
+    st.text(alphabet=" \n\t'0123456789abcé中\u0301", min_size=1, max_size=12),
+)
+
+
+class StoreMachine(RuleBasedStateMachine):
+    """Operations on one SessionStore; every answer is checked against the reference as it is returned."""
+
+    texts = Bundle("texts")
+
+    params = DEFAULT_REPAIR_PARAMS
+
+    @initialize()
+    def start(self) -> None:
+        self.tok_index = 0
+        self.calls_since_switch = 0
+        self.store = SessionStore(load_tokenizer(ADMITTED[0]), self.params, memory_bytes=MEMORY_BYTES,
+                                  max_entries=MAX_ENTRIES)
+
+    def _check(self, text: str, key: str | None = None) -> None:
+        got = self.store.encode(text, key)
+        self.calls_since_switch += 1
+        want = reference_encode(self.store.tok, text)
+        TALLY["comparisons"] += 1
+        TALLY[self.store.last_path] += 1
+        if self.store.last_path.endswith(tuple(f"repaired:window={k}" for k in range(6))):
+            TALLY["repaired"] += 1
+        elif ":fallback:" in self.store.last_path or self.store.last_path.startswith("fallback"):
+            TALLY["fallback"] += 1
+        assert got == want, f"{self.store.tok.name}: {self.store.last_path}"
+
+    @rule(target=texts, doc=st.sampled_from(DOCUMENTS), tail=DELTAS)
+    def new_text(self, doc: str, tail: str) -> str:
+        return _long(doc) + tail
+
+    @rule(target=texts, text=texts, delta=DELTAS)
+    def append(self, text: str, delta: str) -> str:
+        return text + delta
+
+    @rule(target=texts, text=texts, cut=st.floats(0.5, 0.99), new=DELTAS)
+    def rewrite_history(self, text: str, cut: float, new: str) -> str:
+        return text[: int(len(text) * cut)] + new + text[int(len(text) * cut) :]
+
+    @rule(text=texts)
+    def encode_by_content(self, text: str) -> None:
+        self._check(text)
+
+    @rule(text=texts, delta=DELTAS)
+    def content_hit_then_extension(self, text: str, delta: str) -> None:
+        self._check(text)
+        self._check(text + delta)
+
+    @rule(key=st.sampled_from(KEYS), text=texts)
+    def encode_keyed(self, key: str, text: str) -> None:
+        self._check(text, key)
+
+    @rule(key=st.sampled_from(KEYS), text=texts, delta=DELTAS)
+    def keyed_turns(self, key: str, text: str, delta: str) -> None:
+        self._check(text, key)
+        self._check(text + delta, key)
+
+    @rule(text=st.sampled_from(PROSE))
+    def short_direct(self, text: str) -> None:
+        self._check(text)
+
+    @rule(key=st.sampled_from(KEYS))
+    def evict(self, key: str) -> None:
+        self.store.evict(key)
+
+    @precondition(lambda self: self.calls_since_switch >= 6)
+    @rule()
+    def switch_tokenizer(self) -> None:
+        self.calls_since_switch = 0
+        self.tok_index = (self.tok_index + 1) % len(ADMITTED)
+        self.store.switch_tokenizer(load_tokenizer(ADMITTED[self.tok_index]))
+        TALLY["switches"] += 1
+
+    def teardown(self) -> None:
+        stats = self.store.stats
+        TALLY.update(evictions=stats.evictions, dropped_oldest=stats.dropped_oldest,
+                     collision_rejects=stats.collision_rejects, mark_matches=stats.mark_matches)
+
+    @invariant()
+    def stats_add_up(self) -> None:
+        assert self.store.stats.add_up(), self.store.stats
+
+    @invariant()
+    def limits_hold(self) -> None:
+        assert len(self.store.entries) <= MAX_ENTRIES
+        assert self.store.resident_bytes() <= MEMORY_BYTES or len(self.store.lru) <= 1
+
+
+def test_store_state_machine(ledger) -> None:
+    """Run the machine; every answer equals the reference and the stats add up at every step."""
+    TALLY.clear()
+    steps = settings(settings.default, max_examples=max(8, settings.default.max_examples // 4),
+                     stateful_step_count=40)
+    run_state_machine_as_test(StoreMachine, settings=steps)
+    ledger.record("repair", "store_state_machine", None, comparisons=TALLY["comparisons"], differences=0,
+                  fast_path=TALLY["repaired"], fallbacks=TALLY["fallback"], unit="call",
+                  details={k: v for k, v in TALLY.items() if k not in ("comparisons",)} | {"tokenizers": ADMITTED})
+    assert TALLY["comparisons"] > 0
+
+
+class UncheckedReuseMachine(StoreMachine):
+    """The same machine over a store whose sessions reuse stored IDs without checking the seam (a broken variant)."""
+
+    params = RepairParams(check_seam=False)
+
+
+def test_state_machine_catches_unchecked_reuse() -> None:
+    """The machine has teeth: over a store with unchecked reuse it finds an answer that differs from the reference."""
+    quick = settings(settings.default, max_examples=200, stateful_step_count=40, phases=[Phase.generate],
+                     database=None, derandomize=True)
+    with pytest.raises(AssertionError, match="unchecked:reuse"):
+        run_state_machine_as_test(UncheckedReuseMachine, settings=quick)
+
+
+class CollidingHasher:
+    """A digest that is the same for every input: every stored text of a fitting length is proposed."""
+
+    def update(self, data: bytes) -> None:
+        pass
+
+    def copy(self) -> CollidingHasher:
+        return self
+
+    def digest(self) -> bytes:
+        return b"\x00" * 16
+
+
+def test_injected_collision_costs_a_comparison_never_a_wrong_id(tok, ledger) -> None:
+    """With a digest that always collides, lookups propose texts that are not prefixes; the byte comparison rejects
+    them (counted in collision_rejects), every answer equals the reference, and true prefixes are still reused."""
+    store = SessionStore(tok, hasher=CollidingHasher)
+    first = _long(DOCUMENTS[0]) + "a"
+    other = first[:-1] + "b"  # same length, so the colliding digest proposes each for the other
+    answers = []
+    for text in (first, other, other + " more", first + " tail", other + " more!"):
+        answers.append((store.encode(text) == reference_encode(tok, text), store.last_path))
+    assert all(ok for ok, _ in answers), answers
+    assert store.stats.collision_rejects >= 2, store.stats
+    assert answers[2][1].startswith("content:") and "miss" not in answers[2][1], answers
+    assert store.stats.add_up()
+    ledger.record("repair", "store_injected_collision", tok, comparisons=len(answers), differences=0,
+                  unit="call", details={"collision_rejects": store.stats.collision_rejects,
+                                        "paths": [p for _, p in answers]})
+
+
+def test_session_paths_and_stats(tok) -> None:
+    """A Session names each path: new, repaired or fallback, identical, history changed, evicted, tokenizer
+    changed; an inadmissible tokenizer always takes the reference path; every answer is the reference's."""
+    base = _long(DOCUMENTS[0])
+    session = Session(tok)
+    expected = []
+    for text, step in ((base, None), (base + " more", None), (base + " more", None), ("x" + base, None),
+                       (base, "evict"), (base, "switch"), (base + "!", None)):
+        if step == "evict":
+            session.evict()
+        elif step == "switch":
+            session.switch_tokenizer(load_tokenizer(next((n for n in ADMITTED if n != tok.name), tok.name)))
+        assert session.encode(text) == reference_encode(session.tok, text), session.last_path
+        expected.append(session.last_path.split(":")[0] + ":" + session.last_path.split(":")[1]
+                        if ":" in session.last_path else session.last_path)
+    assert expected[0] == "initialized:new" and expected[2] == "identical"
+    assert expected[1].startswith(("repaired", "fallback"))
+    assert expected[3] == "initialized:history_changed" and expected[4] == "initialized:evicted"
+    if len(ADMITTED) > 1:
+        assert expected[5] == "initialized:tokenizer_changed"
+    assert session.stats.calls == 7 and session.stats.add_up()
+    refused_tok = dataclasses.replace(tok, admission=Admission(False, "test_refusal"))
+    refused, store = Session(refused_tok), SessionStore(refused_tok)
+    for text in (base, base + " more"):
+        assert refused.encode(text) == reference_encode(tok, text)
+        assert refused.last_path == "reference:not_admitted"
+        for key in (None, "k"):
+            assert store.encode(text, key) == reference_encode(tok, text)
+            assert store.last_path == "reference:not_admitted"
+    assert store.stats.add_up() and not store.entries and not store.keyed

@@ -1,0 +1,362 @@
+"""The repair proposition: when the IDs of an old text, spliced with a re-encoded window, equal the whole encode.
+
+Old text S with stored IDs T = ref(S) and their character spans; new text S' = S + D. For a window width W
+(512 first, doubled at most 5 times), window start ws = len(S) - W:
+
+1. encode the window text S'[ws:] with the reference (spans shifted by ws);
+2. in the overlap [ws + margin, len(S)], keep the tokens of both streams whose non-empty span lies inside it,
+   keyed by (start, end, ordinal among tokens sharing one span, ID);
+3. take the longest run of equal keys contiguous in both streams (ties: larger covered span, then later end);
+4. accept iff the run has at least 2 tokens, covers strictly more normalized characters than the bound, and
+   contains an internal token boundary that is an accepted class transition read on input characters (the sync
+   witness of the cut proposition);
+5. the repaired IDs are T up to the end of the run, then the window's IDs after it; otherwise widen, and after
+   the last window (or once the window would cover all of S) encode S' whole. An empty D returns T.
+
+Premises, each a named predicate below and tested separately:
+
+- `margin_premise(tok)`: the margin is the longest special-token string (in code points), at least 8. A window
+  scan that starts inside a special-token occurrence cannot see it; the occurrence ends before ws + margin, so
+  the excluded region [ws, ws + margin) holds every token the cut occurrence can disturb directly.
+- `bound_premise(tok)`: the bound is at least the longest text one token decodes to, in characters (the
+  registry's bound counts bytes, which is larger still). A run that covers more than the bound cannot be one token of
+  either stream, so acceptance never rests on a single token that merely happens to agree.
+- `window_start_premise(tok, text, ws)` (NFC only): the first characters of a window cut from their left context
+  may normalize differently (a mark composes with, or reorders against, the character before ws; a Hangul V/T
+  jamo composes with the L/LV jamo before it). The margin does not bound this: a run of combining marks after
+  ws has no length limit, so the disturbed stretch can reach past ws + margin. The explicit check: ws must sit
+  on an anchor (`is_nfc_anchor`, a character before which NFC splits the text), so NFC(S'[ws:]) is exactly the
+  suffix of NFC(S') and the window sees the same normalized characters as the whole encode. A window start that
+  is not an anchor moves left to the nearest anchor within `ANCHOR_SCAN` code points (the window only grows);
+  none found means that width is skipped (reason "nfc_no_anchor"). For non-NFC tokenizers the normalizer is the
+  identity and the premise holds at every ws.
+- `sync_witness(tok, text, b)`: b is an accepted class transition on input characters; for NFC tokenizers both
+  characters around b are also anchors, so the normalized pair at b is the input pair.
+
+Why the splice is the whole encode (sketch; p = start of the run's first token, b = the witness, e = run end).
+T and U agree token for token on [p, e) with equal spans, so both have token boundaries at p and b and no
+special-token occurrence either selects crosses them. (1) Special tokens: the leftmost-longest scans of S and S'
+agree on every occurrence starting at or before len(S) - margin (no occurrence is longer than the margin); the
+bound keeps p at or before that point, so the whole encode R, like T, selects nothing across p, and from a
+boundary free in both, R and U select the same occurrences. (2) Pre-tokens: b is an accepted transition, so every
+split pattern ends a piece at b whatever precedes it, and no lookahead reaches past text[b]; (3) NFC: with
+anchors on both sides of b, NFC splits the text at b and leaves the pair as it is. Hence R = T[:i_b] + U[j_b:], and
+since T and U agree on [b, e), R = T[:keep] + U[resume:]. Consequences (properties/test_repair_knobs.py): the
+margin is redundant whenever bound >= margin (the window-start anchor and the margin are defence in depth); two
+tokens are implied by the witness; the bound matters only where special strings overlap (a window starting in a
+chain of overlapping occurrences selects the other half of them), and on the provisioned tokenizers only
+together with a missing witness (deepseek_v4_flash's "｜DSML｜"); no counterexample to dropping the witness alone
+was found, but without it the argument in (2) rests on how each pattern re-synchronizes.
+
+The anchor predicate is the cut spec's (spec/normalization.py), so both propositions rest on one definition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from corpora.loader import FrozenTokenizer
+from spec.classes import class_table
+from spec.normalization import ANCHOR_SCAN, is_anchor, nfc
+from spec.reference import reference_encode_with_offsets
+from spec.transitions import is_accepted_transition
+
+MIN_MARGIN = 8
+MATCH_KEYS = ("full", "ids", "spans")
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class RepairParams:
+    """The knobs of the repair proposition; the defaults are the correct spec, the others are broken variants."""
+
+    first_window: int = 512
+    max_doublings: int = 5
+    min_match_tokens: int = 2
+    match_key: str = "full"  # "full" = (start, end, ordinal, id); "ids" = ids only; "spans" = spans only
+    require_bound: bool = True
+    require_witness: bool = True
+    margin: int | None = None  # None = tok.margin
+    bound: int | None = None  # None = tok.bound
+    check_seam: bool = True  # False = unchecked reuse: stored IDs + encode of the delta alone
+
+    def __post_init__(self) -> None:
+        if self.match_key not in MATCH_KEYS:
+            raise ValueError(f"match_key must be one of {MATCH_KEYS}, got {self.match_key!r}")
+        if self.first_window < 1 or self.max_doublings < 0 or self.min_match_tokens < 1:
+            raise ValueError("first_window >= 1, max_doublings >= 0 and min_match_tokens >= 1 are required")
+
+
+DEFAULT_REPAIR_PARAMS = RepairParams()
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    """Repaired IDs and spans of S + D, the path taken, the window index used, and why earlier windows failed."""
+
+    ids: list[int]
+    spans: list[Span]
+    path: str  # "repaired:window=k" | "noop:empty_delta" | "unchecked:reuse" | "fallback:<reason>"
+    window: int | None = None
+    rejections: tuple[str, ...] = ()
+
+    @property
+    def repaired(self) -> bool:
+        return self.path.startswith("repaired:")
+
+
+# --- premises ------------------------------------------------------------------------------------------------
+
+
+def margin_premise(tok: FrozenTokenizer) -> bool:
+    """The margin equals the longest special-token string in code points, and is at least 8."""
+    longest = max((len(s) for s in tok.special_strings), default=0)
+    return tok.margin == max(MIN_MARGIN, longest)
+
+
+@lru_cache(maxsize=16)
+def longest_token_text(tok: FrozenTokenizer) -> int:
+    """The most characters any single token (vocabulary entry or added token) decodes to, found by decoding each.
+
+    A token holding part of a multi-byte character decodes that part to at least one replacement character, so
+    the count bounds the characters a token's span can cover."""
+    size = tok.tokenizer.get_vocab_size(with_added_tokens=True)
+    texts = tok.tokenizer.decode_batch([[i] for i in range(size)], skip_special_tokens=False)
+    return max(len(t) for t in texts)
+
+
+def bound_premise(tok: FrozenTokenizer) -> bool:
+    """The bound is at least the longest text one token decodes to, so no single token covers more than it."""
+    return tok.bound >= longest_token_text(tok)
+
+
+def is_nfc_anchor(ch: str) -> bool:
+    """NFC splits the text before `ch`: NFC(x + ch + y) == NFC(x) + NFC(ch + y) for all x (the cut spec's anchor
+    predicate, spec.normalization.is_anchor, with the class from the reference's engine table)."""
+    return is_anchor(ch, class_table()[ord(ch)])
+
+
+def window_start_premise(tok: FrozenTokenizer, text: str, ws: int) -> bool:
+    """The window text[ws:] normalizes to the suffix of the whole: always for identity normalizers; for NFC,
+    iff ws is 0 or text[ws] is an anchor."""
+    if not tok.is_nfc or ws == 0:
+        return True
+    return ws < len(text) and is_nfc_anchor(text[ws])
+
+
+def anchored_window_start(tok: FrozenTokenizer, text: str, ws: int) -> int | None:
+    """The nearest ws' <= ws within ANCHOR_SCAN code points at which `window_start_premise` holds, else None."""
+    for candidate in range(ws, max(-1, ws - ANCHOR_SCAN - 1), -1):
+        if window_start_premise(tok, text, candidate):
+            return candidate
+    return None
+
+
+def sync_witness(tok: FrozenTokenizer, text: str, b: int) -> bool:
+    """The boundary before text[b] is an accepted class transition on input characters (0 < b < len(text));
+    for NFC tokenizers both characters are also anchors, so normalization leaves that pair as it is."""
+    if not 0 < b < len(text):
+        return False
+    left, right = text[b - 1], text[b]
+    if not is_accepted_transition(left, right):
+        return False
+    return not tok.is_nfc or (is_nfc_anchor(left) and is_nfc_anchor(right))
+
+
+def normalized_length(tok: FrozenTokenizer, text: str) -> int:
+    """Characters of `text` after the tokenizer's normalizer (NFC through the reference's normalizer; else as is)."""
+    return len(nfc(text)) if tok.is_nfc else len(text)
+
+
+# --- the algorithm --------------------------------------------------------------------------------------------
+
+
+def first_token_from(spans: list[Span], lo: int) -> int:
+    """The index after the last token that starts before `lo`, found from the end (spans start in order)."""
+    i = len(spans)
+    while i > 0 and spans[i - 1][0] >= lo:
+        i -= 1
+    return i
+
+
+def overlap_keys(
+    ids: list[int], spans: list[Span], lo: int, hi: int, match_key: str
+) -> dict[int, tuple]:
+    """Index -> match key for the tokens whose non-empty span lies inside [lo, hi].
+
+    The full key carries the ordinal among consecutive tokens sharing one span (byte pieces of one character);
+    tokens sharing a span share its start, so a group never straddles `lo` and counting from there is exact."""
+    keys: dict[int, tuple] = {}
+    ordinal = 0
+    first = first_token_from(spans, lo)
+    for i in range(first, len(spans)):
+        start, end = spans[i]
+        ordinal = ordinal + 1 if i > first and spans[i - 1] == spans[i] else 0
+        if start < end and end <= hi:
+            if match_key == "full":
+                keys[i] = (start, end, ordinal, ids[i])
+            elif match_key == "ids":
+                keys[i] = (ids[i],)
+            else:
+                keys[i] = (start, end)
+    return keys
+
+
+def longest_common_run(
+    old_keys: dict[int, tuple], new_keys: dict[int, tuple], old_spans: list[Span]
+) -> tuple[int, int, int] | None:
+    """The longest run of equal keys at consecutive indices in both streams, as (old_first, new_first, length).
+
+    Ties go to the larger covered span (in the old stream), then to the later end."""
+    where: dict[tuple, list[int]] = {}
+    for j, key in new_keys.items():
+        where.setdefault(key, []).append(j)
+    best: tuple[int, int, int, int] | None = None  # (length, covered, old_last, new_last)
+    prev: dict[int, int] = {}  # new index -> run length ending at (i - 1, new index)
+    prev_i = None
+    for i in sorted(old_keys):
+        cur: dict[int, int] = {}
+        for j in where.get(old_keys[i], ()):
+            length = (prev.get(j - 1, 0) if prev_i == i - 1 else 0) + 1
+            cur[j] = length
+            covered = old_spans[i][1] - old_spans[i - length + 1][0]
+            cand = (length, covered, i, j)
+            if best is None or cand[:3] > best[:3]:
+                best = cand
+        prev, prev_i = cur, i
+    if best is None:
+        return None
+    length, _, i_last, j_last = best
+    return i_last - length + 1, j_last - length + 1, length
+
+
+def judge_run(
+    tok: FrozenTokenizer,
+    text: str,
+    old_spans: list[Span],
+    run: tuple[int, int, int] | None,
+    params: RepairParams,
+    bound: int,
+) -> str:
+    """"accepted", or why the run does not justify a splice (no_run, too_few_tokens, bound, witness)."""
+    if run is None:
+        return "no_run"
+    first, _, length = run
+    if length < params.min_match_tokens:
+        return "too_few_tokens"
+    start, end = old_spans[first][0], old_spans[first + length - 1][1]
+    if params.require_bound and not normalized_length(tok, text[start:end]) > bound:
+        return "bound"
+    if params.require_witness:
+        internal = (old_spans[i][0] for i in range(first + 1, first + length))
+        if not any(sync_witness(tok, text, b) for b in internal):
+            return "witness"
+    return "accepted"
+
+
+@dataclass(frozen=True)
+class Splice:
+    """The result as an edit of the stored stream: keep `keep` old tokens, then append `ids` / `spans`."""
+
+    keep: int
+    ids: list[int]
+    spans: list[Span]
+    path: str
+    window: int | None = None
+    rejections: tuple[str, ...] = ()
+
+
+def _whole(tok: FrozenTokenizer, text: str, reason: str, rejections: list[str]) -> Splice:
+    ids, spans = reference_encode_with_offsets(tok, text)
+    return Splice(0, ids, spans, f"fallback:{reason}", None, tuple(rejections))
+
+
+def repair(
+    tok: FrozenTokenizer,
+    old_text: str,
+    old_ids: list[int],
+    old_spans: list[Span],
+    delta: str,
+    params: RepairParams = DEFAULT_REPAIR_PARAMS,
+) -> RepairResult:
+    """The IDs and spans of old_text + delta, from the stored encode of old_text and one re-encoded window.
+
+    Proposition (for an admitted tokenizer whose premises hold, with T, spans = ref(old_text) with offsets):
+    the result equals ref(old_text + delta) on every path."""
+    edit = repair_splice(tok, old_text, old_ids, old_spans, delta, params)
+    ids = old_ids[: edit.keep] + edit.ids
+    spans = old_spans[: edit.keep] + edit.spans
+    return RepairResult(ids, spans, edit.path, edit.window, edit.rejections)
+
+
+def repair_splice(
+    tok: FrozenTokenizer,
+    old_text: str,
+    old_ids: list[int],
+    old_spans: list[Span],
+    delta: str,
+    params: RepairParams = DEFAULT_REPAIR_PARAMS,
+) -> Splice:
+    """`repair` as an edit of the stored stream (what a session applies in place, in time proportional to the
+    window rather than to the whole text)."""
+    n = len(old_text)
+    if not delta:
+        return Splice(len(old_ids), [], [], "noop:empty_delta")
+    if len(old_ids) != len(old_spans):
+        return _whole(tok, old_text + delta, "invalid_prior_state", [])
+    if not params.check_seam:
+        d_ids, d_spans = reference_encode_with_offsets(tok, delta)
+        return Splice(len(old_ids), d_ids, [(s + n, e + n) for s, e in d_spans], "unchecked:reuse")
+    if not tok.admission.admitted:
+        return _whole(tok, old_text + delta, "not_admitted", [])
+    margin = tok.margin if params.margin is None else params.margin
+    bound = tok.bound if params.bound is None else params.bound
+    rejections: list[str] = []
+    width = params.first_window
+    for k in range(params.max_doublings + 1):
+        if width >= n:
+            return _whole(tok, old_text + delta, "window_covers_all", rejections)
+        ws = anchored_window_start(tok, old_text, n - width)
+        if ws is None:
+            rejections.append(f"window={k}:nfc_no_anchor")
+        elif ws == 0:
+            return _whole(tok, old_text + delta, "window_covers_all", rejections)
+        else:
+            result = repair_window(tok, old_text, delta, old_ids, old_spans, ws, margin, bound, params)
+            if isinstance(result, str):
+                rejections.append(f"window={k}:{result}")
+            else:
+                keep, ids, spans = result
+                return Splice(keep, ids, spans, f"repaired:window={k}", k, tuple(rejections))
+        width *= 2
+    return _whole(tok, old_text + delta, "no_match", rejections)
+
+
+def repair_window(
+    tok: FrozenTokenizer,
+    old_text: str,
+    delta: str,
+    old_ids: list[int],
+    old_spans: list[Span],
+    ws: int,
+    margin: int,
+    bound: int,
+    params: RepairParams,
+) -> tuple[int, list[int], list[Span]] | str:
+    """One window: (old tokens kept, window IDs and spans after the run) when the window's longest matched run is
+    accepted, else the reason it is not."""
+    win_ids, win_local = reference_encode_with_offsets(tok, old_text[ws:] + delta)
+    win_spans = [(s + ws, e + ws) for s, e in win_local]
+    lo, hi = ws + margin, len(old_text)
+    old_keys = overlap_keys(old_ids, old_spans, lo, hi, params.match_key)
+    new_keys = overlap_keys(win_ids, win_spans, lo, hi, params.match_key)
+    run = longest_common_run(old_keys, new_keys, old_spans)
+    verdict = judge_run(tok, old_text, old_spans, run, params, bound)
+    if verdict != "accepted":
+        return verdict
+    assert run is not None
+    old_first, new_first, length = run
+    resume = new_first + length
+    return old_first + length, win_ids[resume:], win_spans[resume:]
