@@ -1,0 +1,75 @@
+"""The bounded check: every short string over the abstract alphabet, cut at every accepted transition, keeps the
+reference's pieces (an engine-level witness that does not trust the z3 model).
+
+Per pattern family: every string over one representative per abstract symbol up to length 4 (3 for o200k's 28
+symbols), and over the reduced representative set (spec/proofs/bounded.py says why it suffices) up to length
+5. Under the `gate` profile (DELTA_HYPOTHESIS_PROFILE=gate) the full alphabet goes to length 5 (4 for o200k),
+the reduced set to 6, and a provisioned tokenizer's own pre-tokenizer is used when the family has one. The
+default profile runs the Split stages of spec.patterns, after checking they are byte for byte the provisioned
+tokenizers' own stages; families with no provisioned tokenizer are recorded as pattern-only, "not provisioned".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from types import SimpleNamespace
+
+import pytest
+
+from corpora.loader import load_tokenizer
+from corpora.registry import rows
+from properties.conftest import ADMITTED, PROVISIONED
+from spec.patterns import SPLIT_PATTERNS
+from spec.proofs.alphabet import family_alphabet
+from spec.proofs.bounded import bounded_check, default_lengths
+from spec.proofs.pieces import family_pieces, pieces_of
+
+FAMILIES = list(SPLIT_PATTERNS)
+THOROUGH = os.environ.get("DELTA_HYPOTHESIS_PROFILE") == "gate"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_accepted_transitions_keep_the_pieces_on_every_short_string(family: str, ledger) -> None:
+    """For every string up to the bound and every accepted transition in it, the reference's pieces of the
+    string equal its pieces of the left part followed by those of the right part."""
+    alphabet = family_alphabet(family)
+    members = [row.name for row in rows() if row.split_pattern == family]
+    provisioned = [load_tokenizer(n) for n in members if n in ADMITTED]
+    configs = {json.dumps(json.loads(t.tokenizer.to_str())["pre_tokenizer"], sort_keys=True) for t in provisioned}
+    assert len(configs) <= 1, f"{family}: provisioned tokenizers disagree on the pre-tokenizer"
+    for tok in provisioned:  # the proved stages are the tokenizer's own (then a ByteLevel that does not split)
+        config = json.loads(tok.tokenizer.to_str())["pre_tokenizer"]
+        stages = tuple(p["pattern"]["Regex"] for p in config["pretokenizers"] if p["type"] == "Split")
+        assert stages == SPLIT_PATTERNS[family], tok.name
+    # the gate runs the tokenizer's own pre-tokenizer; the default runs the same Split stages without the ByteLevel
+    # mapping (a third cheaper, and shown above to be the tokenizer's own stages)
+    own = THOROUGH and provisioned
+    pieces = pieces_of(provisioned[0].tokenizer.pre_tokenizer) if own else family_pieces(family)
+    full_length, reduced_length = default_lengths(alphabet, THOROUGH)
+    results = bounded_check(pieces, alphabet, full_length, reduced_length)
+    details = {
+        "family": family,
+        "symbols": len(alphabet),
+        "profile": "gate" if THOROUGH else "ci",
+        "pre_tokenizer": provisioned[0].name if own else "Split stages of spec.patterns",
+        "provisioned": [t.name for t in provisioned],
+        "runs": [r.summary() for r in results],
+    }
+    transitions = sum(r.transitions for r in results)
+    differences = sum(len(r.differences) for r in results)
+    for r in results:
+        print(f"\n{family} [{r.label}] {len(r.representatives)} symbols to length {r.max_length}: "
+              f"{r.enumerated} strings ({r.strings} pre-tokenized), {r.transitions} transitions, "
+              f"{len(r.differences)} differences, {r.seconds:.1f}s")
+    for name in members:
+        if name in PROVISIONED:
+            ledger.record("exhaustive", "proofs.bounded_enumeration", load_tokenizer(name), comparisons=transitions,
+                          differences=differences, unit="cuts", details=details)
+        else:
+            ledger.record("exhaustive", "proofs.bounded_enumeration.pattern_only",
+                          SimpleNamespace(name=name, sha256=None), comparisons=transitions, differences=differences,
+                          unit="cuts", details={**details, "status": "not provisioned"})
+    assert transitions > 0
+    first = [d for r in results for d in r.differences[:3]]
+    assert differences == 0, f"{family}: {differences} cuts change the reference's pieces, e.g. {first}"

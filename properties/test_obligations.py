@@ -1,0 +1,133 @@
+"""The proof-obligation table lists every premise of both propositions and reads its status off recorded runs.
+
+Synthetic ledgers exercise each status: open with no record, partial and discharged as mechanisms gain passing
+records, failed on a record with differences or a failed test, control kills counted only from control records,
+"not applicable" for normalization premises of tokenizers without a normalizer, and "pattern only" / "not
+provisioned" for tokenizers whose files are absent.
+"""
+
+from __future__ import annotations
+
+from reports.ledger import make_record
+from spec.proofs.obligations import (
+    BOUNDED,
+    CONTROL,
+    DISCHARGED,
+    EXHAUSTIVE,
+    FAILED,
+    NOT_APPLICABLE,
+    NOT_PROVISIONED,
+    OPEN,
+    PARTIAL,
+    PATTERN_ONLY,
+    Z3,
+    obligations,
+    status_details,
+    status_from_ledger,
+)
+
+CUT = {"special_token_guard", "normalization_equation", "class_table", "transition_soundness", "end_of_input",
+       "per_piece_bpe", "post_processing_once"}
+REPAIR = {"margin", "bound", "match_key", "sync_witness", "nfc_window_start", "fallback"}
+TOKS = ["qwen3_8b", "llama_3_1_8b", "glm_5_2"]
+FAMILIES = {"qwen3_8b": "qwen2", "llama_3_1_8b": "llama3", "glm_5_2": "llama3"}
+
+
+REGISTRY = {"tokenizers": TOKS, "families": FAMILIES, "provisioned": ["qwen3_8b", "llama_3_1_8b"],
+            "normalizing": ["qwen3_8b"]}
+
+
+def _status(records: list[dict]) -> dict:
+    return status_details(records, **REGISTRY)
+
+
+def _rec(level: str, check: str, tok: str | None = None, comparisons: int = 10, differences: int = 0, **details):
+    rec = make_record("gate", level, check, tokenizer=tok, comparisons=comparisons, differences=differences,
+                      details=details)
+    rec["details"].setdefault("outcome", "passed")
+    return rec
+
+
+def test_every_premise_of_both_propositions_is_listed_with_a_discharge() -> None:
+    """The table has exactly the seven cut premises and six repair premises, each with at least one mechanism
+    naming at least one ledger check."""
+    table = obligations()
+    assert {o["premise"] for o in table if o["proposition"] == "cut"} == CUT
+    assert {o["premise"] for o in table if o["proposition"] == "repair"} == REPAIR
+    for o in table:
+        assert o["statement"] and o["discharge"], o["id"]
+        assert all(m["checks"] for m in o["discharge"]), o["id"]
+
+
+def test_no_record_leaves_every_premise_open_or_not_provisioned() -> None:
+    """With an empty ledger every premise is open for provisioned tokenizers, not provisioned for the others, and
+    not applicable where it is about a normalizer the tokenizer lacks."""
+    table = _status([])
+    for pid, row in table.items():
+        normalization = pid in ("cut.normalization_equation", "repair.nfc_window_start")
+        assert row["qwen3_8b"]["status"] == OPEN
+        assert row["llama_3_1_8b"]["status"] == (NOT_APPLICABLE if normalization else OPEN)
+        assert row["glm_5_2"]["status"] == (NOT_APPLICABLE if normalization else NOT_PROVISIONED)
+
+
+def test_transition_soundness_is_discharged_only_when_every_mechanism_has_passed() -> None:
+    """The z3 record alone makes the premise partial; adding the bounded, exhaustive and control-kill records
+    discharges it, for the tokenizer they name or whose family they name."""
+    z3 = _rec("proof", "proofs.transitions_z3.pattern", family="qwen2", tokenizers=["qwen3_8b"])
+    partial = _status([z3])["cut.transition_soundness"]["qwen3_8b"]
+    assert partial["status"] == PARTIAL and partial["mechanisms"][Z3] == DISCHARGED
+    assert _status([z3])["cut.transition_soundness"]["llama_3_1_8b"]["status"] == OPEN
+    full = [
+        z3,
+        _rec("exhaustive", "proofs.bounded_enumeration", "qwen3_8b"),
+        _rec("exhaustive", "proofs.representatives", family="qwen2"),
+        _rec("control", "fuzz.kill.internal.accept_every_cut", "qwen3_8b", differences=3),
+    ]
+    row = _status(full)["cut.transition_soundness"]["qwen3_8b"]
+    assert row["status"] == DISCHARGED, row
+    assert row["mechanisms"][BOUNDED] == DISCHARGED and row["mechanisms"][EXHAUSTIVE] == DISCHARGED
+
+
+def test_a_difference_or_a_failed_test_fails_the_premise() -> None:
+    """A non-control record with differences, or any record of a failed test, makes the premise failed."""
+    diff = _rec("exhaustive", "proofs.bounded_enumeration", "qwen3_8b", differences=1)
+    assert _status([diff])["cut.transition_soundness"]["qwen3_8b"]["status"] == FAILED
+    failed = _rec("proof", "proofs.transitions_z3", "qwen3_8b")
+    failed["details"]["outcome"] = "failed"
+    assert _status([failed])["cut.end_of_input"]["qwen3_8b"]["status"] == FAILED
+
+
+def test_controls_count_only_as_kills() -> None:
+    """A control run that found differences discharges the control-kill mechanism; one that found none is no
+    evidence; one that says it was not killed fails; a control record never discharges another mechanism."""
+    killed = _rec("control", "repair_knob:margin=0", "qwen3_8b", differences=2)
+    survived = _rec("control", "repair_knob:margin=0", "qwen3_8b", differences=0)
+    refused = _rec("control", "repair_knob:margin=0", "qwen3_8b", differences=0, killed=False)
+    assert _status([killed])["repair.margin"]["qwen3_8b"]["mechanisms"][CONTROL] == DISCHARGED
+    assert _status([killed])["repair.margin"]["qwen3_8b"]["mechanisms"]["admission check"] == OPEN
+    assert _status([survived])["repair.margin"]["qwen3_8b"]["mechanisms"][CONTROL] == OPEN
+    assert _status([refused])["repair.margin"]["qwen3_8b"]["status"] == FAILED
+
+
+def test_unprovisioned_tokenizers_show_pattern_only_or_not_provisioned() -> None:
+    """Pattern-level records discharge a pattern premise of an unprovisioned tokenizer only as "pattern only";
+    a tokenizer premise stays "not provisioned" whatever global records exist."""
+    records = [
+        _rec("proof", "proofs.transitions_z3.pattern_only", "glm_5_2", status="not provisioned", family="llama3"),
+        _rec("exhaustive", "proofs.bounded_enumeration.pattern_only", "glm_5_2", status="not provisioned"),
+        _rec("repair", "session_append", None),
+    ]
+    table = _status(records)
+    assert table["cut.end_of_input"]["glm_5_2"]["status"] == PATTERN_ONLY
+    assert table["repair.match_key"]["glm_5_2"]["status"] == NOT_PROVISIONED
+    assert table["cut.end_of_input"]["llama_3_1_8b"]["status"] == OPEN
+
+
+def test_status_from_ledger_gives_one_status_per_premise_and_tokenizer() -> None:
+    """The table's cells are the detailed statuses, one string per premise and tokenizer."""
+    records = [_rec("proof", "proofs.transitions_z3", "qwen3_8b")]
+    cells = status_from_ledger(records, **REGISTRY)
+    details = status_details(records, **REGISTRY)
+    assert set(cells) == {o["id"] for o in obligations()}
+    assert all(cells[p][t] == details[p][t]["status"] for p in cells for t in TOKS)
+    assert cells["cut.end_of_input"]["qwen3_8b"] == PARTIAL

@@ -1,0 +1,8 @@
+"""Machine-checked proofs of the transition set against every split pattern, and the proof-obligation table.
+
+`alphabet` partitions the code points into abstract symbols by engine membership in every atom of a pattern;
+`regex` parses the patterns into ASTs over those atoms; `z3_encoding` and `prove` decide the obligations with
+z3 and confirm counterexamples with the reference; `bounded` is the independent engine-level enumeration;
+`obligations` lists the premises of the cut and repair propositions and reads their status off the ledgers.
+`python -m spec.proofs` prints the per-pattern summary.
+"""

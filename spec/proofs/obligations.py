@@ -1,0 +1,332 @@
+"""The proof-obligation table: every premise of the cut and repair propositions, what discharges it, and its
+status per tokenizer from the recorded runs.
+
+Each premise names one or more mechanisms (z3 proof, exhaustive per-code-point test, bounded enumeration,
+property test, control kill, admission check), and each mechanism names the ledger `check` names (shell-style
+patterns, case-insensitive) whose recorded runs discharge it. A premise is *discharged* for a tokenizer when every
+mechanism has a passing record that applies to it, *partial* when only some have, *failed* when any applicable
+record failed, and *open* when none exists. A record applies to a tokenizer when it names the tokenizer, or it
+names none and is pattern-level (its details name the tokenizer's pattern family, or list the tokenizer) or
+global (its details name no family, or the common alphabet "all"). A tokenizer that is not provisioned shows
+"pattern only" for a premise about its split pattern (scope "pattern") that pattern-level records discharge,
+and "not provisioned" for everything else.
+
+Passing means: the run compared something (comparisons > 0), found no difference, and its test did not fail;
+for a control record (level "control") it means the broken variant was killed (details.status "killed", or
+details.killed true, or differences > 0) or proved redundant for that tokenizer (status "survives-by-proof");
+a control record that found no difference is no evidence (one check need not reach every control), "not
+applicable" is none either, and it fails only when it says so (status "survived" or killed false). Control
+records count only for the "control kill" mechanism.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fnmatch import fnmatch
+
+Z3 = "z3 proof"
+EXHAUSTIVE = "exhaustive per-code-point test"
+BOUNDED = "bounded enumeration"
+PROPERTY = "property test"
+CONTROL = "control kill"
+ADMISSION = "admission check"
+
+DISCHARGED, PARTIAL, FAILED, OPEN = "discharged", "partial", "failed", "open"
+NOT_APPLICABLE = "not applicable"  # a normalization premise for a tokenizer whose normalizer is the identity
+NOT_PROVISIONED, PATTERN_ONLY = "not provisioned", "pattern only"
+
+
+def _m(mechanism: str, *checks: str, level: str | None = None) -> dict:
+    return {"mechanism": mechanism, "checks": list(checks), "level": level}
+
+
+_OBLIGATIONS: tuple[dict, ...] = (
+    {
+        "proposition": "cut",
+        "premise": "special_token_guard",
+        "statement": "No cut lies strictly inside any occurrence of any added-token string (overlapping occurrences "
+        "included), and no admitted added token strips whitespace, matches as a single word, or is matched after a "
+        "normalizer.",
+        "discharge": [
+            _m(ADMISSION, "admission*"),
+            _m(PROPERTY, "*guard*", "*special_token*", "battery.cut", "proof.selected_occurrences_match_reference"),
+            _m(CONTROL, "*guard*", level="control"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "normalization_equation",
+        "applies_to": "normalizing",
+        "statement": "For a normalizing tokenizer, anchors a < b < c exist within 256 code points, no added-token "
+        "occurrence touches S[a:c], N(S[a:c]) = N(S[a:b]) + N(S[b:c]), and the normalized characters at b form an "
+        "accepted transition; the anchor predicate holds per code point against the reference normalizer.",
+        "discharge": [
+            _m(EXHAUSTIVE, "anchor_predicate_tables", "reference_nfc_version", "proof.hangul_probes_class_preserving",
+               "proof.reorder_probes_implied", "*anchor*"),
+            _m(PROPERTY, "*normaliz*", "*nfc*", "u0958*", "battery.cut"),
+            _m(CONTROL, "*normaliz*", "*anchor*", "*nfc*", "*hangul*", "*reorder*", level="control"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "class_table",
+        "scope": "pattern",
+        "statement": "The class table (O, S, L, N, M) equals the reference engine's class membership on every code "
+        "point, and the abstract alphabets of the patterns partition the code points exactly.",
+        "discharge": [
+            _m(EXHAUSTIVE, "classes_*", "*class_table*", "python_class_disagreement", "proofs.alphabet_partition",
+               "proofs.atom_parse"),
+            _m(CONTROL, "*class_source*", "*python_class*", "*class_table*", level="control"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "transition_soundness",
+        "scope": "pattern",
+        "statement": "Under the tokenizer's split pattern every accepted class transition (with its carve-outs) ends "
+        "one piece and starts the next whatever text precedes it; for a sequence of splits, stage by stage.",
+        "discharge": [
+            _m(Z3, "proofs.transitions_z3", "proofs.transitions_z3.pattern", "proofs.transitions_z3.pattern_only",
+               level="proof"),
+            _m(BOUNDED, "proofs.bounded_enumeration", "proofs.bounded_enumeration.pattern_only"),
+            _m(EXHAUSTIVE, "proofs.contraction_folding", "proofs.representatives", "transition_boundaries_*"),
+            _m(CONTROL, "*accept_every_cut*", "*.add_*", "knob_pairs*", "*carveout*", level="control"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "end_of_input",
+        "scope": "pattern",
+        "statement": "The piece left of an accepted transition closes at the end of a chunk exactly as at the "
+        "transition: no lookahead is evaluated there, and no letter, digit or punctuation run reads past it.",
+        "discharge": [
+            _m(Z3, "proofs.transitions_z3", "proofs.transitions_z3.pattern", "proofs.transitions_z3.pattern_only",
+               level="proof"),
+            _m(BOUNDED, "proofs.bounded_enumeration", "proofs.bounded_enumeration.pattern_only"),
+            _m(EXHAUSTIVE, "end_of_input_*"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "per_piece_bpe",
+        "statement": "The model encodes each pre-tokenizer piece independently and deterministically, so the encode "
+        "of a chunk concatenation is the concatenation of the chunk encodes.",
+        "discharge": [
+            _m(PROPERTY, "*chunked*", "battery.cut", "*cut*concat*"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "post_processing_once",
+        "statement": "Sequence-level post-processing is applied once, to the assembled IDs, as the reference "
+        "applies it once to the whole text.",
+        "discharge": [
+            _m(PROPERTY, "*post_process*", "*postprocess*"),
+        ],
+    },
+    {
+        "proposition": "repair",
+        "premise": "margin",
+        "statement": "The match search leaves out the first `margin` characters of the window, margin at least the "
+        "longest added-token string (and at least 8), so no literal split by the window start reaches the match.",
+        "discharge": [
+            _m(ADMISSION, "margin_premise"),
+            _m(CONTROL, "*margin*", level="control"),
+        ],
+    },
+    {
+        "proposition": "repair",
+        "premise": "bound",
+        "statement": "An accepted match covers more (normalized) characters than the longest text one token decodes "
+        "to.",
+        "discharge": [
+            _m(ADMISSION, "bound_premise", "*wide_bound*"),
+            _m(CONTROL, "*no_bound*", "*require_bound*", level="control"),
+        ],
+    },
+    {
+        "proposition": "repair",
+        "premise": "match_key",
+        "statement": "Matched tokens agree in start, end, ordinal within a shared span, and ID, not in IDs or spans "
+        "alone.",
+        "discharge": [
+            _m(PROPERTY, "session_*", "*session_replay*", "chat_replay*", "battery.repair"),
+            _m(CONTROL, "*match_key*", "*match_ids_only*", "*match_spans_only*", level="control"),
+        ],
+    },
+    {
+        "proposition": "repair",
+        "premise": "sync_witness",
+        "statement": "Some internal boundary of the matched run is an accepted class transition read on the input "
+        "characters.",
+        "discharge": [
+            _m(PROPERTY, "session_*", "*session_replay*", "chat_replay*", "battery.repair"),
+            _m(CONTROL, "*witness*", level="control"),
+        ],
+    },
+    {
+        "proposition": "repair",
+        "premise": "nfc_window_start",
+        "applies_to": "normalizing",
+        "statement": "For a normalizing tokenizer the window text is stable under the reference normalizer at its "
+        "start (NFC cannot reach across the window start into the matched run).",
+        "discharge": [
+            _m(PROPERTY, "*repair*nfc*", "*window*nfc*", "*nfc*window*", "*repair*normaliz*"),
+            _m(CONTROL, "*repair*nfc*", "*window*nfc*", "*repair*normaliz*", level="control"),
+        ],
+    },
+    {
+        "proposition": "repair",
+        "premise": "fallback",
+        "statement": "Whenever no window is accepted (or the engine refuses), the result is a full reference encode "
+        "of the whole text.",
+        "discharge": [
+            _m(PROPERTY, "*fallback*", "window_covers_all", "battery.repair"),
+            _m(CONTROL, "*check_seam*", "*unchecked*", level="control"),
+        ],
+    },
+)
+
+
+def obligations() -> list[dict]:
+    """Every premise of the two propositions with its statement and the mechanisms that discharge it."""
+    return [
+        {
+            "applies_to": "all",
+            "scope": "tokenizer",
+            **o,
+            "id": f"{o['proposition']}.{o['premise']}",
+            "discharge": [dict(m) for m in o["discharge"]],
+        }
+        for o in _OBLIGATIONS
+    ]
+
+
+def _matches(record: dict, mechanism: dict) -> bool:
+    if mechanism["level"] is not None and record.get("level") != mechanism["level"]:
+        return False
+    if (record.get("level") == "control") != (mechanism["mechanism"] == CONTROL):
+        return False  # a broken variant's run is evidence only for a control kill, and only it is
+    check = str(record.get("check", "")).lower()
+    return any(fnmatch(check, pattern.lower()) for pattern in mechanism["checks"])
+
+
+def record_passed(record: dict) -> bool | None:
+    """True if the record discharges, False if it failed, None if it compared nothing."""
+    details = record.get("details") or {}
+    if details.get("outcome") == "failed":
+        return False
+    comparisons = record.get("comparisons") or 0
+    differences = record.get("differences") or 0
+    if record.get("level") == "control":
+        status = details.get("status")
+        if status in ("killed", "survives-by-proof"):  # the kill matrix's own verdicts
+            return True
+        if status == "survived":
+            return False
+        if status == "not applicable":
+            return None
+        if "killed" in details:
+            return bool(details["killed"])
+        return True if differences > 0 else None
+    if differences > 0:
+        return False
+    return True if comparisons > 0 else None
+
+
+def _applies(record: dict, tokenizer: str, family: str | None) -> bool:
+    named = record.get("tokenizer")
+    if named is not None:
+        return named == tokenizer
+    details = record.get("details") or {}
+    if tokenizer in (details.get("tokenizers") or []):
+        return True
+    record_family = details.get("family")
+    return record_family in (None, "all") or record_family == family
+
+
+def _pattern_level(record: dict) -> bool:
+    return record.get("tokenizer") is None or str(record.get("check", "")).endswith(".pattern_only") or (
+        (record.get("details") or {}).get("status") == NOT_PROVISIONED
+    )
+
+
+def _registry() -> tuple[list[str], dict[str, str], set[str]]:
+    from corpora.registry import rows
+
+    table = rows()
+    normalizing = {r.name for r in table if r.normalizer not in ("none", "empty_sequence")}
+    return [r.name for r in table], {r.name: r.split_pattern for r in table}, normalizing
+
+
+def status_details(
+    records: Iterable[dict],
+    tokenizers: list[str] | None = None,
+    families: dict[str, str] | None = None,
+    provisioned: Iterable[str] | None = None,
+    normalizing: Iterable[str] | None = None,
+) -> dict[str, dict[str, dict]]:
+    """{premise id: {tokenizer: {"status", "mechanisms": {mechanism: status}, "checks": [check names]}}}.
+
+    `tokenizers`, `families` (name -> pattern family) and `normalizing` (names with a non-identity normalizer)
+    default to the registry; `provisioned` (names whose files were present when the records were made) defaults
+    to every tokenizer named by a record that is not pattern-level. A premise about normalization is "not
+    applicable" to a tokenizer without a normalizer.
+    """
+    records = list(records)
+    if tokenizers is None or families is None or normalizing is None:
+        names, fams, norm = _registry()
+        tokenizers = tokenizers if tokenizers is not None else names
+        families = families if families is not None else fams
+        normalizing = normalizing if normalizing is not None else norm
+    normalizing = set(normalizing)
+    if provisioned is None:
+        provisioned = {r["tokenizer"] for r in records if r.get("tokenizer") and not _pattern_level(r)}
+    provisioned = set(provisioned)
+    table: dict[str, dict[str, dict]] = {}
+    for ob in obligations():
+        row: dict[str, dict] = {}
+        for tok in tokenizers:
+            if ob["applies_to"] == "normalizing" and tok not in normalizing:
+                row[tok] = {"status": NOT_APPLICABLE, "mechanisms": {}, "checks": []}
+                continue
+            mech_status: dict[str, str] = {}
+            checks: set[str] = set()
+            pattern_only = True
+            for mech in ob["discharge"]:
+                verdicts = []
+                for rec in records:
+                    if _matches(rec, mech) and _applies(rec, tok, families.get(tok)):
+                        verdict = record_passed(rec)
+                        if verdict is None:
+                            continue
+                        verdicts.append(verdict)
+                        checks.add(str(rec.get("check")))
+                        pattern_only = pattern_only and _pattern_level(rec)
+                if not verdicts:
+                    mech_status[mech["mechanism"]] = OPEN
+                else:
+                    mech_status[mech["mechanism"]] = DISCHARGED if all(verdicts) else FAILED
+            values = list(mech_status.values())
+            if FAILED in values:
+                status = FAILED
+            elif all(v == DISCHARGED for v in values):
+                status = DISCHARGED
+            elif DISCHARGED in values:
+                status = PARTIAL
+            else:
+                status = OPEN
+            if tok not in provisioned and status != FAILED:
+                pattern_level = ob["scope"] == "pattern" and DISCHARGED in values and pattern_only
+                status = PATTERN_ONLY if pattern_level else NOT_PROVISIONED
+            row[tok] = {"status": status, "mechanisms": mech_status, "checks": sorted(checks)}
+        table[ob["id"]] = row
+    return table
+
+
+def status_from_ledger(records: Iterable[dict], **registry) -> dict[str, dict[str, str]]:
+    """{premise id: {tokenizer: status}}: the table's cells (`status_details` says which mechanisms and checks)."""
+    return {
+        premise: {tok: cell["status"] for tok, cell in row.items()}
+        for premise, row in status_details(records, **registry).items()
+    }
