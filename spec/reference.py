@@ -71,3 +71,23 @@ def post_process(tok: FrozenTokenizer, ids: list[int]) -> list[int]:
 def reference_encode_full(tok: FrozenTokenizer, text: str) -> list[int]:
     """The reference IDs with post-processing (add_special_tokens=True), for checking `post_process`."""
     return tok.tokenizer.encode(check_text(text), add_special_tokens=True).ids
+
+
+def reference_encode_units(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, ...]]]:
+    """Reference IDs and the same IDs grouped into units, one tuple per pre-token (the encoding's word indices).
+
+    The cut proposition holds at this level too: the units of S equal the units of its pieces, concatenated.
+    Special-token strings are units of their own."""
+    enc = tok.tokenizer.encode(check_text(text), add_special_tokens=False)
+    units: list[tuple[int, ...]] = []
+    current: list[int] = []
+    last = object()
+    for token_id, word in zip(enc.ids, enc.word_ids, strict=True):
+        if current and word != last:
+            units.append(tuple(current))
+            current = []
+        current.append(token_id)
+        last = word
+    if current:
+        units.append(tuple(current))
+    return enc.ids, units

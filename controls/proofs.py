@@ -1,0 +1,325 @@
+"""Redundancy proofs: why some controls survive the battery for some split patterns, with checks of each premise.
+
+A control that survives is a finding unless the condition it removes is redundant. Each function below states
+the argument in its docstring and checks its premise against the reference (pre-tokenizer, added-token scan,
+normalizer) exhaustively over the code points concerned; it returns how many premises it checked and the
+counterexamples it found (a proof holds only with none). `properties/test_control_proofs.py` runs them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tokenizers.normalizers import NFC
+
+from corpora.loader import FrozenTokenizer
+from fuzz.palette import class_pool
+from spec.classes import L, M, N, class_table
+from spec.guard import literal_trie
+from spec.reference import reference_encode_with_offsets
+
+_NFC = NFC()
+
+
+@dataclass
+class ProofCheck:
+    """What a premise check compared and the counterexamples it found."""
+
+    name: str
+    tokenizer: str
+    checked: int = 0
+    counterexamples: list = field(default_factory=list)
+
+    @property
+    def holds(self) -> bool:
+        return self.checked > 0 and not self.counterexamples
+
+
+def _pieces(tok: FrozenTokenizer, text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The normalized text and the character spans of its pre-tokens (the reference's own normalizer and
+    pre-tokenizer)."""
+    norm = tok.tokenizer.normalizer.normalize_str(text) if tok.tokenizer.normalizer is not None else text
+    return norm, [span for _, span in tok.tokenizer.pre_tokenizer.pre_tokenize_str(norm)]
+
+
+def single_digit_pretokens(tok: FrozenTokenizer) -> ProofCheck:
+    """cut.add_N_N is redundant for the qwen2 pattern: every digit is a pre-token of its own.
+
+    Argument. In the qwen2 pattern (the contractions, the letter run `[^\\r\\n\\p{L}\\p{N}]?\\p{L}+`, `\\p{N}`,
+    the punctuation run ` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*` and the whitespace alternatives) no alternative but
+    `\\p{N}` can consume a character of class N: the contractions hold ' and letters, the letter and punctuation
+    runs exclude \\p{N}, and no N character is \\s; `\\p{N}` consumes exactly one. So the boundary between two N
+    characters is a pre-token boundary in every text, and at the end of a chunk the one-character pre-token
+    closes exactly as it does in the whole text (the end-of-input property). The guard and normalization
+    conditions are unchanged in the control, so an N->N cut keeps the special-token scan and the normalized
+    text the same; the pieces are then the same pre-tokens and the same IDs.
+
+    Premise checked: with every N code point (as the engine classes it) placed after a letter, a digit, an N
+    character, punctuation and a space, and NFC applied first, each N character of the normalized text is
+    exactly one pre-token.
+    """
+    out = ProofCheck("single_digit_pretokens", tok.name)
+    table = class_table()
+    digits = [chr(c) for c in class_pool(N)]
+    text = "".join(f"a{c}{c}1{c}.{c} {c}" for c in digits)
+    norm, spans = _pieces(tok, text)
+    starts = {s: e for s, e in spans}
+    for i, ch in enumerate(norm):
+        if table[ord(ch)] == N:
+            out.checked += 1
+            if starts.get(i) != i + 1:
+                out.counterexamples.append(f"U+{ord(ch):04X} at {i}")
+    return out
+
+
+def letter_runs_stop_before_apostrophe(tok: FrozenTokenizer, stride: int = 1) -> ProofCheck:
+    """cut.no_apostrophe_carveout is redundant for the qwen2, llama3 and deepseek patterns.
+
+    Argument. Only o200k-style letter runs carry an optional contraction suffix `(?i:'s|'t|...)?`. In qwen2 and
+    llama3 the letter run is `[^\\r\\n\\p{L}\\p{N}]?\\p{L}+`, in deepseek `[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+`.
+    An apostrophe is neither a letter nor a mark, so a letter run always ends right before it, in the whole
+    text and at the end of a chunk alike; after it, matching restarts at the apostrophe in both (the patterns
+    have no lookbehind). So an L->' boundary is a pre-token boundary whatever follows, and the carve-out only
+    refuses cuts that are safe.
+
+    Premise checked: every L code point followed by each contraction ('s, 't, 're, 've, 'm, 'll, 'd, and upper
+    case) and by a lone apostrophe, NFC applied first: wherever the normalized text has a letter right before
+    an apostrophe, a pre-token starts at the apostrophe. `stride` > 1 checks every stride-th letter (the
+    default gate); stride 1 is the exhaustive check.
+    """
+    out = ProofCheck("letter_runs_stop_before_apostrophe", tok.name)
+    table = class_table()
+    suffixes = ("'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'LL", "' ", "'.")
+    letters = [chr(c) for c in class_pool(L)[::stride]]
+    for k, suffix in enumerate(suffixes):
+        chunk = letters if k < 2 else letters[k::len(suffixes)]  # all letters for 's and 't, a share for the rest
+        norm, spans = _pieces(tok, "".join(c + suffix + " " for c in chunk))
+        starts = {s for s, _ in spans}
+        for i in range(1, len(norm)):
+            if norm[i] == "'" and table[ord(norm[i - 1])] == L:
+                out.checked += 1
+                if i not in starts:
+                    out.counterexamples.append(f"U+{ord(norm[i - 1]):04X}{suffix!r}")
+    return out
+
+
+def marks_end_before_other(tok: FrozenTokenizer, stride: int = 1) -> ProofCheck:
+    """cut.add_M_O is redundant for the deepseek pattern: a mark is always the last character of a letter run
+    before a character of class O.
+
+    Argument. The third DeepSeek stage (`[!"#...][A-Za-z]+`, `[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+`, the
+    punctuation run ` ?[\\p{P}\\p{S}]+[\\r\\n]*` and the whitespace alternatives) puts every mark into a letter
+    run `[\\p{L}\\p{M}]+` (a mark may also be the optional one-character prefix, but only of a letter run, which
+    then contains it). An O character is neither a letter nor a mark, so the run ends right before it, in the
+    whole text and at the end of a chunk alike, and matching restarts at the O
+    character in both. The first two stages (digit groups, the CJK ranges) only add boundaries; where an O
+    character and a mark share a CJK piece (U+3099 U+309B), the third stage still splits them. So M->O is a
+    pre-token boundary in every text.
+
+    Premise checked: every mark (class M) followed by a sample of O characters, and every assigned O character
+    after a mark, NFC applied first where the tokenizer has it: a pre-token starts at each O character that
+    follows a mark in the normalized text.
+    """
+    from spec.classes import O
+
+    out = ProofCheck("marks_end_before_other", tok.name)
+    table = class_table()
+    marks = [chr(c) for c in class_pool(M)]
+    others = [chr(c) for c in class_pool(O)]
+    sample = [*others[:: max(1, len(others) // 40)], "'s", "'t"]  # with o200k's contraction after a mark
+    texts = ["".join(f"a{m}{o} " for m in marks[::stride] for o in sample),
+             "".join(f"a\u0301{o} x\u3099{o} " for o in others[::stride])]
+    for text in texts:
+        norm, spans = _pieces(tok, text)
+        starts = {a for a, _ in spans}
+        for i in range(1, len(norm)):
+            if table[ord(norm[i - 1])] == M and table[ord(norm[i])] == O:
+                out.checked += 1
+                if i not in starts:
+                    out.counterexamples.append(f"U+{ord(norm[i - 1]):04X} U+{ord(norm[i]):04X}")
+    return out
+
+
+def selected_occurrences_match_reference(tok: FrozenTokenizer, texts: list[str]) -> ProofCheck:
+    """cut.guard_selected_only is redundant wherever the guard's selection is the reference's own selection.
+
+    Argument. The reference scans special-token strings leftmost-longest, left to right. Let b lie strictly
+    inside no selected occurrence. The scan of S[:b] reads the same characters as the whole scan up to b and
+    makes the same selections there, since none of them crosses b. In the whole scan, the last selection
+    starting before b ends at some p <= b, and no occurrence starts in [p, b) (it would have been selected
+    before b); so the next selection is the leftmost-longest occurrence starting at or after b, which is also
+    the first selection of the scan of S[b:], and from there both scans read the same characters. Hence each
+    chunk's scan selects exactly the whole scan's occurrences on its side, and an unselected occurrence that
+    crosses b changes nothing. (NFC tokenizers: the reference normalizes the stretches between selected
+    occurrences, so the anchor window needs to avoid only those as well.) The premise is that the guard's
+    "selected" occurrences are the reference's.
+
+    Premise checked: on each given text, the occurrences `spec.guard` selects are exactly the character spans
+    of the special-token IDs in the reference encode.
+    """
+    out = ProofCheck("selected_occurrences_match_reference", tok.name)
+    trie = literal_trie(tok)
+    specials = {tok.tokenizer.token_to_id(s) for s in tok.special_strings}
+    for text in texts:
+        ids, offsets = reference_encode_with_offsets(tok, text)
+        ref = [tuple(o) for i, o in zip(ids, offsets, strict=True) if i in specials]
+        mine = trie.selected(text)
+        out.checked += 1
+        if ref != mine:
+            out.counterexamples.append({"text": text, "reference": ref, "selected": mine})
+    return out
+
+
+def reorder_probes_implied(tok: FrozenTokenizer, limit: int = 0x110000) -> ProofCheck:
+    """cut.anchor_no_reorder is redundant: the reordering probes never refuse a character the other tests pass.
+
+    Argument. Canonical reordering moves only characters with a non-zero combining class, and composition with
+    a following mark starts only from a starter; the anchor predicate already refuses every mark (class M) and
+    every character NFC changes alone. If every non-mark character that NFC leaves alone also stays unchanged
+    after U+0301 and before U+0335, the two probes refuse nothing more, and the control is the specification.
+
+    Premise checked: for every code point below `limit` (default: all scalar values) that is not class M and
+    that NFC leaves unchanged, NFC(U+0301 c) and NFC(c U+0335) leave it unchanged too (the reference's own
+    normalizer).
+    """
+    return _probe_scan(tok, "reorder_probes_implied", limit, ("\u0301", ""), ("", "\u0335"))
+
+
+def hangul_probes_class_preserving(tok: FrozenTokenizer, limit: int = 0x110000) -> ProofCheck:
+    """cut.anchor_no_hangul is redundant: a character only the Hangul probes refuse is a letter that composes into a
+    letter, so neither the cut's raw pair nor its normalized pair can change class through it.
+
+    Argument. Without the Hangul probes, a Hangul V or T jamo (class L) can serve as an anchor although NFC
+    composes it with a preceding L jamo or LV syllable. A raw accepted pair never has a jamo on the right after a
+    letter (L->L is not accepted) and a digit or other character does not compose with a jamo, so NFC still
+    splits at the cut itself; a misplaced anchor changes only which stretch is normalized in the window test,
+    and every composition it misses maps letters to a letter (a Hangul syllable), so the last normalized
+    character before the cut and the first after it keep their classes.
+
+    Premise checked: every code point below `limit` (default: all scalar values) that is not a mark, that NFC
+    leaves alone, but that composes after U+1100 or U+AC00 is class L, and so is the composed result.
+    """
+    out = ProofCheck("hangul_probes_class_preserving", tok.name)
+    table = class_table()
+    sep = "\x00"
+    cps = _scalars(limit)
+    for start in range(0, len(cps), 20000):
+        chunk = [chr(cp) for cp in cps[start : start + 20000]]
+        alone = _NFC.normalize_str(sep.join(chunk)).split(sep)
+        stable = [c for c, n in zip(chunk, alone, strict=True) if c == n]
+        for lead in ("\u1100", "\uac00"):
+            probed = [lead + c for c in stable]
+            got = _NFC.normalize_str(sep.join(probed)).split(sep)
+            for want, have in zip(probed, got, strict=True):
+                if want != have:
+                    out.checked += 1
+                    cp = ord(want[1])
+                    if table[cp] != L or any(table[ord(x)] != L for x in have):
+                        out.counterexamples.append(f"U+{cp:04X} after U+{ord(lead):04X}")
+    return out
+
+
+def _scalars(limit: int) -> list[int]:
+    """Non-ASCII scalar values below `limit` that are not class M."""
+    table = class_table()
+    return [cp for cp in range(0x80, min(limit, 0x110000)) if not 0xD800 <= cp < 0xE000 and table[cp] != M]
+
+
+def _probe_scan(tok: FrozenTokenizer, name: str, limit: int, *probes: tuple[str, str]) -> ProofCheck:
+    """Every non-mark code point that NFC leaves alone also stays unchanged inside each (before, after) probe."""
+    out = ProofCheck(name, tok.name)
+    cps = _scalars(limit)
+    sep = "\x00"
+    for start in range(0, len(cps), 20000):
+        chunk = [chr(cp) for cp in cps[start : start + 20000]]
+        alone = _NFC.normalize_str(sep.join(chunk)).split(sep)
+        stable = [c for c, n in zip(chunk, alone, strict=True) if c == n]
+        for before, after in probes:
+            probed = [before + c + after for c in stable]
+            got = _NFC.normalize_str(sep.join(probed)).split(sep)
+            for want, have in zip(probed, got, strict=True):
+                out.checked += 1
+                if want != have:
+                    out.counterexamples.append(f"U+{ord(want[len(before)]):04X} in {before!r}+c+{after!r}")
+    return out
+
+
+def one_token_runs_rejected(tok: FrozenTokenizer, texts: list[str]) -> ProofCheck:
+    """repair.one_token_match is redundant: with the witness required, a one-token run is never accepted.
+
+    Argument. The sync witness is an internal boundary of the matched run, the start of its second or a later
+    token; a run of one token has none, so `judge_run` refuses it whatever `min_match_tokens` says (and a single
+    token never covers more than the bound either, by `bound_premise`). The control therefore accepts exactly
+    the runs the specification accepts.
+
+    Premise checked: for every token of the reference encode of each text, taken as a one-token run, `judge_run`
+    with min_match_tokens=1 (everything else as specified) does not accept it.
+    """
+    from spec.repair import RepairParams, judge_run
+
+    out = ProofCheck("one_token_runs_rejected", tok.name)
+    params = RepairParams(min_match_tokens=1)
+    for text in texts:
+        _, spans = reference_encode_with_offsets(tok, text)
+        for i in range(len(spans)):
+            out.checked += 1
+            verdict = judge_run(tok, text, spans, (i, i, 1), params, tok.bound)
+            if verdict == "accepted":
+                out.counterexamples.append({"text": text[:80], "token": i})
+    return out
+
+
+def accepted_witnesses_are_safe_cuts(tok: FrozenTokenizer, cases: list, params) -> ProofCheck:
+    """repair.no_bound and repair.margin_0 are redundant: the witness alone makes a splice exact.
+
+    Argument. With full keys, a matched token starts at the same offset b in the stored stream ref(S) and in the
+    window stream ref(S'[ws:]) (S' = S + D). The witness b is an accepted class transition whose two characters
+    are anchors; the window start is itself an anchor. If b is an accepted cut of S' and of the window text (the
+    cut proposition: guard, transition, normalization), then ref(S') = ref(S'[:b]) + ref(S'[b:]) and
+    ref(S'[ws:]) = ref(S'[ws:b]) + ref(S'[b:]), so the window's IDs after b are the whole encode's; and since b
+    is an accepted cut of S as well, the stored IDs before b are ref(S'[:b]). Splicing at the end of the run is
+    the same as splicing at b (the run's tokens are equal in both streams). Neither the run's coverage (the
+    bound) nor keeping the run clear of [ws, ws + margin) enters this argument.
+
+    Premise checked: for every split of the given cases that `params` repair (the control's parameters), the
+    accepted run has a witness b that `spec.cut.is_safe_cut` accepts in S, in S' and in the window text.
+    """
+    from spec.cut import is_safe_cut
+    from spec.repair import anchored_window_start, longest_common_run, overlap_keys, repair, sync_witness
+
+    out = ProofCheck("accepted_witnesses_are_safe_cuts", tok.name)
+    for case in cases:
+        for s in case.splits:
+            old, delta = case.text[:s], case.text[s:]
+            ids, spans = reference_encode_with_offsets(tok, old)
+            result = repair(tok, old, ids, spans, delta, params)
+            if not result.repaired:
+                continue
+            text = old + delta
+            ws = anchored_window_start(tok, text, len(old) - params.first_window * 2**result.window)
+            margin = tok.margin if params.margin is None else params.margin
+            win_ids, win_local = reference_encode_with_offsets(tok, text[ws:])
+            win_spans = [(a + ws, e + ws) for a, e in win_local]
+            old_keys = overlap_keys(ids, spans, ws + margin, len(old), params.match_key)
+            new_keys = overlap_keys(win_ids, win_spans, ws + margin, len(old), params.match_key)
+            run = longest_common_run(old_keys, new_keys, spans)
+            assert run is not None
+            first, _, length = run
+            witnesses = [spans[i][0] for i in range(first + 1, first + length) if sync_witness(tok, text, spans[i][0])]
+            out.checked += 1
+            safe = [b for b in witnesses if is_safe_cut(tok, old, b) and is_safe_cut(tok, text, b)]
+            if not any(is_safe_cut(tok, text[ws:], b - ws) for b in safe):
+                out.counterexamples.append({"case": case.index, "split": s, "witnesses": witnesses[:5]})
+    return out
+
+
+PROOFS = {
+    "single_digit_pretokens": single_digit_pretokens,
+    "letter_runs_stop_before_apostrophe": letter_runs_stop_before_apostrophe,
+    "reorder_probes_implied": reorder_probes_implied,
+    "hangul_probes_class_preserving": hangul_probes_class_preserving,
+    "selected_occurrences_match_reference": selected_occurrences_match_reference,
+    "marks_end_before_other": marks_end_before_other,
+    "one_token_runs_rejected": one_token_runs_rejected,
+    "accepted_witnesses_are_safe_cuts": accepted_witnesses_are_safe_cuts,
+}

@@ -1,0 +1,133 @@
+"""The controls by name: each is the minimal implementation with exactly one thing broken.
+
+A cut control is a `CutRules` with one knob off the specification, a repair control a `RepairParams` with one
+knob off, and a harness control a fault planted in a correct result that the comparison code must detect.
+The battery must find at least one difference for each control (the kill) on some provisioned tokenizer, and
+none for the unbroken implementation.
+
+`applies(tok)` says whether the broken condition exists for a tokenizer at all (the normalization and anchor
+conditions exist only for NFC tokenizers); elsewhere the control is "not applicable", never "killed".
+`redundant_for` names the split-pattern families where the removed condition is proven redundant
+(`controls.proofs`, each proof with its test); there a surviving control is "survives-by-proof", and a kill
+would refute the proof.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from controls.faults import FAULTS, Planter
+from corpora.loader import FrozenTokenizer
+from spec.classes import L, M, N, O, S
+from spec.cut import DEFAULT_CUT_RULES, CutRules
+from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
+from spec.transitions import ACCEPTED_PAIRS
+
+PATHS = ("cut", "repair", "harness")
+ALL_FAMILIES = frozenset({"qwen2", "qwen3_5", "llama3", "o200k", "tekken", "deepseek"})
+
+
+def _always(tok: FrozenTokenizer) -> bool:
+    return True
+
+
+def _nfc_only(tok: FrozenTokenizer) -> bool:
+    """The normalization condition (and its anchor predicate) exists only for NFC tokenizers."""
+    return tok.is_nfc
+
+
+@dataclass(frozen=True)
+class Control:
+    """One broken variant: which path it breaks, what it breaks, and the knobs or fault that break it."""
+
+    name: str
+    path: str  # "cut" | "repair" | "harness"
+    breaks: str  # the one condition removed or changed, in words
+    rules: CutRules | None = None
+    params: RepairParams | None = None
+    fault: Planter | None = None
+    applies: Callable[[FrozenTokenizer], bool] = _always
+    redundant_for: frozenset[str] = field(default_factory=frozenset)  # pattern families with a redundancy proof
+    proof: str = ""  # the controls.proofs function that proves it, when redundant_for is not empty
+
+    def status_if_survives(self, tok: FrozenTokenizer) -> str:
+        """What a survival on `tok` means: "survives-by-proof" where proven redundant, else "survived" (a finding)."""
+        return "survives-by-proof" if tok.pattern in self.redundant_for else "survived"
+
+
+def _cut(name: str, breaks: str, rules: CutRules, **kw) -> Control:
+    return Control(name, "cut", breaks, rules=rules, **kw)
+
+
+def _repair(name: str, breaks: str, params: RepairParams, **kw) -> Control:
+    return Control(name, "repair", breaks, params=params, **kw)
+
+
+def _pairs_plus(pair: tuple[int, int]) -> frozenset:
+    return ACCEPTED_PAIRS | {pair}
+
+
+_CONTROLS: tuple[Control, ...] = (
+    _cut("cut.no_normalization", "the normalization condition removed", CutRules(check_normalization=False),
+         applies=_nfc_only),
+    _cut("cut.no_guard", "the special-token guard removed", CutRules(guard="off")),
+    _cut("cut.guard_selected_only", "the guard checks only the selected, non-overlapping occurrences",
+         CutRules(guard="selected"), redundant_for=ALL_FAMILIES, proof="selected_occurrences_match_reference"),
+    _cut("cut.add_N_N", "N->N added to the accepted transitions", CutRules(pairs=_pairs_plus((N, N))),
+         redundant_for=frozenset({"qwen2"}), proof="single_digit_pretokens"),
+    _cut("cut.add_S_L", "S->L added to the accepted transitions", CutRules(pairs=_pairs_plus((S, L)))),
+    _cut("cut.add_O_L", "O->L added to the accepted transitions", CutRules(pairs=_pairs_plus((O, L)))),
+    _cut("cut.add_M_O", "M->O added to the accepted transitions", CutRules(pairs=_pairs_plus((M, O))),
+         redundant_for=frozenset({"deepseek"}), proof="marks_end_before_other"),
+    _cut("cut.no_crlf_carveout", "the CR/LF carve-out of O->S removed", CutRules(cr_lf_carveout=False)),
+    _cut("cut.no_apostrophe_carveout", "the apostrophe carve-out of L->O removed",
+         CutRules(apostrophe_carveout=False), redundant_for=frozenset({"qwen2", "llama3", "deepseek"}),
+         proof="letter_runs_stop_before_apostrophe"),
+    _cut("cut.anchor_no_hangul", "the anchor predicate without the Hangul probes",
+         CutRules(anchor_hangul_probes=False), applies=_nfc_only, redundant_for=ALL_FAMILIES,
+         proof="hangul_probes_class_preserving"),
+    _cut("cut.anchor_no_reorder", "the anchor predicate without the reordering probes",
+         CutRules(anchor_reorder_probes=False), applies=_nfc_only, redundant_for=ALL_FAMILIES,
+         proof="reorder_probes_implied"),
+    _cut("cut.python_class_table", "the class table from Python's unicodedata instead of the reference",
+         CutRules(class_source="python")),
+    _repair("repair.unchecked_reuse", "no seam check: stored IDs + the encode of D alone",
+            RepairParams(check_seam=False)),
+    _repair("repair.match_ids_only", "runs matched on IDs only", RepairParams(match_key="ids")),
+    _repair("repair.match_spans_only", "runs matched on spans only (LoPT's position matching)",
+            RepairParams(match_key="spans")),
+    _repair("repair.no_bound", "no bound on the matched run's coverage", RepairParams(require_bound=False),
+            redundant_for=ALL_FAMILIES, proof="accepted_witnesses_are_safe_cuts"),
+    _repair("repair.no_witness", "no sync witness inside the matched run", RepairParams(require_witness=False)),
+    _repair("repair.margin_0", "margin 0: the overlap starts at the window start", RepairParams(margin=0),
+            redundant_for=ALL_FAMILIES, proof="accepted_witnesses_are_safe_cuts"),
+    _repair("repair.one_token_match", "one-token matched runs accepted", RepairParams(min_match_tokens=1),
+            redundant_for=ALL_FAMILIES, proof="one_token_runs_rejected"),
+    *(
+        Control(f"harness.{name}", "harness", f"planted fault: {name.replace('_', ' ')}", fault=planter)
+        for name, planter in FAULTS.items()
+    ),
+)  # fmt: skip
+
+REGISTRY: dict[str, Control] = {c.name: c for c in _CONTROLS}
+
+
+def names(path: str | None = None) -> list[str]:
+    """Every control name, or those of one path, in registry order."""
+    if path is not None and path not in PATHS:
+        raise ValueError(f"unknown path {path!r}; one of {PATHS}")
+    return [c.name for c in _CONTROLS if path is None or c.path == path]
+
+
+def get(name: str) -> Control:
+    """The named control; KeyError names the known ones."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown control {name!r}; known: {', '.join(REGISTRY)}") from None
+
+
+def unbroken(path: str) -> CutRules | RepairParams:
+    """The correct specification of a path (what every control must differ from in exactly one knob)."""
+    return DEFAULT_CUT_RULES if path == "cut" else DEFAULT_REPAIR_PARAMS

@@ -1,0 +1,89 @@
+"""The battery generator is deterministic, versioned, sized per profile, and covers every hazard it advertises."""
+
+from __future__ import annotations
+
+import pytest
+
+from fuzz.battery import (
+    BATTERY_VERSION,
+    HAZARDS,
+    PROFILES,
+    WINDOW_WIDTHS,
+    UnknownProfile,
+    battery,
+    battery_case,
+    battery_digest,
+    get_profile,
+    iter_battery,
+)
+from fuzz.palette import nfc_class_changers, unicode_skew_pool
+from spec.classes import M, class_table
+
+
+def test_same_seed_same_strings_and_digest(tok, ledger) -> None:
+    """Regenerating the ci battery with the same seed gives identical cases byte for byte and the same digest."""
+    first = battery(tok, "ci", 0)
+    again = [battery_case(tok, "ci", 0, i) for i in range(len(first))]  # each case on its own, uncached
+    assert [c.as_json() for c in again] == [c.as_json() for c in first]
+    assert battery_digest(tok, "ci", 0) == battery_digest(tok, "ci", 0)
+    ledger.record("battery", "battery.determinism", tok, comparisons=len(first), differences=0, unit="strings",
+                  details={"version": BATTERY_VERSION, "digest": battery_digest(tok, "ci", 0)})
+
+
+def test_different_seed_different_strings(tok) -> None:
+    """Another seed gives other strings and another digest."""
+    a = [c.text for c in iter_battery(tok, "ci", 0, 0, 40)]
+    b = [c.text for c in iter_battery(tok, "ci", 1, 0, 40)]
+    assert sum(x != y for x, y in zip(a, b, strict=True)) >= 35
+    assert battery_digest(tok, "ci", 0) != battery_digest(tok, "ci", 1)
+
+
+def test_profile_sizes(tok) -> None:
+    """ci holds a few hundred strings per tokenizer and full 100,000 (the last full case is generated on demand)."""
+    assert 200 <= len(battery(tok, "ci")) == PROFILES["ci"].strings <= 600
+    assert get_profile("full").strings == 100_000
+    last = battery_case(tok, "full", 0, 99_999)
+    assert last.index == 99_999 and last.text
+    with pytest.raises(IndexError):
+        battery_case(tok, "full", 0, 100_000)
+    with pytest.raises(UnknownProfile):
+        get_profile("huge")
+
+
+def test_every_hazard_present_with_positions(tok) -> None:
+    """Every advertised hazard occurs in the ci battery; every case has candidate cuts inside the text, and every
+    repair split leaves an S longer than the first window (so the repair does not fall back to a whole encode)."""
+    cases = battery(tok, "ci")
+    assert {c.hazard for c in cases} == set(HAZARDS)
+    for c in cases:
+        assert c.cuts and all(0 < b < len(c.text) for b in c.cuts)
+        assert all(WINDOW_WIDTHS[0] < s < len(c.text) for s in c.splits)
+    assert sum(1 for c in cases if c.splits) >= len(cases) // 4
+    assert all(c.splits for c in cases if c.hazard in ("long_window", "periodic_tail"))
+
+
+def test_long_window_cases_place_hazards_at_every_width(tok) -> None:
+    """For every window width 512 * 2^k (k = 0..5) a long_window case has splits s with s - W (the window start)
+    and s - W + margin both next to the hazard core's start."""
+    cases = [c for c in battery(tok, "ci") if c.hazard == "long_window"]
+    assert sorted(c.window for c in cases) == sorted(WINDOW_WIDTHS)
+    for c in cases:
+        starts = {s - c.window for s in c.splits}
+        core = c.cuts[0] + 2  # candidate cuts begin two before the core
+        assert {core, core - tok.margin} <= starts
+        assert len(c.text) > c.window
+
+
+def test_hazard_content(tok) -> None:
+    """The hazards carry what they name: special-token strings, class-changing NFC characters, the
+    Unicode-skew code points, CR/LF, and marks."""
+    cases = battery(tok, "ci")
+    texts = {h: [c.text for c in cases if c.hazard == h] for h in HAZARDS}
+    assert all(any(s in t for s in tok.special_strings) for t in texts["special_whole"])
+    changers = set(nfc_class_changers())
+    assert "\u0958" in changers and all(any(ch in changers for ch in t) for t in texts["nfc_exclusion"])
+    skew = {chr(c) for c in unicode_skew_pool()}
+    assert all(any(ch in skew for ch in t) for t in texts["unicode_skew"])
+    assert all(("\r" in t or "\n" in t) for t in texts["crlf"])
+    table = class_table()
+    assert all(any(table[ord(ch)] == M for ch in t) for t in texts["nfc_mark_order"])

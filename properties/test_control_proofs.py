@@ -1,0 +1,121 @@
+"""The redundancy proofs behind every "survives-by-proof" cell of the kill matrix hold against the reference.
+
+Each test checks the premise of one proof in `controls.proofs` on the tokenizers where the registry claims the
+redundancy, and, where a tokenizer of another pattern is provisioned, that the same check finds counterexamples
+there (so the check can fail). Per-code-point scans run over the BMP by default and over every scalar value
+under the `exhaustive` marker.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from controls import get
+from controls import proofs as P
+from corpora.loader import load_tokenizer
+from fuzz.battery import battery, overlapping_pairs
+from properties.conftest import ADMITTED
+
+
+def _record(ledger, tok, check: P.ProofCheck) -> None:
+    ledger.record("proof", f"proof.{check.name}", tok, comparisons=check.checked,
+                  differences=len(check.counterexamples), unit="premises",
+                  details={"counterexamples": check.counterexamples[:5]})
+
+
+def _claimed(control: str, tok) -> bool:
+    return tok.pattern in get(control).redundant_for and get(control).applies(tok)
+
+
+def test_single_digit_pretokens(tok, ledger) -> None:
+    """Where cut.add_N_N is claimed redundant, every N character is a pre-token of its own; elsewhere (digit
+    groups) the check finds counterexamples."""
+    check = P.single_digit_pretokens(tok)
+    _record(ledger, tok, check)
+    if _claimed("cut.add_N_N", tok):
+        assert check.holds, check.counterexamples[:5]
+    else:
+        assert check.counterexamples, f"{tok.name} groups digits, yet every digit was its own pre-token"
+
+
+@pytest.mark.parametrize("stride", [pytest.param(1, marks=pytest.mark.exhaustive), 97])
+def test_letter_runs_stop_before_apostrophe(tok, ledger, stride: int) -> None:
+    """Where cut.no_apostrophe_carveout is claimed redundant, a pre-token starts at every apostrophe after a
+    letter; under o200k's contraction suffix the check finds counterexamples."""
+    check = P.letter_runs_stop_before_apostrophe(tok, stride)
+    _record(ledger, tok, check)
+    if _claimed("cut.no_apostrophe_carveout", tok):
+        assert check.holds, check.counterexamples[:5]
+    else:
+        assert check.counterexamples
+
+
+@pytest.mark.parametrize("stride", [pytest.param(1, marks=pytest.mark.exhaustive), 13])
+def test_marks_end_before_other(tok, ledger, stride: int) -> None:
+    """Where cut.add_M_O is claimed redundant, a pre-token starts at every O character after a mark; under
+    patterns whose punctuation runs take marks (qwen2, llama3) or whose letter runs take a contraction after a
+    mark (o200k) the check finds counterexamples."""
+    check = P.marks_end_before_other(tok, stride)
+    _record(ledger, tok, check)
+    if _claimed("cut.add_M_O", tok):
+        assert check.holds, check.counterexamples[:5]
+    else:
+        assert check.counterexamples
+
+
+def test_guard_selection_is_the_reference_selection(tok, ledger) -> None:
+    """cut.guard_selected_only: the guard's leftmost-longest selection is where the reference puts its special
+    tokens, on every special-token string of the ci battery and on chains of overlapping occurrences."""
+    texts = [c.text for c in battery(tok, "ci") if c.hazard.startswith("special_")]
+    for a, b, k in overlapping_pairs(tok)[:50]:
+        texts += [a + b[k:], "x" + a + b[k:] + b[k:], a[:-k] + a + b[k:]]
+    check = P.selected_occurrences_match_reference(tok, texts)
+    _record(ledger, tok, check)
+    assert check.holds, check.counterexamples[:3]
+
+
+def _nfc_tokenizers():
+    return [n for n in ADMITTED if load_tokenizer(n).is_nfc]
+
+
+@pytest.mark.parametrize("limit", [pytest.param(0x110000, marks=pytest.mark.exhaustive), 0x10000])
+def test_reorder_probes_implied(ledger, limit: int) -> None:
+    """cut.anchor_no_reorder: no non-mark character that NFC leaves alone is changed by the reordering probes."""
+    names = _nfc_tokenizers()
+    if not names:
+        pytest.fail("no NFC tokenizer is provisioned; the anchor proofs cannot be checked")
+    tok = load_tokenizer(names[0])
+    check = P.reorder_probes_implied(tok, limit)
+    _record(ledger, tok, check)
+    assert check.holds, check.counterexamples[:5]
+
+
+@pytest.mark.parametrize("limit", [pytest.param(0x110000, marks=pytest.mark.exhaustive), 0x10000])
+def test_hangul_probes_class_preserving(ledger, limit: int) -> None:
+    """cut.anchor_no_hangul: every character only the Hangul probes refuse is a letter composing into letters."""
+    names = _nfc_tokenizers()
+    if not names:
+        pytest.fail("no NFC tokenizer is provisioned; the anchor proofs cannot be checked")
+    tok = load_tokenizer(names[0])
+    check = P.hangul_probes_class_preserving(tok, limit)
+    _record(ledger, tok, check)
+    assert check.holds, check.counterexamples[:5]
+    assert check.checked >= 2 * (0x1175 - 0x1161 + 1)  # at least the V jamo after U+1100 (and T after U+AC00)
+
+
+def test_one_token_runs_rejected(tok, ledger) -> None:
+    """repair.one_token_match: a one-token run is never accepted while the witness is required."""
+    texts = [c.text for c in battery(tok, "ci")[:60] if len(c.text) < 2000]
+    check = P.one_token_runs_rejected(tok, texts)
+    _record(ledger, tok, check)
+    assert check.holds, check.counterexamples[:3]
+
+
+@pytest.mark.parametrize("control", ["repair.no_bound", "repair.margin_0"])
+def test_accepted_witnesses_are_safe_cuts(tok, ledger, control: str) -> None:
+    """repair.no_bound and repair.margin_0: every splice the control accepts on the ci battery rests on a witness
+    that is an accepted cut of S, of S + D and of the window text."""
+    cases = [c for c in battery(tok, "ci") if c.splits and c.window is None][:48]
+    check = P.accepted_witnesses_are_safe_cuts(tok, cases, get(control).params)
+    _record(ledger, tok, check)
+    assert check.holds, check.counterexamples[:3]

@@ -1,0 +1,139 @@
+"""The kill matrix in the ci profile: every control is killed on some provisioned tokenizer, the real thing is clean.
+
+For each provisioned admitted tokenizer the ci battery runs once against the unbroken cut and repair paths and
+every control (`controls.kill_matrix.run_matrix`). Per tokenizer: one ledger record per control (level
+"control", details control, killed, strings_to_first_kill, failing_share, strings) and one per unbroken path
+(level "battery"). Across tokenizers: every control is killed on at least one tokenizer; where it survives, it
+must be "survives-by-proof" (a proof in `controls.proofs`, tested in test_control_proofs.py) or "not
+applicable" (its condition does not exist there, e.g. normalization controls on non-NFC tokenizers). A survival
+without a proof is a finding and fails here, as does a kill where a proof claims redundancy.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from controls import get, names
+from controls.kill_matrix import KillRow, ledger_records, run_matrix
+from corpora.errors import NotProvisioned
+from corpora.loader import FrozenTokenizer, load_tokenizer
+from corpora.registry import rows as registry_rows
+from properties.conftest import ADMITTED, PROVISIONED
+
+_MATRIX: dict[str, list[KillRow]] = {}
+
+
+def matrix(tok: FrozenTokenizer) -> list[KillRow]:
+    """The ci kill matrix of one tokenizer, computed once per session."""
+    if tok.name not in _MATRIX:
+        _MATRIX[tok.name] = run_matrix(tok, names(), "ci", 0)
+    return _MATRIX[tok.name]
+
+
+def _rows(tok: FrozenTokenizer) -> dict[str, KillRow]:
+    return {r.control: r for r in matrix(tok)}
+
+
+def test_unbroken_implementation_is_clean(tok, ledger) -> None:
+    """The unbroken cut and repair paths show no ID and no unit difference on any ci battery string."""
+    rows = _rows(tok)
+    for rec in ledger_records([rows["unbroken.cut"], rows["unbroken.repair"]], kind="gate"):
+        ledger.record(rec["level"], rec["check"], tok, comparisons=rec["comparisons"], differences=rec["differences"],
+                      fast_path=rec["fast_path"], fallbacks=rec["fallbacks"], unit=rec["unit"], details=rec["details"])
+    for path in ("unbroken.cut", "unbroken.repair"):
+        row = rows[path]
+        assert row.strings > 0 and row.comparisons > 0
+        assert row.fast_path > 0, f"{path}: nothing was served by the fast path, so nothing was tested"
+        assert (row.failing, row.unit_failing) == (0, 0), f"{path} differs from the reference: {row.first}"
+
+
+def test_controls_recorded_and_consistent(tok, ledger) -> None:
+    """Every control has a row; killed rows name their first kill; proven-redundant controls are not killed
+    (a kill there refutes the proof); harness faults are always detected."""
+    rows = _rows(tok)
+    records = ledger_records([rows[n] for n in names()], kind="gate")
+    for rec in records:
+        ledger.record(rec["level"], rec["check"], tok, comparisons=rec["comparisons"], differences=rec["differences"],
+                      fast_path=rec["fast_path"], fallbacks=rec["fallbacks"], unit=rec["unit"], details=rec["details"])
+    for name in names():
+        row, control = rows[name], get(name)
+        assert row.status in ("killed", "survived", "survives-by-proof", "not applicable")
+        if row.status == "not applicable":
+            assert not control.applies(tok) and row.strings == 0
+            continue
+        assert row.strings > 0
+        if row.killed:
+            assert row.strings_to_first_kill or row.strings_to_first_unit_kill
+            assert tok.pattern not in control.redundant_for, (
+                f"{name} is killed on {tok.name} although {control.proof} claims it redundant: {row.first}"
+            )
+        if control.path == "harness":
+            assert row.fallbacks == 0, f"{name}: {row.fallbacks} planted faults escaped the comparison"
+            assert row.comparisons > 0 and row.differences == row.comparisons
+
+
+def _by_control() -> dict[str, list[KillRow]]:
+    if not ADMITTED:
+        pytest.fail(f"no admitted tokenizer is provisioned (provisioned: {PROVISIONED}); the kill matrix cannot run")
+    by_control: dict[str, list[KillRow]] = {n: [] for n in names()}
+    for name in ADMITTED:
+        for row in matrix(load_tokenizer(name)):
+            if row.control in by_control:
+                by_control[row.control].append(row)
+    return by_control
+
+
+def test_every_control_killed_somewhere_or_proven() -> None:
+    """Every control is killed on at least one provisioned tokenizer, unless it is proven redundant on every
+    tokenizer where it applies."""
+    never = [n for n, rows in _by_control().items()
+             if not any(r.killed for r in rows) and any(r.status == "survived" for r in rows)]
+    assert not never, f"controls the battery never kills and no proof covers: {never}"
+
+
+# Open findings: survivals with neither a kill nor a redundancy proof. Each is stated here, with what is known,
+# so that the gate fails on any NEW survival and also when a listed one changes (killed or proven: update it).
+OPEN_FINDINGS: dict[tuple[str, str], str] = {
+    (control, tok): (
+        "the sync witness is not shown necessary here: under the full match key an equal-span run re-synchronizes "
+        "the streams for this pattern in every case found (33,577 searched); on o200k a periodic 's run kills it. "
+        "No proof of redundancy yet, so the witness stays required by the implementation."
+    )
+    for control in ("repair.no_witness",)
+    for tok in ("deepseek_v3", "deepseek_v4_flash", "llama_3_1_8b", "qwen3_8b")
+}
+
+
+def _unproven_survivals() -> set[tuple[str, str]]:
+    return {(r.control, r.tokenizer) for rows in _by_control().values() for r in rows if r.status == "survived"}
+
+
+def test_no_survival_without_proof() -> None:
+    """Per tokenizer, a control that applies is killed or proven redundant there; any other survival is a
+    finding and must be listed, with what is known, in OPEN_FINDINGS (a new one fails this test by name)."""
+    unproven = _unproven_survivals()
+    provisioned_findings = {k for k in OPEN_FINDINGS if k[1] in ADMITTED}
+    assert unproven - provisioned_findings == set(), f"new controls surviving without a proof: {unproven}"
+    assert provisioned_findings - unproven == set(), (
+        f"listed findings no longer survive (killed or proven now): {provisioned_findings - unproven}; "
+        "update OPEN_FINDINGS"
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="open finding: repair.no_witness survives the battery on qwen2, llama3 "
+                   "and deepseek patterns (see OPEN_FINDINGS)")
+def test_open_findings_resolved() -> None:
+    """Stays visible as an expected failure until every open finding is killed or proven redundant."""
+    assert not {k for k in OPEN_FINDINGS if k[1] in ADMITTED}
+
+
+def test_unprovisioned_tokenizers_reported(ledger) -> None:
+    """Tokenizers of the registry that are not provisioned get a "not provisioned" record (never a silent pass),
+    and loading them raises NotProvisioned."""
+    missing = [row.name for row in registry_rows() if row.name not in PROVISIONED]
+    for name in missing:
+        with pytest.raises(NotProvisioned):
+            load_tokenizer(name)
+        ledger.record("control", "control.kill_matrix", None, comparisons=0, differences=0, unit="battery strings",
+                      details={"tokenizer": name, "status": "not provisioned", "controls": names()})
+    assert len(missing) + len(PROVISIONED) == len(registry_rows())
