@@ -1,0 +1,304 @@
+"""The case checker a campaign drives: one interface, `checker_for(tok, path, control).check(case) -> CaseOutcome`.
+
+- cut: the battery's per-case check (`fuzz.checks.check_cut_case`: every candidate cut the rules accept splits
+  the reference encode, the pieces at all accepted cuts concatenate to it, and `delta.encode_chunked` equals it on
+  texts long enough to plan), with its reference encodes timed; before fuzz.checks was installed, the direct
+  check below did the first two with `spec.cut.is_safe_cut`;
+- repair: a `delta.Session` holding S, given S + D, returns ref(S + D); its `last_path` (repaired on window k,
+  unchecked reuse, fallback and why) is counted per case.
+Rules and parameters come from the named control (`controls.get(name).rules / .params`), or are the correct
+defaults. Controls named `internal.*` are the campaign's own self-test variants, always available
+(`internal.accept_every_cut` accepts every offset, which any seam text kills quickly).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol
+
+from corpora.errors import SuiteError
+from corpora.loader import FrozenTokenizer
+from fuzz.cases import CaseOutcome, Difference, FuzzCase, first_difference
+from spec.reference import reference_encode, reference_encode_batch
+
+INTERNAL_CONTROLS = {"internal.accept_every_cut": "cut"}
+
+
+class NotInstalled(SuiteError):
+    """A module the campaign needs (cut spec, repair session, controls) is not installed in this checkout."""
+
+
+class UnknownControl(SuiteError):
+    """A control name that no control registry knows."""
+
+
+class CaseChecker(Protocol):
+    """Checks one case against the reference and says what it compared."""
+
+    path: str
+    subject: str
+
+    def check(self, case: FuzzCase) -> CaseOutcome: ...
+
+
+def _import(modname: str, what: str):
+    try:
+        return __import__(modname, fromlist=["_"])
+    except ModuleNotFoundError as exc:
+        if exc.name and modname.startswith(exc.name):
+            raise NotInstalled(f"{what} is not installed ({modname} missing)") from exc
+        raise
+
+
+@dataclass
+class ReferenceClock:
+    """Time spent inside reference encode calls (the floor a campaign cannot avoid)."""
+
+    seconds: float = 0.0
+
+    def encode(self, tok: FrozenTokenizer, text: str) -> list[int]:
+        t0 = time.perf_counter()
+        try:
+            return reference_encode(tok, text)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def encode_batch(self, tok: FrozenTokenizer, texts: list[str]) -> list[list[int]]:
+        t0 = time.perf_counter()
+        try:
+            return reference_encode_batch(tok, texts)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+
+class DirectCutChecker:
+    """Every accepted candidate cut splits the reference encode, and all accepted cuts together concatenate exactly."""
+
+    path = "cut"
+
+    def __init__(self, tok: FrozenTokenizer, accept: Callable[[str, int], bool], subject: str) -> None:
+        self.tok, self.accept, self.subject = tok, accept, subject
+        self.clock = ReferenceClock()
+        self.subject_seconds = 0.0  # time in the implementation under test (here: the cut decisions)
+
+    def check(self, case: FuzzCase) -> CaseOutcome:
+        text = case.text
+        t0 = time.perf_counter()
+        accepted = [b for b in case.cuts if self.accept(text, b)]
+        self.subject_seconds += time.perf_counter() - t0
+        out = CaseOutcome(cuts_checked=len(accepted))
+        out.paths["accepted"] += len(accepted)
+        out.paths["refused"] += len(case.cuts) - len(accepted)
+        if not accepted:
+            out.fallbacks = 1
+            return out
+        bounds = [0, *accepted, len(text)]
+        pieces = [text[bounds[i] : bounds[i + 1]] for i in range(len(bounds) - 1)]
+        halves = [h for b in accepted for h in (text[:b], text[b:])]
+        encoded = self.clock.encode_batch(self.tok, [text, *pieces, *halves])
+        whole, piece_ids, half_ids = encoded[0], encoded[1 : 1 + len(pieces)], encoded[1 + len(pieces) :]
+        out.fast_path = 1  # the text was cut (a text with no accepted cut is served whole: a fallback)
+        for i, b in enumerate(accepted):
+            got = half_ids[2 * i] + half_ids[2 * i + 1]
+            if got != whole:
+                out.cuts_checked = i + 1
+                out.difference = Difference(whole, got, first_difference(whole, got), {"cuts": [b]})
+                return out
+        got = [t for ids in piece_ids for t in ids]
+        if got != whole:
+            out.difference = Difference(whole, got, first_difference(whole, got), {"cuts": accepted})
+        return out
+
+
+class DirectRepairChecker:
+    """A session holding S, then given S + D, returns exactly ref(S + D)."""
+
+    path = "repair"
+
+    def __init__(self, tok: FrozenTokenizer, params, subject: str) -> None:
+        self.tok, self.params, self.subject = tok, params, subject
+        self.clock = ReferenceClock()
+        self.subject_seconds = 0.0  # time inside the repairing Session.encode (initialization counts as reference)
+        self.session_cls = _import("delta.session", "the repair session (delta.session)").Session
+
+    def check(self, case: FuzzCase) -> CaseOutcome:
+        assert case.split is not None
+        session = self.session_cls(self.tok, params=self.params)
+        t0 = time.perf_counter()
+        session.encode(case.text[: case.split])  # initialization: one reference encode of S with offsets (the floor)
+        t1 = time.perf_counter()
+        got = list(session.encode(case.text))  # the repair under test
+        t2 = time.perf_counter()
+        self.clock.seconds += t1 - t0
+        self.subject_seconds += t2 - t1
+        path = str(session.last_path)
+        expected = self.clock.encode(self.tok, case.text)
+        served_fast = path.startswith(("repaired", "unchecked"))  # anything else re-encoded through the reference
+        out = CaseOutcome(repairs_checked=1, fast_path=int(served_fast), fallbacks=int(not served_fast))
+        out.paths[path] += 1
+        if got != expected:
+            out.difference = Difference(expected, got, first_difference(expected, got), {"split": case.split})
+        return out
+
+
+@lru_cache(maxsize=1)
+def _timed_memo_class() -> type:
+    """A `fuzz.checks.ReferenceMemo` whose reference encodes are timed on the `clock` it is given."""
+    checks = _import("fuzz.checks", "the battery checks (fuzz.checks)")
+
+    class TimedMemo(checks.ReferenceMemo):
+        def __init__(self, tok: FrozenTokenizer, clock: ReferenceClock) -> None:
+            super().__init__(tok)
+            self.clock = clock
+
+        def ids(self, text: str) -> list[int]:
+            t0 = time.perf_counter()
+            try:
+                return super().ids(text)
+            finally:
+                self.clock.seconds += time.perf_counter() - t0
+
+        def with_offsets(self, text: str):
+            t0 = time.perf_counter()
+            try:
+                return super().with_offsets(text)
+            finally:
+                self.clock.seconds += time.perf_counter() - t0
+
+    return TimedMemo
+
+
+class BatteryCutChecker:
+    """The battery's cut check (`fuzz.checks.check_cut_case`: every accepted cut, the partition at all of them,
+    and `encode_chunked` on texts long enough to plan) on one case, under the given rules."""
+
+    path = "cut"
+
+    def __init__(self, tok: FrozenTokenizer, rules, subject: str) -> None:
+        self.tok, self.rules, self.subject = tok, rules, subject
+        self.checks = _import("fuzz.checks", "the battery checks (fuzz.checks)")
+        self.battery = _import("fuzz.battery", "the battery (fuzz.battery)")
+        self.clock = ReferenceClock()
+        self.subject_seconds = 0.0
+
+    def check(self, case: FuzzCase) -> CaseOutcome:
+        bcase = self.battery.BatteryCase(0, case.origin or "fuzz", case.text, tuple(case.cuts), ())
+        memo = _timed_memo_class()(self.tok, self.clock)
+        t0, ref0 = time.perf_counter(), self.clock.seconds
+        result = self.checks.check_cut_case(self.tok, bcase, self.rules, memo=memo)
+        # the cut decisions and encode_chunked: everything in the check that is not a timed reference encode
+        self.subject_seconds += time.perf_counter() - t0 - (self.clock.seconds - ref0)
+        out = CaseOutcome(cuts_checked=result.paths.get("accepted", 0), fast_path=result.fast_path,
+                          fallbacks=result.fallbacks, paths=Counter(result.paths))
+        if result.first is not None:
+            out.difference = self._materialize(case, result.first.where, memo)
+        return out
+
+    def _materialize(self, case: FuzzCase, where: str, memo) -> Difference:
+        """The full expected and actual IDs of the comparison `where` names ("cut=b", "partition", "encode_chunked")."""
+        text = case.text
+        whole = memo.ids(text)
+        if where.startswith("cut="):
+            b = int(where.split("=", 1)[1])
+            got, cuts = memo.ids(text[:b]) + memo.ids(text[b:]), [b]
+        elif where == "partition":
+            cut = _import("spec.cut", "the cut spec (spec.cut)")
+            cuts = [b for b in case.cuts if cut.is_safe_cut(self.tok, text, b, self.rules)]
+            bounds = [0, *cuts, len(text)]
+            got = [t for i in range(len(bounds) - 1) for t in memo.ids(text[bounds[i] : bounds[i + 1]])]
+        else:
+            delta_cuts = _import("delta.cuts", "the chunked encoder (delta.cuts)")
+            chunks = self.checks.CHUNKED_PIECES
+            cuts = delta_cuts.plan_cuts(self.tok, text, chunks, self.rules)
+            got = list(delta_cuts.encode_chunked(self.tok, text, chunks=chunks, workers=1, rules=self.rules))
+        return Difference(whole, got, first_difference(whole, got), {"where": where, "cuts": cuts})
+
+
+def _cut_rules(control: str | None):
+    """The cut rules of `control` (None: the correct spec)."""
+    cut = _import("spec.cut", "the cut spec (spec.cut)")
+    if control is None:
+        return cut.DEFAULT_CUT_RULES
+    rules = getattr(_control(control), "rules", None)
+    if rules is None:
+        raise UnknownControl(f"control {control!r} has no cut rules; it is not a cut-path control")
+    return rules
+
+
+def _repair_params(control: str | None):
+    """The repair parameters of `control` (None: the correct spec)."""
+    repair = _import("spec.repair", "the repair spec (spec.repair)")
+    if control is None:
+        return repair.DEFAULT_REPAIR_PARAMS
+    params = getattr(_control(control), "params", None)
+    if params is None:
+        raise UnknownControl(f"control {control!r} has no repair parameters; it is not a repair-path control")
+    return params
+
+
+def _control(name: str):
+    registry = _import("controls", "the controls registry (controls)")
+    get = getattr(registry, "get", None)
+    if get is None:
+        raise UnknownControl(f"unknown control {name!r}: the controls registry (controls.get) is not installed; "
+                             f"known: {', '.join(control_names())}")
+    try:
+        return get(name)
+    except KeyError as exc:
+        raise UnknownControl(f"unknown control {name!r}; known: {', '.join(control_names())}") from exc
+
+
+def control_names() -> list[str]:
+    """Every control a campaign can run against: the registry's and the campaign's own `internal.*` ones."""
+    names = list(INTERNAL_CONTROLS)
+    try:
+        import controls
+
+        names += list(controls.names()) if hasattr(controls, "names") else []
+    except ImportError:
+        pass
+    return names
+
+
+def control_path(name: str) -> str:
+    """The path ("cut" or "repair") a control breaks."""
+    if name in INTERNAL_CONTROLS:
+        return INTERNAL_CONTROLS[name]
+    ctl = _control(name)
+    path = getattr(ctl, "path", None) or getattr(ctl, "kind", None)
+    if path in ("cut", "repair"):
+        return path
+    if getattr(ctl, "rules", None) is not None:
+        return "cut"
+    if getattr(ctl, "params", None) is not None:
+        return "repair"
+    raise UnknownControl(f"control {name!r} is neither a cut nor a repair control; a campaign cannot run it")
+
+
+def control_applies(name: str, tok: FrozenTokenizer) -> bool:
+    """Whether the condition a control breaks exists for `tok` at all (e.g. normalization: NFC tokenizers only)."""
+    if name in INTERNAL_CONTROLS:
+        return True
+    applies = getattr(_control(name), "applies", None)
+    return bool(applies(tok)) if callable(applies) else True
+
+
+def checker_for(tok: FrozenTokenizer, path: str, control: str | None = None) -> CaseChecker:
+    """The checker of `path` for `tok`: the correct implementation, or the named control."""
+    subject = control or "delta"
+    if control == "internal.accept_every_cut":
+        return DirectCutChecker(tok, lambda text, b: True, subject)
+    if path == "cut":
+        rules = _cut_rules(control)
+        try:
+            return BatteryCutChecker(tok, rules, subject)
+        except NotInstalled:
+            cut = _import("spec.cut", "the cut spec (spec.cut)")
+            return DirectCutChecker(tok, lambda text, b: cut.is_safe_cut(tok, text, b, rules), subject)
+    if path == "repair":
+        return DirectRepairChecker(tok, _repair_params(control), subject)
+    raise ValueError(f"unknown path {path!r}")

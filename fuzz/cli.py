@@ -1,0 +1,206 @@
+"""`fuzz`: seeded, resumable fuzzing campaigns of the cut and repair paths against the reference.
+
+Exit status: 0 clean (or a control that survived), 1 a difference was found (against a control: it was
+killed), 2 a usage or setup error (unknown or refused tokenizer, bad budget, unknown control or subject).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from corpora.errors import NotProvisioned, SuiteError
+from corpora.loader import load_tokenizer
+from corpora.registry import lookup, rows
+from fuzz.campaign import CampaignError, CampaignResult, CampaignSpec, latest_campaign, new_campaign_id, run_campaign
+from fuzz.checker import control_applies, control_names, control_path
+from fuzz.generate import PROFILES, generator_digest
+from fuzz.progress import Progress
+from fuzz.regressions import CORPUS
+
+SUBJECTS = ("delta",)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class UsageError(SuiteError):
+    """A command line the campaign cannot run."""
+
+
+def parse_budget(text: str) -> float:
+    """Seconds of a budget such as 90s, 15m, 2h or 1h30m (a bare number is seconds)."""
+    s = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", s):
+        value = float(s)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", s)
+        if not parts or "".join(n + u for n, u in parts) != s:
+            raise UsageError(f"bad budget {text!r}: use a duration such as 90s, 15m, 2h or 1h30m")
+        value = sum(float(n) * _UNITS[u] for n, u in parts)
+    if value <= 0:
+        raise UsageError(f"bad budget {text!r}: must be positive")
+    return value
+
+
+def resolve_tokenizers(name: str) -> tuple[list[str], list[str]]:
+    """(runnable names, refusal lines) for NAME, ALIAS or "all"; a single refused name is a setup error."""
+    targets = [r.name for r in rows()] if name == "all" else [lookup(name).name]
+    ok, refused = [], []
+    for n in targets:
+        try:
+            tok = load_tokenizer(n)
+        except NotProvisioned as exc:
+            refused.append(f"{n}: not provisioned ({exc})")
+            continue
+        if not tok.admission.admitted:
+            refused.append(f"{n}: not admitted ({tok.admission.reason})")
+            continue
+        ok.append(n)
+    if name != "all" and refused:
+        raise UsageError(f"tokenizer refused: {refused[0]}")
+    if not ok:
+        raise UsageError("no tokenizer to fuzz: " + "; ".join(refused))
+    return ok, refused
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fuzz", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tokenizer", help="registry name, alias, or 'all' (every provisioned admitted tokenizer)")
+    p.add_argument("--path", choices=("cut", "repair", "both"), default="both", help="what to fuzz (default both)")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--budget", help="checking time, e.g. 90s, 15m, 2h (default 60s); setup (loading tokenizers, "
+                      "building generator tables) comes on top and is reported")
+    size.add_argument("--examples", type=int, help="cases per tokenizer and path instead of a time budget")
+    p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--control", help="run against this control (a deliberately broken variant) instead")
+    p.add_argument("--subject", default="delta", help="implementation under test (only 'delta' is installed)")
+    p.add_argument("--out", help="campaign folder for ledgers and summaries (default out/fuzz)")
+    p.add_argument("--resume", metavar="DIR", help="continue the latest campaign of DIR")
+    p.add_argument("--profile", choices=tuple(PROFILES), default="ci", help="case sizes (default ci)")
+    p.add_argument("--stop-on-first", action="store_true", help="stop at the first difference")
+    p.add_argument("--regressions", default=str(CORPUS), help=f"where minimal counterexamples go (default {CORPUS})")
+    p.add_argument("--list-controls", action="store_true", help="print the controls a campaign can run and exit")
+    return p
+
+
+def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[str]]:
+    if args.subject not in SUBJECTS:
+        raise UsageError(f"subject {args.subject!r} not installed; installed subjects: {', '.join(SUBJECTS)}")
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.examples is not None and args.examples < 1:
+        raise UsageError("--examples must be at least 1")
+    budget = parse_budget(args.budget) if args.budget else None
+    if args.resume:
+        out = Path(args.resume)
+        spec = latest_campaign(out)
+        if spec.suite_version != CampaignSpec(campaign="", tokenizers=[], paths=[]).suite_version:
+            raise CampaignError(f"campaign {spec.campaign} was made by suite {spec.suite_version}; inputs would differ")
+        if spec.generator != generator_digest():
+            raise CampaignError(f"campaign {spec.campaign} used generator {spec.generator}; this suite generates "
+                                f"{generator_digest()}, so its batches would differ")
+        spec.workers = args.workers
+        if budget is not None:
+            spec.budget = budget
+        return spec, out, []
+    if not args.tokenizer:
+        raise UsageError("--tokenizer NAME|ALIAS|all is required (or --resume DIR)")
+    paths = ["cut", "repair"] if args.path == "both" else [args.path]
+    if args.control:
+        path = control_path(args.control)
+        if args.path not in ("both", path):
+            raise UsageError(f"control {args.control} breaks the {path} path, not {args.path}")
+        paths = [path]
+    names, refused = resolve_tokenizers(args.tokenizer)
+    if args.control:
+        inapplicable = [n for n in names if not control_applies(args.control, load_tokenizer(n))]
+        refused += [f"{n}: control {args.control} not applicable (the condition it breaks does not exist here)"
+                    for n in inapplicable]
+        names = [n for n in names if n not in inapplicable]
+        if not names:
+            raise UsageError(f"control {args.control} applies to none of the tokenizers: " + "; ".join(refused))
+    if budget is None and args.examples is None:
+        budget = 60.0
+    out = Path(args.out or "out/fuzz")
+    spec = CampaignSpec(
+        campaign=new_campaign_id(args.seed), tokenizers=names, paths=paths, seed=args.seed, budget=budget,
+        examples=args.examples, workers=args.workers, control=args.control, subject=args.subject,
+        profile=args.profile, stop_on_first=args.stop_on_first, regressions=args.regressions,
+        generator=generator_digest(),
+    )
+    return spec, out, refused
+
+
+def report(result: CampaignResult, refused: list[str], out: Path) -> str:
+    """The summary printed at the end of a campaign."""
+    t, spec = result.totals, result.spec
+    rate = t.cases / result.elapsed if result.elapsed > 0 else 0.0
+    lines = [
+        f"campaign {spec.campaign}: {', '.join(spec.tokenizers)} / {', '.join(spec.paths)}"
+        + (f" against control {spec.control}" if spec.control else "")
+        + f", seed {spec.seed}, profile {spec.profile}",
+        f"  {t.batches} batches, {t.cases} cases ({rate:.1f}/s, {t.chars / max(result.elapsed, 1e-9):.0f} chars/s), "
+        f"{t.cuts} cuts and {t.repairs} repairs checked, {t.differences} differences",
+        f"  elapsed {result.elapsed:.1f} s, of which {t.reference_seconds:.1f} s inside reference encodes",
+    ]
+    if "cut" in spec.paths:
+        lines.append(f"  cut texts: {t.fast_by_path['cut']} cut at accepted offsets, "
+                     f"{t.fallbacks_by_path['cut']} had no accepted cut")
+    if "repair" in spec.paths:
+        share = t.fast_by_path["repair"] / t.repairs if t.repairs else 0.0
+        lines.append(f"  repairs: {t.fast_by_path['repair']} served by repair ({share:.0%}), "
+                     f"{t.fallbacks_by_path['repair']} fell back to a whole encode")
+    if t.paths:
+        lines.append("  paths: " + ", ".join(f"{k} {v}" for k, v in sorted(t.paths.items())))
+    for r in refused:
+        lines.append(f"  refused {r}")
+    if spec.control:
+        if result.first_kill:
+            k = result.first_kill
+            lines.append(f"  control {spec.control} KILLED: first difference after {k['cases_to_first_kill']} cases "
+                         f"({k['tokenizer']}, {k['path']}, batch {k['batch']} case {k['case']}) in "
+                         f"{k['seconds_to_first_kill']} s ({k.get('checking_seconds_to_first_kill')} s of checking "
+                         "after setup)")
+        else:
+            lines.append(f"  control {spec.control} SURVIVED {t.cases} cases in {result.elapsed:.1f} s: "
+                         "this campaign cannot kill it")
+    elif t.differences:
+        lines.append(f"  DIFFERENCES FOUND: {t.differences}")
+    for name in result.regressions:
+        lines.append(f"  saved {Path(spec.regressions) / name}")
+    for e in result.errors:
+        lines.append(f"  worker error: {e}")
+    if result.torn_lines:
+        lines.append(f"  {result.torn_lines} torn ledger line(s) from a killed run ignored (their batches re-ran)")
+    if result.interrupted:
+        lines.append(f"  interrupted: continue with  fuzz --resume {out}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.list_controls:
+            print("\n".join(control_names()))
+            return 0
+        spec, out, refused = _spec_from_args(args)
+        for r in refused:
+            print(f"fuzz: refused {r}", file=sys.stderr)
+        progress = Progress(f"fuzz {'/'.join(spec.tokenizers)} {'+'.join(spec.paths)}", spec.budget)
+        result = run_campaign(spec, out, progress)
+    except SuiteError as exc:
+        print(f"fuzz: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    print(report(result, refused, out))
+    if result.errors:
+        return 2
+    if result.totals.cases == 0 and not result.interrupted:
+        print("fuzz: error: no case was checked (nothing left to run, or the budget ended first)", file=sys.stderr)
+        return 2
+    return 1 if result.totals.differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

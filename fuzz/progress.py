@@ -1,0 +1,126 @@
+"""Live campaign progress: a rich panel on a terminal, a plain line log otherwise (both on stderr).
+
+Shows cases per second, cuts and repairs checked, the paths taken (repair window k, fallbacks, accepted and
+refused cuts), differences, elapsed time and the budget left.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TextIO
+
+LOG_EVERY = 5.0
+
+
+@dataclass
+class Totals:
+    """Running totals over every batch counted so far (this invocation plus what a resumed ledger held)."""
+
+    batches: int = 0
+    cases: int = 0
+    chars: int = 0
+    cuts: int = 0
+    repairs: int = 0
+    fast_path: int = 0
+    fallbacks: int = 0
+    differences: int = 0
+    reference_seconds: float = 0.0
+    paths: Counter = field(default_factory=Counter)
+    fast_by_path: Counter = field(default_factory=Counter)  # cut: texts actually cut; repair: served by repair
+    fallbacks_by_path: Counter = field(default_factory=Counter)  # cut: served whole; repair: re-encoded whole
+
+    def add(self, tally: dict) -> None:
+        self.batches += 1
+        for key in ("cases", "chars", "cuts", "repairs", "fast_path", "fallbacks", "differences"):
+            setattr(self, key, getattr(self, key) + int(tally.get(key) or 0))
+        self.reference_seconds += float(tally.get("reference_seconds") or 0.0)
+        self.paths.update(tally.get("paths") or {})
+        path = tally.get("path") or "cut"
+        self.fast_by_path[path] += int(tally.get("fast_path") or 0)
+        self.fallbacks_by_path[path] += int(tally.get("fallbacks") or 0)
+
+
+def _fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "-"
+    s = max(0.0, s)
+    return f"{int(s // 3600)}:{int(s % 3600 // 60):02d}:{int(s % 60):02d}"
+
+
+def _paths_line(paths: Counter, limit: int = 6) -> str:
+    return ", ".join(f"{k} {v}" for k, v in paths.most_common(limit)) or "-"
+
+
+class Progress:
+    """Receives totals and renders them; `start`, `update` and `stop` are safe to call on any stream."""
+
+    def __init__(self, title: str, budget: float | None, stream: TextIO | None = None, live: bool | None = None):
+        self.title, self.budget = title, budget
+        self.stream = stream or sys.stderr
+        self.live_mode = self.stream.isatty() if live is None else live
+        self.started = time.monotonic()
+        self.last_log = 0.0
+        self._live = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def line(self, totals: Totals, prior_elapsed: float = 0.0) -> str:
+        el = prior_elapsed + self.elapsed()
+        rate = totals.cases / el if el > 0 else 0.0
+        remaining = None if self.budget is None else self.budget - el
+        return (
+            f"{self.title}: {totals.cases} cases ({rate:.0f}/s), {totals.cuts} cuts, {totals.repairs} repairs "
+            f"[{_paths_line(totals.paths)}], {totals.differences} differences, "
+            f"elapsed {_fmt_seconds(el)}, remaining {_fmt_seconds(remaining)}"
+        )
+
+    def _table(self, totals: Totals, prior_elapsed: float):
+        from rich.table import Table
+
+        el = prior_elapsed + self.elapsed()
+        t = Table(title=self.title, show_header=False, expand=False)
+        rate, chars = (totals.cases / el, totals.chars / el) if el else (0.0, 0.0)
+        t.add_row("cases", f"{totals.cases}  ({rate:.0f}/s, {chars:.0f} chars/s)")
+        t.add_row("cuts checked", str(totals.cuts))
+        t.add_row("repairs checked", f"{totals.repairs}  (repaired {totals.fast_by_path['repair']}, "
+                  f"fell back {totals.fallbacks_by_path['repair']})")
+        t.add_row("paths", _paths_line(totals.paths, 10))
+        t.add_row("differences", f"[bold red]{totals.differences}[/]" if totals.differences else "0")
+        t.add_row("elapsed", _fmt_seconds(el))
+        t.add_row("remaining", _fmt_seconds(None if self.budget is None else self.budget - el))
+        return t
+
+    def start(self) -> None:
+        if self.live_mode:
+            from rich.console import Console
+            from rich.live import Live
+
+            self._live = Live(console=Console(file=self.stream), refresh_per_second=4, transient=False)
+            self._live.start()
+
+    def update(self, totals: Totals, prior_elapsed: float = 0.0, force: bool = False) -> None:
+        if self._live is not None:
+            self._live.update(self._table(totals, prior_elapsed))
+            return
+        now = time.monotonic()
+        if force or now - self.last_log >= LOG_EVERY:
+            self.last_log = now
+            print(self.line(totals, prior_elapsed), file=self.stream, flush=True)
+
+    def note(self, message: str) -> None:
+        if self._live is not None:
+            self._live.console.print(message)
+        else:
+            print(message, file=self.stream, flush=True)
+
+    def stop(self, totals: Totals, prior_elapsed: float = 0.0) -> None:
+        if self._live is not None:
+            self._live.update(self._table(totals, prior_elapsed))
+            self._live.stop()
+            self._live = None
+        else:
+            self.update(totals, prior_elapsed, force=True)
