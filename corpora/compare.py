@@ -1,0 +1,406 @@
+"""Whole-corpus comparisons against the reference, as units (shard, tokenizer, level) that each write one record.
+
+Levels (the ledger level in brackets):
+- 1 [encoder]: the subject's whole encode of every document (chats rendered through the tokenizer's chat
+  template) against `reference_encode`. For the minimal implementation (subject "delta") the whole encode is
+  `delta.encode_chunked(tok, text, chunks=1)`: it plans no cut, so it is the delta package's path around one
+  reference encode; level 1 proves that path leaves IDs untouched on real text and gives the throughput floor
+  (the package has no encoder of its own to compare). Subject "reference-batch" compares the reference's own
+  batch path instead.
+- 2 [chunked]: every document of 512 to 400,000 characters split at the planner's cuts for each chunk count
+  (2, 4, 8), `encode_chunked` against the whole reference encode. A (document, k) pair whose plan has at least
+  one cut counts as fast path, one with none as fallback (the whole text went to the reference).
+- 3 [repair]: every chat replayed turn by turn through one `delta.Session`: each prefix of the transcript as a
+  server sees it (`delta.chat.render_turns`: generation prompt after user messages) is encoded by the session
+  and compared with its whole reference encode; fast path = turns the session repaired, fallbacks = turns
+  where the repair refused.
+
+Throughput is CPU time of this process (all its threads, so the reference's Rust threads count too): characters
+per CPU-second, i.e. per core, for the subject and for the reference encode alone (the floor), measured in the
+same unit on the same documents.
+
+Each unit returns ONE ledger record (`reports.ledger.make_record`, kind "corpus") with its counts, the ids of
+differing documents (first 20) in details, the fast-path share, the digests of shard, tokenizer and suite, the
+reference version and wall/CPU time. `write_unit_record` stores it as `units/<key>.json` by write-to-temp and
+rename, so a unit is either recorded whole or not at all: a finished unit is never redone, a killed one is
+redone whole, and `merge_ledger` regenerates `corpus-ledger.jsonl` from the unit files (no document is lost
+or counted twice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from corpora.digests import sha256_file
+from corpora.errors import SuiteError
+from corpora.loader import FrozenTokenizer, load_tokenizer
+from corpora.readers import read_documents
+from reports.ledger import SCHEMA, make_record
+from spec.reference import reference_encode, reference_encode_batch, reference_version
+
+LEVEL_NAMES = {1: "encoder", 2: "chunked", 3: "repair"}
+CHUNK_COUNTS = (2, 4, 8)
+MIN_CHUNKED_CHARS = 512
+MAX_CHUNKED_CHARS = 400_000
+MAX_POINTERS = 20
+SUBJECTS = ("delta", "reference-batch")
+
+
+class UnknownSubject(SuiteError):
+    """A `--subject` that is not one of SUBJECTS."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One corpus file compared as a unit: its path, digest, and (if known) size for largest-first ordering."""
+
+    path: str
+    sha256: str
+    characters: int = 0
+    has_chats: bool = True
+    column: str = "text"
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+
+@dataclass(frozen=True)
+class Unit:
+    """(shard, tokenizer, level) under one subject: what one ledger record covers."""
+
+    shard: Shard
+    tokenizer: str
+    level: int
+    subject: str = "delta"
+
+    @property
+    def key(self) -> str:
+        """A stable name, unique per shard content, tokenizer, level and subject."""
+        return f"{self.shard.name}.{self.shard.sha256[:12]}.{self.tokenizer}.L{self.level}.{self.subject}"
+
+    @property
+    def weight(self) -> int:
+        """Estimated cost, for largest-first scheduling: characters times encodes per character."""
+        per_char = {1: 2, 2: 1 + len(CHUNK_COUNTS), 3: 4}[self.level]
+        return self.shard.characters * per_char
+
+
+@dataclass(frozen=True)
+class Options:
+    """Knobs of a comparison run; `pause_seconds` holds each unit open after it starts (kill tests only)."""
+
+    chunk_counts: tuple[int, ...] = CHUNK_COUNTS
+    pause_seconds: float = 0.0
+    running_dir: str | None = None
+
+
+DEFAULT_OPTIONS = Options()
+
+
+@lru_cache(maxsize=1)
+def suite_digest() -> str:
+    """SHA-256 over the subject's and the oracle's sources (delta/, spec/, corpora/compare.py)."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    files = sorted([*root.glob("delta/*.py"), *root.glob("spec/*.py"), root / "corpora" / "compare.py"])
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def shards_of_manifest(folder: Path) -> list[Shard]:
+    """The shards of a built corpus, with their manifest digests and sizes."""
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    return [Shard(str(folder / s["name"]), s["sha256"], s["characters"], s.get("chats", 0) > 0)
+            for s in manifest["shards"]]
+
+
+def shards_of_files(paths: list[Path], column: str = "text") -> list[Shard]:
+    """User corpus files as shards (digest computed; chats possible, so level 3 runs and counts what it finds)."""
+    return [Shard(str(p), sha256_file(p), p.stat().st_size, True, column) for p in paths]
+
+
+def plan_units(shards: list[Shard], tokenizers: list[str], levels: tuple[int, ...] = (1, 2, 3),
+               subject: str = "delta") -> list[Unit]:
+    """Every (shard, tokenizer, level) unit, largest first (ties in name order); level 3 only for chat shards."""
+    if subject not in SUBJECTS:
+        raise UnknownSubject(f"unknown subject {subject!r}; one of {', '.join(SUBJECTS)}")
+    units = [Unit(s, t, lv, subject) for s in shards for t in tokenizers for lv in levels if lv != 3 or s.has_chats]
+    return sorted(units, key=lambda u: (-u.weight, u.key))
+
+
+def slice_units(units: list[Unit], index: int, count: int) -> list[Unit]:
+    """The `index`-th of `count` slices (0-based): every count-th unit starting at index, so slices balance."""
+    if count < 1 or not 0 <= index < count:
+        raise SuiteError(f"--shard {index}/{count}: need 0 <= i < N")
+    return units[index::count]
+
+
+def document_text(tok: FrozenTokenizer, doc: dict) -> str:
+    """The text a document stands for under `tok`: its text, or its whole chat rendered by `delta.chat.render`
+    (the tokenizer's own template, or the generic fallback for tokenizers that ship none)."""
+    if "messages" in doc:
+        from delta.chat import render
+
+        return render(tok, doc["messages"]).text
+    return doc["text"]
+
+
+def chat_rendering(tok: FrozenTokenizer) -> str:
+    """Which template renders chats for `tok`: "own" or "generic_fallback" (delta.chat)."""
+    from delta.chat import template_for
+
+    return template_for(tok)[1]
+
+
+def _first_difference(a: list[int], b: list[int]) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def _subject_whole(subject: str):
+    if subject == "reference-batch":
+        return lambda tok, text: reference_encode_batch(tok, [text])[0]
+    from delta.cuts import encode_chunked
+
+    return lambda tok, text: encode_chunked(tok, text, chunks=1, workers=1)
+
+
+class _Tally:
+    """Counts of one unit and pointers to the documents that differ."""
+
+    def __init__(self) -> None:
+        self.documents = self.characters = self.comparisons = self.differences = 0
+        self.fast = self.fallbacks = 0
+        self.pointers: list[dict] = []
+        self.paths: dict[str, int] = {}
+
+    def differ(self, doc_id: str, **where) -> None:
+        self.differences += 1
+        if len(self.pointers) < MAX_POINTERS:
+            self.pointers.append({"id": doc_id, **where})
+
+
+def _level1(tok: FrozenTokenizer, docs: Iterator[dict], subject: str, tally: _Tally, timing: dict) -> None:
+    whole = _subject_whole(subject)
+    for doc in docs:
+        text = document_text(tok, doc)
+        t0 = time.process_time()
+        got = whole(tok, text)
+        t1 = time.process_time()
+        want = reference_encode(tok, text)
+        t2 = time.process_time()
+        timing["subject"] += t1 - t0
+        timing["reference"] += t2 - t1
+        tally.documents += 1
+        tally.characters += len(text)
+        tally.comparisons += 1
+        if got != want:
+            tally.differ(doc["id"], token=_first_difference(got, want))
+
+
+def _level2(tok: FrozenTokenizer, docs: Iterator[dict], counts: tuple[int, ...], tally: _Tally, timing: dict) -> None:
+    from delta.cuts import encode_chunked, plan_cuts
+
+    for doc in docs:
+        text = document_text(tok, doc)
+        if not MIN_CHUNKED_CHARS <= len(text) <= MAX_CHUNKED_CHARS:
+            continue
+        t0 = time.process_time()
+        want = reference_encode(tok, text)
+        timing["reference"] += time.process_time() - t0
+        tally.documents += 1
+        tally.characters += len(text)
+        for k in counts:
+            t0 = time.process_time()
+            got = encode_chunked(tok, text, chunks=k, workers=1)
+            timing["subject"] += time.process_time() - t0
+            cuts = plan_cuts(tok, text, k)
+            tally.comparisons += 1
+            if cuts:
+                tally.fast += 1
+            else:
+                tally.fallbacks += 1
+            if got != want:
+                tally.differ(doc["id"], chunks=k, cuts=cuts[:16], token=_first_difference(got, want))
+
+
+def _level3(tok: FrozenTokenizer, docs: Iterator[dict], tally: _Tally, timing: dict) -> None:
+    from delta.chat import render_turns
+    from delta.session import Session
+
+    for doc in docs:
+        messages = doc.get("messages")
+        if not messages:
+            continue
+        session = Session(tok)
+        tally.documents += 1
+        for turn, rendered in enumerate(render_turns(tok, messages), start=1):
+            text = rendered.text
+            t0 = time.process_time()
+            got = session.encode(text)
+            t1 = time.process_time()
+            want = reference_encode(tok, text)
+            timing["subject"] += t1 - t0
+            timing["reference"] += time.process_time() - t1
+            tally.characters += len(text)
+            tally.comparisons += 1
+            path = session.last_path
+            tally.paths[path.split(":")[0]] = tally.paths.get(path.split(":")[0], 0) + 1
+            if path.startswith("repaired"):
+                tally.fast += 1
+            elif path.startswith("fallback"):
+                tally.fallbacks += 1
+            if got != want:
+                tally.differ(doc["id"], turn=turn, path=path, token=_first_difference(got, want))
+
+
+def _mark_running(options: Options, unit: Unit) -> Path | None:
+    if not options.running_dir:
+        return None
+    folder = Path(options.running_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / f"{unit.key}.{os.getpid()}"
+    marker.write_text(str(os.getpid()))
+    return marker
+
+
+def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
+    """Compare one unit and return its single ledger record (no files written; the caller stores it)."""
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    marker = _mark_running(options, unit)
+    if options.pause_seconds:
+        time.sleep(options.pause_seconds)
+    tok = load_tokenizer(unit.tokenizer)
+    docs = read_documents(unit.shard.path, unit.shard.column)
+    tally = _Tally()
+    timing = {"subject": 0.0, "reference": 0.0}
+    if unit.level == 1:
+        _level1(tok, docs, unit.subject, tally, timing)
+        check, what = f"corpus.whole_encode.{unit.subject}", "documents"
+    elif unit.level == 2:
+        _level2(tok, docs, options.chunk_counts, tally, timing)
+        check, what = "corpus.chunked_encode", "document_chunkings"
+    elif unit.level == 3:
+        _level3(tok, docs, tally, timing)
+        check, what = "corpus.session_replay", "turns"
+    else:
+        raise SuiteError(f"unknown comparison level {unit.level}; levels are 1, 2, 3")
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    fast_total = tally.fast + tally.fallbacks
+    details = {
+        "unit": unit.key,
+        "comparison_level": unit.level,
+        "subject": unit.subject,
+        "shard": unit.shard.name,
+        "shard_sha256": unit.shard.sha256,
+        "suite_digest": suite_digest(),
+        "reference_version": reference_version(),
+        "documents": tally.documents,
+        "characters": tally.characters,
+        "differing_documents": tally.pointers,
+        "fast_path_share": (tally.fast / fast_total) if fast_total else None,
+        "chunk_counts": list(options.chunk_counts) if unit.level == 2 else None,
+        "session_paths": tally.paths or None,
+        "chat_rendering": chat_rendering(tok),
+        "wall_seconds": round(wall, 4),
+        "cpu_seconds": round(cpu, 4),
+        "subject_seconds": round(timing["subject"], 4),
+        "reference_seconds": round(timing["reference"], 4),
+        "subject_chars_per_second": _rate(tally.characters * _encodes(unit, options), timing["subject"]),
+        "reference_chars_per_second": _rate(tally.characters, timing["reference"]),
+    }
+    if marker is not None:
+        marker.unlink(missing_ok=True)
+    return make_record(
+        "corpus", LEVEL_NAMES[unit.level], check, tokenizer=tok.name, tokenizer_sha256=tok.sha256,
+        comparisons=tally.comparisons, differences=tally.differences,
+        fast_path=tally.fast if unit.level > 1 else None, fallbacks=tally.fallbacks if unit.level > 1 else None,
+        unit=what, details=details,
+    )
+
+
+def _encodes(unit: Unit, options: Options) -> int:
+    return len(options.chunk_counts) if unit.level == 2 else 1
+
+
+def _rate(chars: int, seconds: float) -> float | None:
+    return round(chars / seconds, 1) if seconds > 0 else None
+
+
+# ---- storing unit records: atomic, idempotent, merged without double counting ----
+
+def unit_path(out: Path, unit: Unit) -> Path:
+    return out / "units" / f"{unit.key}.json"
+
+
+def finished_record(out: Path, unit: Unit) -> dict | None:
+    """The stored record of a finished unit, or None (absent, unreadable, or made by another suite digest or
+    reference version: the unit runs again, whole)."""
+    path = unit_path(out, unit)
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
+        return None
+    d = rec.get("details", {})
+    if (d.get("suite_digest"), d.get("reference_version")) != (suite_digest(), reference_version()):
+        return None  # recorded by other code or another reference: stale, run again
+    return rec
+
+
+def write_unit_record(out: Path, unit: Unit, record: dict) -> Path:
+    """Store a unit's record all at once: write a temporary file, fsync, rename over the final name."""
+    path = unit_path(out, unit)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, sort_keys=True, ensure_ascii=False))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def merge_ledger(out: Path) -> Path:
+    """Regenerate `corpus-ledger.jsonl` from every current unit record in `out` (each unit once, sorted by key;
+    records of another suite digest or reference version are left out), so slices run into one folder by a
+    job array or several runs merge into one ledger without double counting."""
+    folder = out / "units"
+    lines = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        d = rec.get("details", {}) if isinstance(rec, dict) else {}
+        if rec.get("schema") == SCHEMA and (d.get("suite_digest"), d.get("reference_version")) == (
+            suite_digest(), reference_version()
+        ):
+            lines.append(json.dumps(rec, sort_keys=True, ensure_ascii=False) + "\n")
+    target = out / "corpus-ledger.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_text("".join(lines), encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+def outcome(record: dict) -> dict:
+    """What must agree between two runs of the same unit (everything but timing and provenance)."""
+    d = record["details"]
+    keep = ("unit", "documents", "characters", "differing_documents", "fast_path_share", "shard_sha256")
+    return {"tokenizer": record["tokenizer"], "level": record["level"], "comparisons": record["comparisons"],
+            "differences": record["differences"], "fast_path": record["fast_path"],
+            "fallbacks": record["fallbacks"], **{k: d[k] for k in keep}}

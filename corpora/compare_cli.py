@@ -1,0 +1,127 @@
+"""`corpora compare`: compare a corpus's shards under tokenizers at levels 1-3, here, on a pool or on a cluster.
+
+    corpora compare [--profile small|full | --corpus PATH|GLOB [--column C]] [--tokenizer NAME|all]
+                    [--workers N] [--shard i/N] [--distributed dask://HOST:PORT | --local-cluster N]
+                    [--out DIR] [--subject delta|reference-batch] [--levels 1,2,3] [--chunks 2,4,8]
+
+With --profile the built-in corpus is built first (or reused from the cache). Unprovisioned tokenizers are
+listed as "not provisioned", never skipped silently. Exit status 1 if any comparison differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+
+from corpora.build import PROFILES, build_corpus
+from corpora.compare import SUBJECTS, Options, plan_units, shards_of_files, shards_of_manifest, slice_units
+from corpora.errors import NotProvisioned, SuiteError
+from corpora.loader import load_tokenizer
+from corpora.readers import expand
+from corpora.registry import lookup, rows
+from corpora.run_units import print_record, run_dask, run_local
+
+
+def _ints(text: str, what: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError as exc:
+        raise SuiteError(f"{what} must be comma-separated integers, got {text!r}") from exc
+
+
+def _slice(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError as exc:
+        raise SuiteError(f"--shard must look like i/N (0-based i), got {text!r}") from exc
+    return i, n
+
+
+def _per_s(chars: float, seconds: float) -> str:
+    return f"{chars / seconds:,.0f}" if seconds > 0 else "-"
+
+
+def select_tokenizers(name: str) -> tuple[list[str], list[str]]:
+    """(provisioned names to compare, names that are not provisioned)."""
+    names = [r.name for r in rows()] if name == "all" else [lookup(name).name]
+    ready, missing = [], []
+    for n in names:
+        try:
+            load_tokenizer(n)
+            ready.append(n)
+        except NotProvisioned:
+            missing.append(n)
+    return ready, missing
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    levels = _ints(args.levels, "--levels")
+    if not set(levels) <= {1, 2, 3}:
+        raise SuiteError(f"--levels takes 1, 2 and 3, got {args.levels}")
+    options = Options(chunk_counts=_ints(args.chunks, "--chunks"))
+    ready, missing = select_tokenizers(args.tokenizer)
+    for n in missing:
+        print(f"{n:20s} not provisioned (run: corpora tokenizers pull {n}); not compared")
+    if not ready:
+        raise NotProvisioned("no requested tokenizer is provisioned; nothing to compare")
+    if args.corpus:
+        shards = shards_of_files(expand(args.corpus), args.column)
+        label = "user"
+    else:
+        built = build_corpus(args.profile, Path(args.corpus_dir) if args.corpus_dir else None)
+        shards = shards_of_manifest(built.out)
+        label = args.profile
+    units = plan_units(shards, ready, levels, args.subject)
+    if args.shard:
+        units = slice_units(units, *_slice(args.shard))
+    out = Path(args.out or f"out/corpus/{label}")
+    print(f"{len(units)} units ({len(shards)} shards x {len(ready)} tokenizers x levels {levels}) -> {out}")
+    if args.distributed or args.local_cluster:
+        summary = run_dask(units, out, address=args.distributed, local_workers=args.local_cluster or 0,
+                           options=options, report=print_record)
+    else:
+        summary = run_local(units, out, workers=args.workers, options=options, report=print_record)
+    totals: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0, 0, 0.0, 0.0, 0.0, 0, 0])
+    for rec in summary.records.values():
+        d = rec["details"]
+        t = totals[(rec["level"], rec["tokenizer"])]
+        encodes = len(d["chunk_counts"]) if d.get("chunk_counts") else 1
+        t[0] += rec["comparisons"]
+        t[1] += rec["differences"]
+        t[2] += d["characters"]
+        t[3] += d["characters"] * encodes
+        t[4] += d["subject_seconds"]
+        t[5] += d["reference_seconds"]
+        t[6] += rec["fast_path"] or 0
+        t[7] += (rec["fast_path"] or 0) + (rec["fallbacks"] or 0)
+    print(f"ran {summary.ran} units, reused {summary.reused} finished ones; ledger {out / 'corpus-ledger.jsonl'}")
+    print("  level    tokenizer            comparisons    characters differ  subject c/s/core"
+          "  reference c/s/core  fast")
+    for (level, tok), (comp, diff, chars, work, subj, ref, fast, paths) in sorted(totals.items()):
+        share = f"{fast / paths:5.0%}" if paths else "    -"
+        print(f"  {level:8s} {tok:20s} {comp:11,} {chars:13,} {diff:6} {_per_s(work, subj):>17s} "
+              f"{_per_s(chars, ref):>19s} {share}")
+    for n in missing:
+        print(f"  {'-':8s} {n:20s} not provisioned")
+    return 1 if any(t[1] for t in totals.values()) else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compare", help="compare corpus shards with the reference (levels 1-3), resumable")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--profile", choices=PROFILES, default="small", help="the built-in corpus (built if needed)")
+    src.add_argument("--corpus", help="user corpus: JSONL (.gz/.zst) or Parquet file, folder or glob")
+    p.add_argument("--column", default="text", help="text column of --corpus files")
+    p.add_argument("--corpus-dir", help="where the built-in corpus is (default: $DELTA_HOME/corpus/PROFILE)")
+    p.add_argument("--tokenizer", default="all", help="a registry name or alias, or all")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes")
+    p.add_argument("--shard", help="run only slice i/N (0-based) of the units, for job arrays")
+    cl = p.add_mutually_exclusive_group()
+    cl.add_argument("--distributed", help="a Dask scheduler address, dask://HOST:PORT")
+    cl.add_argument("--local-cluster", type=int, help="start a local Dask cluster of N worker processes")
+    p.add_argument("--out", help="folder of unit records and the merged ledger (default out/corpus/PROFILE)")
+    p.add_argument("--subject", choices=SUBJECTS, default="delta", help="whose whole encode level 1 checks")
+    p.add_argument("--levels", default="1,2,3")
+    p.add_argument("--chunks", default="2,4,8", help="chunk counts of level 2")
+    p.set_defaults(func=_cmd)
