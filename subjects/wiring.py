@@ -1,0 +1,113 @@
+"""How the suite's levels take `--subject`: one argument, one way to check a text on a path, one subjects table.
+
+- CLIs call `add_subject_argument(parser)` and `open_subject(args.subject, tok)`; a subject that cannot run
+  gives `unavailable_record(...)` for the ledger and a clear SuiteError message, never a pass.
+- A fuzz case or a corpus document is checked on a subject with `check_on_subject(subject, tok, text, path,
+  splits=...)`, where path is "encoder" (whole encode), "chunked" (`encode_chunked(text, chunks)`) or "repair"
+  (one session: S, then S + D at each split, the whole text re-sent each call).
+- Reports call `subjects_table(records)` over ledger records of kind "subject" for the per-subject table.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from spec.reference import reference_encode
+from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, get_subject, has_chunked, has_session, names
+from subjects.replay import first_difference
+
+if TYPE_CHECKING:
+    from corpora.loader import FrozenTokenizer
+
+PATHS = ("encoder", "chunked", "repair")
+
+
+def add_subject_argument(parser: argparse.ArgumentParser) -> None:
+    """Add `--subject NAME[==VERSION]` (default: the minimal implementation)."""
+    parser.add_argument(
+        "--subject",
+        default=DEFAULT_SUBJECT,
+        metavar="NAME[==VERSION]",
+        help=f"implementation under test (default {DEFAULT_SUBJECT}; known: {', '.join(names())}); a PyPI peer is "
+        "installed on demand into $DELTA_HOME/subject-envs/NAME-VERSION",
+    )
+
+
+def open_subject(spec: str | None, tok: FrozenTokenizer):
+    """The subject bound to `tok`; raises SubjectUnavailable (a SuiteError) with the reason when it cannot run."""
+    return get_subject(spec, tok)
+
+
+def supports(subject, path: str) -> bool:
+    """Whether `subject` offers `path` ("encoder" always; "chunked" and "repair" when it has them)."""
+    if path == "encoder":
+        return True
+    if path == "chunked":
+        return has_chunked(subject)
+    if path == "repair":
+        return has_session(subject)
+    raise ValueError(f"unknown path {path!r}; one of {PATHS}")
+
+
+def check_on_subject(
+    subject, tok: FrozenTokenizer, text: str, path: str, *, splits: tuple[int, ...] = (), chunks: int | None = None
+) -> tuple[int, int, dict | None]:
+    """Compare the subject with the reference on one text: (comparisons, differences, first counterexample).
+
+    encoder: subject.encode(text) == ref(text). chunked: subject.encode_chunked(text, chunks) == ref(text).
+    repair: for each split s, one new session gets text[:s] and then text; both answers equal their references.
+    """
+    if not supports(subject, path):
+        raise SubjectUnavailable(subject.name, f"offers no {path} path")
+    if path == "encoder":
+        pairs = [(text, subject.encode(text))]
+    elif path == "chunked":
+        pairs = [(text, subject.encode_chunked(text, chunks))]
+    else:
+        pairs = []
+        for s in splits or (len(text) // 2,):
+            session = subject.session()
+            pairs += [(text[:s], session.encode(text[:s])), (text, session.encode(text))]
+    bad = None
+    differences = 0
+    for t, got in pairs:
+        want = reference_encode(tok, t)
+        if got != want:
+            differences += 1
+            if bad is None:
+                p = first_difference(got, want)
+                bad = {"text": t, "path": path, "position": p, "subject_ids": got[p : p + 3],
+                       "reference_ids": want[p : p + 3]}
+    return len(pairs), differences, bad
+
+
+def subjects_table(records: list[dict]) -> list[dict]:
+    """Per (subject, version, tokenizer, level): status, comparisons, differences, and one counterexample per check.
+
+    Rows of status "not installed" stay separate and never count as passed.
+    """
+    rows: dict[tuple, dict] = {}
+    examples: dict[tuple, dict] = defaultdict(dict)
+    for rec in records:
+        if rec.get("kind") != "subject":
+            continue
+        d = rec.get("details", {})
+        key = (d.get("subject"), d.get("subject_version"), rec.get("tokenizer"), rec.get("level"), d.get("status"))
+        row = rows.setdefault(
+            key,
+            {"subject": key[0], "subject_version": key[1], "tokenizer": key[2], "level": key[3], "status": key[4],
+             "comparisons": 0, "differences": 0, "reasons": []},
+        )
+        row["comparisons"] += int(rec.get("comparisons", 0))
+        row["differences"] += int(rec.get("differences", 0))
+        if d.get("reason") and d["reason"] not in row["reasons"]:
+            row["reasons"].append(d["reason"])
+        if d.get("minimal_counterexample") and rec.get("differences"):
+            examples[key].setdefault(rec.get("check"), d["minimal_counterexample"])
+    out = []
+    for key, row in sorted(rows.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
+        row["counterexamples"] = examples.get(key, {})
+        out.append(row)
+    return out
