@@ -257,6 +257,73 @@ def ledger_records(rows: list[KillRow], kind: str = "controls") -> list[dict]:
     return out
 
 
+def run_subject_battery(tok: FrozenTokenizer, spec: str, profile: str = "ci", seed: int = 0, start: int = 0,
+                        stop: int | None = None) -> list[dict]:
+    """The unbroken battery on a third-party subject: one kind "subject" record per path (encoder, chunked, repair).
+
+    Per case and path: the subject's answer equals the reference (`subjects.wiring.check_on_subject`: whole encode;
+    `encode_chunked` with the battery's chunk count; a new session given text[:s] then text for each battery split).
+    A subject that raises on a case counts one difference there. A path the subject lacks, or a subject that cannot
+    run at all, gets a "not installed" record (never a pass); the latter raises SubjectUnavailable after recording.
+    """
+    from fuzz.checks import CHUNKED_PIECES
+    from subjects.protocol import SubjectUnavailable
+    from subjects.records import subject_record, unavailable_record
+    from subjects.wiring import PATHS, check_on_subject, open_subject, supports
+
+    try:
+        subject = open_subject(spec, tok)
+    except SubjectUnavailable as exc:
+        exc.records = [unavailable_record(spec, tok, "battery", f"battery.{p}", exc.reason) for p in PATHS]
+        raise
+    out = []
+    cases = list(iter_battery(tok, profile, seed, start, stop))
+    for path in PATHS:
+        if not supports(subject, path):
+            out.append(unavailable_record(spec, tok, "battery", f"battery.{path}", f"offers no {path} path"))
+            continue
+        comparisons = differences = 0
+        example = None
+        for case in cases:
+            try:
+                n, d, bad = check_on_subject(subject, tok, case.text, path, splits=case.splits, chunks=CHUNKED_PIECES)
+            except Exception as exc:  # the subject crashed on this input: a difference, never a pass
+                n, d, bad = 1, 1, {"text": case.text, "path": path, "error": f"{type(exc).__name__}: {exc}"}
+            comparisons, differences = comparisons + n, differences + d
+            if d and example is None:
+                example = {**bad, "case": case.index, "hazard": case.hazard}
+        out.append(subject_record(subject, tok, "battery", f"battery.{path}", comparisons=comparisons,
+                                  differences=differences, counterexample=example, profile=profile, seed=seed,
+                                  cases=len(cases), battery_version=BATTERY_VERSION))
+    return out
+
+
+def _subject_main(args: argparse.Namespace) -> int:
+    """`--subject`: the unbroken battery on that subject; exit 1 on a difference, 2 if it cannot run."""
+    from subjects.protocol import SubjectUnavailable
+
+    records: list[dict] = []
+    try:
+        get_profile(args.profile)
+        for name in args.tokenizer:
+            tok = load_tokenizer(name)
+            try:
+                records += run_subject_battery(tok, args.subject, args.profile, args.seed, args.start, args.stop)
+            except SubjectUnavailable as exc:
+                records += getattr(exc, "records", [])
+                raise
+    except SuiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if args.ledger and records:
+            append_records(args.ledger, records)
+        return 2
+    for r in records:
+        print(json.dumps(r, ensure_ascii=False, sort_keys=True))
+    if args.ledger:
+        append_records(args.ledger, records)
+    return 1 if any(r["differences"] for r in records) else 0
+
+
 def _progress_printer(every: int):
     def show(done: int, cells: dict[str, _Cell], elapsed: float) -> None:
         if done % every:
@@ -280,7 +347,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-unbroken", action="store_true", help="do not also check the unbroken implementation")
     p.add_argument("--progress-every", type=int, default=1000)
     p.add_argument("--ledger", type=Path, help="append ledger records to this JSON-lines file")
+    p.add_argument("--subject", metavar="NAME[==VERSION]",
+                   help="run only the unbroken battery on this implementation of subjects/ (controls are variants of "
+                   "the minimal one); exit 1 on a difference, 2 if it cannot run")
     args = p.parse_args(argv)
+    if args.subject is not None:
+        if args.control:
+            print("error: --control and --subject exclude each other (controls break the minimal implementation)",
+                  file=sys.stderr)
+            return 2
+        return _subject_main(args)
     try:
         get_profile(args.profile)
         chosen = args.control or names()

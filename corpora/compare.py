@@ -54,7 +54,28 @@ SUBJECTS = ("delta", "reference-batch")
 
 
 class UnknownSubject(SuiteError):
-    """A `--subject` that is not one of SUBJECTS."""
+    """A `--subject` that is not one of SUBJECTS nor a subject of `subjects.names()`."""
+
+
+def is_third_party(subject: str) -> bool:
+    """Whether `subject` is an implementation of `subjects/` other than the minimal one (checked on its own paths)."""
+    if subject in SUBJECTS:
+        return False
+    from subjects.protocol import DEFAULT_SUBJECT, parse_subject
+
+    return parse_subject(subject).name != DEFAULT_SUBJECT
+
+
+def _known_subject(subject: str) -> bool:
+    from subjects.protocol import UnknownSubject as BadSpec
+    from subjects.protocol import names, parse_subject
+
+    if subject in SUBJECTS:
+        return True
+    try:
+        return parse_subject(subject).name in names()
+    except BadSpec:
+        return False
 
 
 @dataclass(frozen=True)
@@ -131,8 +152,12 @@ def shards_of_files(paths: list[Path], column: str = "text") -> list[Shard]:
 def plan_units(shards: list[Shard], tokenizers: list[str], levels: tuple[int, ...] = (1, 2, 3),
                subject: str = "delta") -> list[Unit]:
     """Every (shard, tokenizer, level) unit, largest first (ties in name order); level 3 only for chat shards."""
-    if subject not in SUBJECTS:
-        raise UnknownSubject(f"unknown subject {subject!r}; one of {', '.join(SUBJECTS)}")
+    if not _known_subject(subject):
+        from subjects.protocol import names
+
+        raise UnknownSubject(f"unknown subject {subject!r}; one of {', '.join(dict.fromkeys([*SUBJECTS, *names()]))}")
+    if subject not in SUBJECTS and not is_third_party(subject):
+        subject = "delta"  # delta==VERSION: the minimal implementation of this checkout
     units = [Unit(s, t, lv, subject) for s in shards for t in tokenizers for lv in levels if lv != 3 or s.has_chats]
     return sorted(units, key=lambda u: (-u.weight, u.key))
 
@@ -275,8 +300,85 @@ def _mark_running(options: Options, unit: Unit) -> Path | None:
     return marker
 
 
+@lru_cache(maxsize=32)
+def _opened_subject(spec: str, tok_name: str):
+    """The third-party subject `spec` bound to tokenizer `tok_name`, opened once per worker process and tokenizer."""
+    from subjects.wiring import open_subject
+
+    return open_subject(spec, load_tokenizer(tok_name))
+
+
+def _subject_turn_splits(tok: FrozenTokenizer, messages: list) -> tuple[str, tuple[int, ...]]:
+    """The whole rendered chat and the ends of its earlier turns that are prefixes of it (the session's S values)."""
+    from delta.chat import render_turns
+
+    texts = [r.text for r in render_turns(tok, messages)]
+    final = texts[-1] if texts else ""
+    return final, tuple(len(t) for t in texts[:-1] if 0 < len(t) < len(final) and final.startswith(t))
+
+
+def run_subject_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
+    """One unit on a third-party subject: level 1 its whole encode, level 2 its chunked encode at each k, level 3
+    one session per split (S, then the whole chat) - each equal to the reference (`check_on_subject`). A subject
+    that cannot run (or lacks the level's path) gives its "not installed" row, never a pass."""
+    from subjects.protocol import SubjectUnavailable
+    from subjects.records import subject_record, unavailable_record
+    from subjects.wiring import check_on_subject
+
+    wall0 = time.perf_counter()
+    tok = load_tokenizer(unit.tokenizer)
+    level, check = LEVEL_NAMES[unit.level], f"corpus.{LEVEL_NAMES[unit.level]}"
+    stamp = {"unit": unit.key, "comparison_level": unit.level, "shard": unit.shard.name,
+             "shard_sha256": unit.shard.sha256, "suite_digest": suite_digest(),
+             "reference_version": reference_version()}
+    tally = _Tally()
+    example = None
+    try:
+        subject = _opened_subject(unit.subject, tok.name)
+        for doc in read_documents(unit.shard.path, unit.shard.column):
+            if unit.level == 1:
+                runs = [(document_text(tok, doc), {"path": "encoder"})]
+            elif unit.level == 2:
+                text = document_text(tok, doc)
+                if not MIN_CHUNKED_CHARS <= len(text) <= MAX_CHUNKED_CHARS:
+                    continue
+                runs = [(text, {"path": "chunked", "chunks": k}) for k in options.chunk_counts]
+            else:
+                if not doc.get("messages"):
+                    continue
+                text, splits = _subject_turn_splits(tok, doc["messages"])
+                runs = [(text, {"path": "repair", "splits": splits})]
+            tally.documents += 1
+            tally.characters += len(runs[0][0])
+            for text, how in runs:
+                comparisons, differences, bad = check_on_subject(subject, tok, text, **how)
+                tally.comparisons += comparisons
+                if differences:
+                    tally.differ(doc["id"], **{k: v for k, v in how.items() if k != "splits"},
+                                 token=bad["position"] if bad else None)
+                    tally.differences += differences - 1  # differ() counted one
+                    if example is None and bad is not None:
+                        example = {**bad, "document": doc["id"]}
+    except SubjectUnavailable as exc:
+        rec = unavailable_record(unit.subject, tok, level, check, exc.reason)
+        rec["details"].update(stamp, documents=0, characters=0, wall_seconds=round(time.perf_counter() - wall0, 4),
+                              subject_seconds=0.0, reference_seconds=0.0)
+        return rec
+    rec = subject_record(
+        subject, tok, level, check, comparisons=tally.comparisons, differences=tally.differences,
+        counterexample=example, unit={1: "documents", 2: "document_chunkings", 3: "turns"}[unit.level],
+        documents=tally.documents, characters=tally.characters, differing_documents=tally.pointers,
+        chunk_counts=list(options.chunk_counts) if unit.level == 2 else None,
+        wall_seconds=round(time.perf_counter() - wall0, 4), subject_seconds=0.0, reference_seconds=0.0,
+    )
+    rec["details"].update(stamp)
+    return rec
+
+
 def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
     """Compare one unit and return its single ledger record (no files written; the caller stores it)."""
+    if is_third_party(unit.subject):
+        return run_subject_unit(unit, options)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     marker = _mark_running(options, unit)
     if options.pause_seconds:

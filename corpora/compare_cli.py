@@ -2,7 +2,7 @@
 
     corpora compare [--profile small|full | --corpus PATH|GLOB [--column C]] [--tokenizer NAME|all]
                     [--workers N] [--shard i/N] [--distributed dask://HOST:PORT | --local-cluster N]
-                    [--out DIR] [--subject delta|reference-batch] [--levels 1,2,3] [--chunks 2,4,8]
+                    [--out DIR] [--subject NAME[==VERSION]] [--levels 1,2,3] [--chunks 2,4,8]
 
 With --profile the built-in corpus is built first (or reused from the cache). Unprovisioned tokenizers are
 listed as "not provisioned", never skipped silently. Exit status 1 if any comparison differs.
@@ -104,6 +104,12 @@ def _cmd(args: argparse.Namespace) -> int:
               f"{_per_s(chars, ref):>19s} {share}")
     for n in missing:
         print(f"  {'-':8s} {n:20s} not provisioned")
+    unavailable = sorted({(r["tokenizer"], r["level"], r["details"].get("reason")) for r in summary.records.values()
+                          if r["details"].get("status") == "not installed"})
+    for tok, level, reason in unavailable:
+        print(f"  {level:8s} {tok:20s} subject {args.subject} not installed: {reason}")
+    if unavailable:
+        return 2
     return 1 if any(t[1] for t in totals.values()) else 0
 
 
@@ -121,7 +127,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cl.add_argument("--distributed", help="a Dask scheduler address, dask://HOST:PORT")
     cl.add_argument("--local-cluster", type=int, help="start a local Dask cluster of N worker processes")
     p.add_argument("--out", help="folder of unit records and the merged ledger (default out/corpus/PROFILE)")
-    p.add_argument("--subject", choices=SUBJECTS, default="delta", help="whose whole encode level 1 checks")
+    p.add_argument("--subject", default="delta", metavar="NAME[==VERSION]",
+                   help=f"implementation under test: {', '.join(SUBJECTS)} (default delta), or a subject of subjects/ "
+                   "(e.g. lopt, fastokens==0.3.5), checked on levels 1-3 on its own paths")
     p.add_argument("--levels", default="1,2,3")
     p.add_argument("--chunks", default="2,4,8", help="chunk counts of level 2")
     p.set_defaults(func=_cmd)

@@ -173,7 +173,8 @@ def _handle_differences(ctx: WorkerContext, tok, checker, found: list, batch: in
 
     spec = ctx.spec
     control = spec.control
-    cap = SAVE_CAP_CONTROL if control else SAVE_CAP_DELTA
+    # a third-party subject's differences are its own, not regressions of the minimal implementation: listed, not saved
+    cap = 0 if getattr(checker, "opened", None) is not None else SAVE_CAP_CONTROL if control else SAVE_CAP_DELTA
     key = (tok.name, checker.path)
     saved = []
     lines = []
@@ -198,6 +199,22 @@ def _handle_differences(ctx: WorkerContext, tok, checker, found: list, batch: in
                   f"shrunk from {len(case.text)})"})
     append_records(ctx.out / f"differences-{spec.campaign}-s{ctx.segment}-w{ctx.worker}.jsonl", lines)
     return saved
+
+
+def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: list, campaign: str, batch: int) -> dict:
+    """The kind "subject" row of one batch checked on a third-party subject, with its first counterexample."""
+    from subjects.records import subject_record
+
+    example = None
+    for _index, case, diff, error in found:
+        example = {"text": case.text, "path": path, "error": error} if diff is None else {
+            "text": case.text, "path": path, "position": diff.first_position, "subject_ids": diff.actual[:3],
+            "reference_ids": diff.expected[:3], **diff.where}
+        break
+    level = "chunked" if path == "cut" else "repair"
+    return subject_record(checker.opened, tok, level, f"fuzz.{path}", comparisons=tally.cuts if path == "cut"
+                          else tally.repairs, differences=tally.differences, counterexample=example,
+                          campaign=campaign, batch=batch, cases=tally.cases)
 
 
 def run_worker(ctx: WorkerContext) -> None:
@@ -227,7 +244,7 @@ def run_worker(ctx: WorkerContext) -> None:
             continue
         tok = toks[tok_name]
         if (tok_name, path) not in checkers:
-            checkers[(tok_name, path)] = checker_for(tok, path, spec.control)
+            checkers[(tok_name, path)] = checker_for(tok, path, spec.control, spec.subject)
         checker = checkers[(tok_name, path)]
         t0 = time.monotonic()
         cases = generate_batch(tok, path, spec.seed, batch, profile, spec.batch_size(batch))
@@ -294,8 +311,10 @@ def run_worker(ctx: WorkerContext) -> None:
         }
         setup_seconds = 0.0
         record = batch_record(campaign=spec.campaign, tok_name=tok.name, tok_sha256=tok.sha256, path=path,
-                              control=spec.control, tally=tally, details=details)
+                              control=spec.control, tally=tally, details=details, subject=spec.subject)
         write_batch(ledger, record)
+        if getattr(checker, "opened", None) is not None:
+            write_batch(ledger, _subject_batch_record(checker, tok, path, tally, found, spec.campaign, batch))
         ctx.emit({"type": "batch", "record": record})
         if found and spec.stop_on_first:
             ctx.stop.set()

@@ -287,8 +287,70 @@ def control_applies(name: str, tok: FrozenTokenizer) -> bool:
     return bool(applies(tok)) if callable(applies) else True
 
 
-def checker_for(tok: FrozenTokenizer, path: str, control: str | None = None) -> CaseChecker:
-    """The checker of `path` for `tok`: the correct implementation, or the named control."""
+class SubjectChecker:
+    """A third-party subject on one case (`subjects.wiring.check_on_subject`): on the repair path a new session
+    given S then S + D returns ref(S) and ref(S + D); on the cut path its `encode_chunked(text, k)` equals ref(text)."""
+
+    def __init__(self, tok: FrozenTokenizer, path: str, subject) -> None:
+        self.tok, self.path, self.opened = tok, path, subject
+        self.subject = f"{subject.name}=={subject.version}"
+        self.clock = ReferenceClock()  # the subject check times its own reference encodes together with the subject
+        self.subject_seconds = 0.0
+        self.wiring = _import("subjects.wiring", "the subjects wiring (subjects.wiring)")
+        if not self.wiring.supports(subject, "chunked" if path == "cut" else "repair"):
+            raise self.wiring.SubjectUnavailable(subject.name, f"offers no {'chunked' if path == 'cut' else path} path")
+
+    def check(self, case: FuzzCase) -> CaseOutcome:
+        t0 = time.perf_counter()
+        if self.path == "repair":
+            comparisons, differences, bad = self.wiring.check_on_subject(
+                self.opened, self.tok, case.text, "repair", splits=(case.split,))
+            out = CaseOutcome(repairs_checked=1)
+            where = {"split": case.split}
+        else:
+            chunks = _subject_chunks()
+            comparisons, differences, bad = self.wiring.check_on_subject(
+                self.opened, self.tok, case.text, "chunked", chunks=chunks)
+            out = CaseOutcome(cuts_checked=comparisons)
+            where = {"chunks": chunks}
+        self.subject_seconds += time.perf_counter() - t0
+        out.paths[f"subject:{self.path}"] += comparisons
+        if differences and bad is not None:
+            # the subject's counterexample holds the IDs from the first differing position on
+            want, got = list(bad["reference_ids"]), list(bad["subject_ids"])
+            out.difference = Difference(want, got, int(bad["position"]),
+                                        {**where, "subject": self.subject, "text_chars": len(bad["text"])})
+        return out
+
+
+def _subject_chunks() -> int:
+    """How many chunks a subject's chunked encode is asked for on the cut path (the battery's count when present)."""
+    try:
+        return int(_import("fuzz.checks", "the battery checks (fuzz.checks)").CHUNKED_PIECES)
+    except NotInstalled:
+        return 4
+
+
+@lru_cache(maxsize=32)
+def _opened_subject(spec: str, tok: FrozenTokenizer):
+    """The subject `spec` bound to `tok`, opened once per process and tokenizer."""
+    return _import("subjects.wiring", "the subjects wiring (subjects.wiring)").open_subject(spec, tok)
+
+
+def is_default_subject(subject: str | None) -> bool:
+    """Whether `subject` names the minimal implementation (the campaign's own checkers), not a third-party one."""
+    if subject is None:
+        return True
+    protocol = _import("subjects.protocol", "the subjects protocol (subjects.protocol)")
+    return protocol.parse_subject(subject).name == protocol.DEFAULT_SUBJECT
+
+
+def checker_for(tok: FrozenTokenizer, path: str, control: str | None = None, subject: str | None = None) -> CaseChecker:
+    """The checker of `path` for `tok`: the correct implementation, the named control, or a third-party subject."""
+    if not is_default_subject(subject):
+        if path not in ("cut", "repair"):
+            raise ValueError(f"unknown path {path!r}")
+        return SubjectChecker(tok, path, _opened_subject(subject, tok))
     subject = control or "delta"
     if control == "internal.accept_every_cut":
         return DirectCutChecker(tok, lambda text, b: True, subject)

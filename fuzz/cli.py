@@ -15,12 +15,13 @@ from corpora.errors import NotProvisioned, SuiteError
 from corpora.loader import load_tokenizer
 from corpora.registry import lookup, rows
 from fuzz.campaign import CampaignError, CampaignResult, CampaignSpec, latest_campaign, new_campaign_id, run_campaign
-from fuzz.checker import control_applies, control_names, control_path
+from fuzz.checker import control_applies, control_names, control_path, is_default_subject
 from fuzz.generate import PROFILES, generator_digest
 from fuzz.progress import Progress
 from fuzz.regressions import CORPUS
+from reports.ledger import append_records
+from subjects.wiring import add_subject_argument
 
-SUBJECTS = ("delta",)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--control", help="run against this control (a deliberately broken variant) instead")
-    p.add_argument("--subject", default="delta", help="implementation under test (only 'delta' is installed)")
+    add_subject_argument(p)
     p.add_argument("--out", help="campaign folder for ledgers and summaries (default out/fuzz)")
     p.add_argument("--resume", metavar="DIR", help="continue the latest campaign of DIR")
     p.add_argument("--profile", choices=tuple(PROFILES), default="ci", help="case sizes (default ci)")
@@ -86,8 +87,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[str]]:
-    if args.subject not in SUBJECTS:
-        raise UsageError(f"subject {args.subject!r} not installed; installed subjects: {', '.join(SUBJECTS)}")
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     if args.examples is not None and args.examples < 1:
@@ -124,6 +123,17 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[
     if budget is None and args.examples is None:
         budget = 60.0
     out = Path(args.out or "out/fuzz")
+    if not is_default_subject(args.subject):
+        if args.control:
+            raise UsageError("--control breaks the minimal implementation; it cannot be combined with --subject "
+                             f"{args.subject}")
+        offered = set(paths)
+        for n in names:
+            offered &= set(open_or_record(args.subject, load_tokenizer(n), paths, out, strict=args.path != "both"))
+        if not offered:
+            raise UsageError(f"subject {args.subject} offers none of the paths {', '.join(paths)}")
+        refused += [f"path {p}: subject {args.subject} does not offer it" for p in paths if p not in offered]
+        paths = [p for p in paths if p in offered]
     spec = CampaignSpec(
         campaign=new_campaign_id(args.seed), tokenizers=names, paths=paths, seed=args.seed, budget=budget,
         examples=args.examples, workers=args.workers, control=args.control, subject=args.subject,
@@ -131,6 +141,33 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[
         generator=generator_digest(),
     )
     return spec, out, refused
+
+
+def open_or_record(spec: str, tok, paths: list[str], out: Path, strict: bool) -> list[str]:
+    """The paths subject `spec` offers on `tok`. Every path it cannot run gets a "not installed" ledger row (never a
+    pass); SubjectUnavailable (exit 2) when it cannot run at all, or (`strict`) lacks a requested path."""
+    from fuzz.checker import SubjectChecker
+    from subjects.protocol import SubjectUnavailable
+    from subjects.records import unavailable_record
+    from subjects.wiring import open_subject
+
+    level = {"cut": "chunked", "repair": "repair"}
+    ledger = out / "fuzz-subject-unavailable.jsonl"
+    try:
+        subject = open_subject(spec, tok)
+    except SubjectUnavailable as exc:
+        append_records(ledger, [unavailable_record(spec, tok, level[p], f"fuzz.{p}", exc.reason) for p in paths])
+        raise
+    offered = []
+    for path in paths:
+        try:
+            SubjectChecker(tok, path, subject)  # refuses a path the subject does not offer
+            offered.append(path)
+        except SubjectUnavailable as exc:
+            append_records(ledger, [unavailable_record(spec, tok, level[path], f"fuzz.{path}", exc.reason)])
+            if strict:
+                raise
+    return offered
 
 
 def report(result: CampaignResult, refused: list[str], out: Path) -> str:
@@ -167,7 +204,8 @@ def report(result: CampaignResult, refused: list[str], out: Path) -> str:
             lines.append(f"  control {spec.control} SURVIVED {t.cases} cases in {result.elapsed:.1f} s: "
                          "this campaign cannot kill it")
     elif t.differences:
-        lines.append(f"  DIFFERENCES FOUND: {t.differences}")
+        lines.append(f"  DIFFERENCES FOUND: {t.differences}"
+                     + (f" (subject {spec.subject})" if not is_default_subject(spec.subject) else ""))
     for name in result.regressions:
         lines.append(f"  saved {Path(spec.regressions) / name}")
     for e in result.errors:

@@ -54,8 +54,11 @@ def batch_record(
     control: str | None,
     tally: BatchTally,
     details: dict,
+    subject: str | None = None,
 ) -> dict:
-    """The ledger record of one completed batch; `comparisons` counts cuts (cut path) or repairs (repair path)."""
+    """The ledger record of one completed batch; `comparisons` counts cuts (cut path) or repairs (repair path).
+
+    `subject` (default the minimal implementation) names a third-party implementation under test."""
     comparisons = tally.cuts if path == "cut" else tally.repairs
     return make_record(
         KIND,
@@ -72,7 +75,7 @@ def batch_record(
             "campaign": campaign,
             "path": path,
             "control": control,
-            "subject": control or "delta",
+            "subject": control or subject or "delta",
             "cases": tally.cases,
             "chars": tally.chars,
             "cuts": tally.cuts,

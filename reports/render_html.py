@@ -8,7 +8,14 @@ from markupsafe import Markup
 from reports.plots import comparisons_per_tokenizer, kill_heatmap, throughput_plot
 from reports.provenance import provenance_items
 from reports.render_md import LEGEND
-from reports.table3 import MOSTLY_FELL_BACK_BELOW, Table3, throughput_summary
+from reports.table3 import (
+    MOSTLY_FELL_BACK_BELOW,
+    NO_SUBJECTS,
+    SUBJECT_HEADER,
+    Table3,
+    subject_rows,
+    throughput_summary,
+)
 from reports.text import (
     CONTROL_OUTCOME,
     NO_THROUGHPUT,
@@ -119,6 +126,19 @@ a ledger read twice would double-count).</p>{% endif %}
 <td class="num">{{ s.seconds }}</td><td class="num">{{ s.rate }}</td></tr>
 {% endfor %}</tbody></table>
 {% else %}<p class="note">{{ no_throughput }}</p>{% endif %}
+
+<h2 id="subjects">Subjects</h2>
+{% if subjects_ran or subjects_unavailable %}
+{% if subjects_ran %}<div class="scroll"><table class="subjects"><thead><tr>
+{% for h in subject_header %}<th>{{ h }}</th>{% endfor %}</tr></thead><tbody>
+{% for r in subjects_ran %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table></div>{% endif %}
+{% if subjects_unavailable %}<p class="note">Not installed (nothing compared; never counted as passed):</p>
+<div class="scroll"><table class="subjects-unavailable"><thead><tr>{% for h in subject_header %}<th>{{ h }}</th>
+{% endfor %}</tr></thead><tbody>
+{% for r in subjects_unavailable %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table></div>{% endif %}
+{% else %}<p class="note">{{ no_subjects }}</p>{% endif %}
 
 <h2 id="obligations">Proof obligations</h2>
 {% if obligations.available %}<p class="note">{{ obligations.note }}</p>
@@ -236,6 +256,10 @@ def _context(model: Table3) -> dict:
         "throughput": throughput,
         "no_throughput": NO_THROUGHPUT,
         "obligations": model.obligations,
+        "subject_header": SUBJECT_HEADER,
+        "subjects_ran": subject_rows(model)[0],
+        "subjects_unavailable": subject_rows(model)[1],
+        "no_subjects": NO_SUBJECTS,
         "tokenizers": model.tokenizers,
         "provenance": provenance_items(model.provenance),
         "ledger_files": model.ledger_files,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reports.provenance import provenance_items
-from reports.table3 import NO_TOKENIZER, Table3, throughput_summary
+from reports.table3 import NO_SUBJECTS, NO_TOKENIZER, SUBJECT_HEADER, Table3, subject_rows, throughput_summary
 from reports.text import (
     CONTROL_OUTCOME,
     NO_THROUGHPUT,
@@ -133,6 +133,19 @@ def _throughput(model: Table3) -> list[str]:
     return out + _table(["campaign", "batches", "cases", "seconds", "cases/s"], body)
 
 
+def _subjects(model: Table3) -> list[str]:
+    out = ["", "## Subjects", ""]
+    ran, unavailable = subject_rows(model)
+    if not ran and not unavailable:
+        return out + [NO_SUBJECTS]
+    if ran:
+        out += _table(SUBJECT_HEADER, ran)
+    if unavailable:
+        out += ["", "Not installed (nothing compared; never counted as passed):", ""]
+        out += _table(SUBJECT_HEADER, unavailable)
+    return out
+
+
 def _obligations(model: Table3) -> list[str]:
     ob = model.obligations
     out = ["", "## Proof obligations", ""]
@@ -174,6 +187,7 @@ def render_markdown(model: Table3) -> str:
     lines += _breakdown(model)
     lines += _kill_matrix(model)
     lines += _throughput(model)
+    lines += _subjects(model)
     lines += _obligations(model)
     lines += _tokenizers(model)
     lines += _provenance(model)

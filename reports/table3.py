@@ -290,6 +290,7 @@ class Table3:
     ledger_files: list[str]
     ledger_errors: list[LedgerError]
     duplicate_records: int = 0
+    subjects: list[dict] = field(default_factory=list)  # `subjects.wiring.subjects_table` rows (third-party subjects)
 
     @property
     def rows(self) -> list[Row]:
@@ -732,6 +733,59 @@ def count_duplicates(records: list[dict]) -> int:
     return dupes
 
 
+SUBJECT_HEADER = ["subject", "version", "tokenizer", "level", "status", "comparisons", "differences", "reasons",
+                  "counterexample"]
+NO_SUBJECTS = "No third-party subject records: only the minimal implementation was checked."
+
+
+def third_party_subject(rec: dict) -> bool:
+    """Whether a record is evidence about a third-party subject (kind "subject", or a fuzz batch run on one), which
+    goes to the Subjects section and never counts for the minimal implementation's rows."""
+    if rec.get("kind") == "subject":
+        return True
+    name = (rec.get("details") or {}).get("subject")
+    if rec.get("kind") != "fuzz" or not isinstance(name, str) or rec.get("level") == "control":
+        return False
+    from subjects.protocol import DEFAULT_SUBJECT, UnknownSubject, names, parse_subject
+
+    try:
+        parsed = parse_subject(name).name
+    except UnknownSubject:
+        return False
+    return parsed != DEFAULT_SUBJECT and parsed in names()
+
+
+def _counterexample_text(examples: dict) -> str:
+    parts = []
+    for check in sorted(examples):
+        ex = examples[check] or {}
+        text = ex.get("text") or ""
+        where = f"token {ex.get('position')}: subject {ex.get('subject_ids')} vs reference {ex.get('reference_ids')}"
+        if ex.get("error"):
+            where = f"error {ex['error']}"
+        parts.append(f"{check}: {len(text)} chars {json.dumps(text[:40], ensure_ascii=False)}, {where}")
+    return "; ".join(parts)
+
+
+def subject_rows(model: Table3) -> tuple[list[list[str]], list[list[str]]]:
+    """(rows of subjects that ran, rows of subjects that could not run) as text cells under SUBJECT_HEADER."""
+    ran, unavailable = [], []
+    for r in model.subjects:
+        cells = [str(r["subject"]), str(r["subject_version"] or "default"), str(r["tokenizer"] or "-"),
+                 str(r["level"]), str(r["status"]), f"{r['comparisons']:,}", f"{r['differences']:,}",
+                 "; ".join(r["reasons"]), _counterexample_text(r.get("counterexamples") or {})]
+        (unavailable if r["status"] == "not installed" else ran).append(cells)
+    return ran, unavailable
+
+
+def _subjects_table(records: list[dict]) -> list[dict]:
+    if not records:
+        return []
+    from subjects.wiring import subjects_table
+
+    return subjects_table(records)
+
+
 def build_table3(
     records: list[dict],
     *,
@@ -742,11 +796,14 @@ def build_table3(
 ) -> Table3:
     """The report model from validated records and the provisioning status of the eleven tokenizers."""
     tokenizers = tokenizer_infos(records, provisioning)
+    subject_recs = [r for r in records if third_party_subject(r)]
+    own = [r for r in records if not third_party_subject(r)]
     return Table3(
         tokenizers=tokenizers,
-        sections=build_rows(records, tokenizers),
-        kill_matrix=build_kill_matrix(records, tokenizers),
-        throughput=build_throughput(records),
+        sections=build_rows(own, tokenizers),
+        kill_matrix=build_kill_matrix(own, tokenizers),
+        throughput=build_throughput(own),
+        subjects=_subjects_table(subject_recs),
         provenance=gather(records),
         obligations=obligation_table(records, obligations_module),
         ledger_files=list(ledger_files_read or []),

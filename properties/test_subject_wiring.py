@@ -1,0 +1,176 @@
+"""`--subject` wired through the levels: fuzz, corpus compare, the battery and the report's Subjects section.
+
+LoPT (`subjects/lopt.py`) is local, so it runs without installing anything; it has a whole and a chunked encode
+but no session, so its repair rows must say "not installed", never pass. Exit codes must follow what the subject
+did: 0 no difference, 1 a difference, 2 it cannot run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from corpora.loader import load_tokenizer
+from properties.conftest import PROVISIONED
+from spec.reference import reference_encode
+
+QWEN3 = "qwen3_8b"
+pytestmark = pytest.mark.skipif(QWEN3 not in PROVISIONED, reason=f"{QWEN3} not provisioned")
+
+
+def _records(folder: Path, pattern: str = "*.jsonl") -> list[dict]:
+    return [json.loads(line) for f in sorted(folder.glob(pattern)) for line in f.read_text().splitlines() if line]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One fuzz campaign and one corpus comparison (a slice of the small corpus, level 1) on LoPT under Qwen3."""
+    from corpora.cli import main as corpora_main
+    from fuzz.cli import main as fuzz_main
+
+    root = tmp_path_factory.mktemp("subject-wiring")
+    fuzz_out, corpus_out = root / "fuzz", root / "corpus"
+    fuzz_rc = fuzz_main(["--tokenizer", "qwen3", "--examples", "5", "--subject", "lopt", "--out", str(fuzz_out),
+                         "--regressions", str(root / "regressions")])
+    compare_rc = corpora_main(["compare", "--profile", "small", "--tokenizer", "qwen3", "--levels", "1",
+                               "--subject", "lopt", "--shard", "0/4", "--out", str(corpus_out)])
+    return {"root": root, "fuzz": fuzz_out, "fuzz_rc": fuzz_rc, "corpus": corpus_out, "compare_rc": compare_rc}
+
+
+def test_fuzz_on_lopt_checks_its_chunked_path_and_exits_by_its_differences(runs, ledger) -> None:
+    """fuzz --subject lopt: kind "subject" rows for the cut path (chunked encode), the repair path "not installed",
+    the exit code 1 exactly when a difference was recorded, and no regression saved for the minimal implementation."""
+    recs = _records(runs["fuzz"])
+    ran = [r for r in recs if r["kind"] == "subject" and r["details"]["status"] == "ran"]
+    missing = [r for r in recs if r["kind"] == "subject" and r["details"]["status"] == "not installed"]
+    batches = [r for r in recs if r["kind"] == "fuzz"]
+    assert ran and all(r["details"]["subject"] == "lopt" and r["level"] == "chunked" for r in ran)
+    assert sum(r["details"]["cases"] for r in ran) == 5
+    assert sum(r["comparisons"] for r in ran) == sum(r["comparisons"] for r in batches) >= 5
+    assert [(r["level"], r["details"]["reason"]) for r in missing] == [("repair", "offers no repair path")]
+    assert all(r["details"]["subject"] == "lopt" for r in batches)
+    differences = sum(r["differences"] for r in ran)
+    assert runs["fuzz_rc"] == (1 if differences else 0)
+    assert not (runs["root"] / "regressions").exists()
+    ledger.record("harness", "subject_wiring.fuzz", load_tokenizer(QWEN3), comparisons=len(recs), differences=0,
+                  unit="records", details={"subject": "lopt", "exit": runs["fuzz_rc"], "lopt_differences": differences})
+
+
+def test_fuzz_unknown_subject_exits_2_with_the_known_names(capsys: pytest.CaptureFixture, tmp_path: Path,
+                                                           ledger) -> None:
+    """An unknown --subject is a usage error (exit 2) naming the known subjects, never a traceback or a pass."""
+    from fuzz.cli import main as fuzz_main
+    from subjects.protocol import names
+
+    rc = fuzz_main(["--tokenizer", "qwen3", "--examples", "1", "--subject", "nosuch", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "unknown subject 'nosuch'" in err and all(n in err for n in names())
+    assert "Traceback" not in err
+    ledger.record("harness", "subject_wiring.unknown_subject", None, comparisons=1, differences=0, unit="runs")
+
+
+class _WrongSession:
+    """A session that answers S right and S + D with one extra token: the repair check must see it."""
+
+    def __init__(self, tok) -> None:
+        self.tok, self.calls = tok, 0
+
+    def encode(self, text: str) -> list[int]:
+        self.calls += 1
+        ids = reference_encode(self.tok, text)
+        return ids if self.calls == 1 else [*ids, 0]
+
+
+class _BrokenSubject:
+    name, version = "broken", "0"
+
+    def __init__(self, tok) -> None:
+        self.tok = tok
+
+    def encode(self, text: str) -> list[int]:
+        return reference_encode(self.tok, text)
+
+    def session(self) -> _WrongSession:
+        return _WrongSession(self.tok)
+
+
+def test_subject_checker_repair_path_passes_delta_and_catches_a_wrong_session(ledger) -> None:
+    """The fuzz repair checker on a subject: the minimal implementation's session returns ref(S) and ref(S + D);
+    a session that appends a token to S + D is reported as a difference at that position."""
+    from fuzz.cases import FuzzCase
+    from fuzz.checker import SubjectChecker
+    from subjects.protocol import get_subject
+
+    tok = load_tokenizer(QWEN3)
+    case = FuzzCase("repair", "Hello world, a session grows.\n  Then more text arrives here.", split=31)
+    good = SubjectChecker(tok, "repair", get_subject("delta", tok)).check(case)
+    bad = SubjectChecker(tok, "repair", _BrokenSubject(tok)).check(case)
+    assert good.difference is None and good.repairs_checked == 1
+    assert bad.difference is not None
+    assert bad.difference.first_position == len(reference_encode(tok, case.text))
+    ledger.record("harness", "subject_wiring.repair_checker", tok, comparisons=4, differences=0, unit="encodes")
+
+
+def test_compare_on_lopt_writes_records_naming_the_subject(runs, ledger) -> None:
+    """corpora compare --subject lopt: every unit's record is kind "subject" for lopt at level encoder, with as many
+    comparisons as documents; exit 1 exactly when one differed."""
+    recs = _records(runs["corpus"], "corpus-ledger.jsonl")
+    assert recs and all(r["kind"] == "subject" and r["details"]["subject"] == "lopt" for r in recs)
+    assert all(r["level"] == "encoder" and r["details"]["status"] == "ran" for r in recs)
+    assert all(r["comparisons"] == r["details"]["documents"] > 0 for r in recs)
+    differences = sum(r["differences"] for r in recs)
+    assert all(bool(r["differences"]) == bool(r["details"]["minimal_counterexample"]) for r in recs)
+    assert runs["compare_rc"] == (1 if differences else 0)
+    ledger.record("harness", "subject_wiring.compare", load_tokenizer(QWEN3), comparisons=len(recs), differences=0,
+                  unit="records", details={"subject": "lopt", "lopt_differences": differences})
+
+
+def test_kill_matrix_subject_runs_the_unbroken_battery(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                       ledger) -> None:
+    """python -m controls.kill_matrix --subject lopt: encoder and chunked battery rows ran on every case, repair
+    "not installed"; exit 1 exactly when a difference was found."""
+    from controls.kill_matrix import main as km_main
+
+    out = tmp_path / "battery.jsonl"
+    rc = km_main(["--tokenizer", "qwen3", "--subject", "lopt", "--stop", "8", "--ledger", str(out)])
+    capsys.readouterr()
+    recs = _records(tmp_path)
+    by_check = {r["check"]: r for r in recs}
+    assert set(by_check) == {"battery.encoder", "battery.chunked", "battery.repair"}
+    assert by_check["battery.encoder"]["comparisons"] == by_check["battery.chunked"]["comparisons"] == 8
+    assert by_check["battery.repair"]["details"]["status"] == "not installed"
+    assert rc == (1 if any(r["differences"] for r in recs) else 0)
+    ledger.record("harness", "subject_wiring.battery", load_tokenizer(QWEN3), comparisons=len(recs), differences=0,
+                  unit="records")
+
+
+def test_report_lists_subjects_separately_and_deterministically(runs, tmp_path: Path, ledger) -> None:
+    """The report's Subjects section lists lopt's ran and not-installed rows; subject records never enter the
+    minimal implementation's rows; two builds of the same ledgers are byte-identical."""
+    from reports.cli import main as reports_main
+
+    ledgers = [str(runs["fuzz"]), str(runs["corpus"] / "corpus-ledger.jsonl")]
+    outs = []
+    for name in ("a", "b"):
+        assert reports_main(["table3", "--ledgers", *ledgers, "--out", str(tmp_path / name), "--format", "md,html,json"
+                             ]) == 0
+        outs.append(tmp_path / name)
+    from subjects.protocol import get_subject
+
+    version = get_subject("lopt", load_tokenizer(QWEN3)).version
+    md = (outs[0] / "table3.md").read_text()
+    section = md.split("## Subjects", 1)[1].split("\n## ", 1)[0]
+    assert f"| lopt | {version} | qwen3_8b | encoder | ran |" in section
+    assert f"| lopt | {version} | qwen3_8b | chunked | ran |" in section
+    assert "| lopt | default | qwen3_8b | repair | not installed | 0 | 0 | offers no repair path |" in section
+    model = json.loads((outs[0] / "table3.json").read_text())
+    assert [row for sec in model["sections"] for row in sec["rows"]] == []  # only subject evidence was given
+    assert all(r["subject"] == "lopt" for r in model["subjects"])
+    for f in ("table3.md", "table3.html", "table3.json"):
+        assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
+    assert 'id="subjects"' in (outs[0] / "table3.html").read_text()
+    ledger.record("harness", "subject_wiring.report", None, comparisons=len(model["subjects"]), differences=0,
+                  unit="rows")
