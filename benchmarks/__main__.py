@@ -1,0 +1,121 @@
+"""`python -m benchmarks`: run the benchmark figures and append their records to a ledger.
+
+Figures: repair (repair vs whole encode), chunked (chunked encode at 1 and 2 workers, each in its own process),
+fallback (fallback confinement), suite (differential-check throughput; with --with-gate also the exhaustive
+tests' and the default gate's wall time), peer (toktier, where installed). Ratios only; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks import suite
+from corpora.errors import SuiteError
+from corpora.loader import load_tokenizer
+from reports.ledger import append_records
+
+FIGURES = ("repair", "chunked", "fallback", "suite", "peer")
+DEFAULT_OUT = Path("out/ledgers/benchmarks")
+NFC_FALLBACK_TOKENIZER = "qwen3_8b"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repetitions (for tests)")
+    parser.add_argument("--only", choices=FIGURES, action="append", help="run only this figure (repeatable)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="ledger directory (default %(default)s)")
+    parser.add_argument("--with-gate", action="store_true",
+                        help="also time the exhaustive tests and the default gate at -n 1 and -n 2 (minutes)")
+    parser.add_argument("--tokenizer", default="qwen3_8b", help="tokenizer (default %(default)s)")
+    return parser.parse_args(argv)
+
+
+def figure_runners(args: argparse.Namespace) -> dict[str, Callable[[], list[dict]]]:
+    """Figure name -> a call returning its records."""
+    tok = load_tokenizer(args.tokenizer)
+    plan = suite.QUICK if args.quick else suite.DEFAULT
+    nfc_name = tok.name if tok.is_nfc else NFC_FALLBACK_TOKENIZER
+    workers = plan.chunked_workers
+
+    def suite_figure() -> list[dict]:
+        return suite.suite_throughput(tok, plan) + (suite.gate_wall() if args.with_gate else [])
+
+    def pooled() -> list[dict]:
+        """chunked at each worker count; fallback (one worker) in the same process when the tokenizer is NFC."""
+        chosen = args.only or FIGURES
+        out: list[dict] = []
+        together = "fallback" in chosen and nfc_name == tok.name
+        for w in workers if "chunked" in chosen else ():
+            figures = ["chunked", "fallback"] if together and w == 1 else ["chunked"]
+            out += suite.run_in_pool(figures, tok.name, args.quick, w)
+        if "fallback" in chosen and not (together and 1 in workers and "chunked" in chosen):
+            out += suite.run_in_pool(["fallback"], nfc_name, args.quick, 1)
+        return out
+
+    return {
+        "repair": lambda: suite.repair_vs_whole(tok, plan),
+        "pooled": pooled,
+        "suite": suite_figure,
+        "peer": lambda: suite.peer_figures(tok, plan),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        runners = figure_runners(args)
+    except SuiteError as exc:
+        print(f"benchmarks: {exc}", file=sys.stderr)
+        return 2
+    ledger = args.out / f"benchmarks-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
+    chosen = args.only or FIGURES
+    groups = [g for g in ("repair", "pooled", "suite", "peer")
+              if g in chosen or (g == "pooled" and {"chunked", "fallback"} & set(chosen))]
+    for name in groups:
+        if args.quick and name == "peer":
+            continue  # a peer starts its own environment and process: not for the quick run
+        start = time.perf_counter()
+        try:
+            records = runners[name]()
+        except SuiteError as exc:
+            print(f"benchmarks: {name}: {exc}", file=sys.stderr)
+            return 2
+        append_records(ledger, records)
+        print(f"{name}: {len(records)} records in {time.perf_counter() - start:.1f}s -> {ledger}", flush=True)
+        for rec in records:
+            print("  " + summary_line(rec), flush=True)
+    return 0
+
+
+def summary_line(rec: dict) -> str:
+    """One line per record: its check, parameters and ratio."""
+    d = rec["details"]
+    keys = ("text_kind", "context_chars", "append_chars", "chars", "chunks", "workers", "path", "run", "status")
+    params = " ".join(f"{k}={d[k]}" for k in keys if k in d)
+    extra = ""
+    if "chunked" in d.get("timings", {}) and d["timings"]["chunked"].get("cpu_over_wall") is not None:
+        extra += f" cpu/wall={d['timings']['chunked']['cpu_over_wall']:.2f}"
+    if "planning_share" in d:
+        extra += f" planning={d['planning_share']:.1%}"
+    if "fit" in d:
+        extra += f" c={d['fit']['c_s_per_chunk'] * 1e3:.3f}ms T1={d['fit']['T1_s']:.3f}s"
+    if "overhead" in d:
+        extra += f" overhead={d['overhead']:.1%} check={d['check_chars_per_s_per_core']:.0f}chars/s/core"
+    if "repair_growth" in d:
+        extra += f" repair_growth={d['repair_growth']:.1f}x whole_growth={d['whole_growth']:.1f}x" \
+                 f" over context_growth={d['context_growth']:.1f}x"
+    if "clean_ratio" in d:
+        extra += f" clean_ratio={d['clean_ratio']:.2f}x [{d['label']}]"
+    if "wall_s" in d:
+        extra += f" wall={d['wall_s']:.1f}s rc={d['returncode']}"
+    ratio = f" ratio={d['ratio']:.2f}x" if isinstance(d.get("ratio"), float) else ""
+    diffs = f" DIFFERENCES={rec['differences']}" if rec["differences"] else ""
+    return f"{rec['check']} {params}{ratio}{extra}{diffs}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,514 @@
+"""The benchmark figures, one runner each, every result a ledger record of kind and level "benchmark".
+
+Figures (checks): `benchmark.repair_vs_whole` (+ `benchmark.repair_growth`), `benchmark.chunked` (+
+`benchmark.chunked_fit`), `benchmark.fallback_confinement`, `benchmark.suite_throughput` (+ `benchmark.gate_wall`),
+`benchmark.peer_repair_vs_whole` and `benchmark.peer_chunked` (or `benchmark.peer` "not installed"). Every record
+says what it timed, the sizes and repetitions, median/min/max per candidate, the ratio, and how many outputs it
+compared with the reference (`comparisons`, `differences`): a figure whose outputs differ is still recorded, with
+its differences, never dropped.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.measure import Candidate, Timing, interleaved, machine, ratio, tokenizer_facts
+from benchmarks.texts import appended, source, text_digest, text_of
+from corpora.loader import FrozenTokenizer, load_tokenizer
+from spec.reference import reference_encode
+
+KIND = LEVEL = "benchmark"
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Sizes and repetitions of one run (`DEFAULT` or `QUICK`)."""
+
+    repair_sizes: tuple[int, ...]
+    repair_appends: tuple[int, ...]
+    repair_kinds: tuple[str, ...]
+    repair_reps: int
+    chunked_sizes: tuple[int, ...]
+    chunk_counts: tuple[int, ...]
+    chunk_counts_by_size: dict  # size -> chunk counts, where fewer than `chunk_counts` (time budget)
+    chunked_workers: tuple[int, ...]
+    chunked_reps: dict  # size -> repetitions
+    fallback_size: int
+    fallback_chunks: int
+    fallback_reps: int
+    suite_reps: int
+    suite_cases: int | None  # battery cases used (None = the whole ci battery)
+    peer_sizes: tuple[int, ...]
+    peer_chunked_size: int
+    peer_reps: int
+
+
+DEFAULT = Plan(
+    repair_sizes=(16_000, 100_000, 400_000, 1_000_000),
+    repair_appends=(1, 400, 1_300),
+    repair_kinds=("prose", "code", "chat"),
+    repair_reps=3,
+    chunked_sizes=(64_000, 256_000, 1_000_000, 4_000_000),
+    chunk_counts=(1, 2, 4, 8, 16, 32),
+    chunk_counts_by_size={4_000_000: (1, 2, 16)},  # a 4M-character encode takes ~4-15 s here: one repetition
+    chunked_workers=(1, 2),
+    chunked_reps={64_000: 5, 256_000: 5, 1_000_000: 3, 4_000_000: 1},
+    fallback_size=1_000_000,
+    fallback_chunks=16,
+    fallback_reps=2,
+    suite_reps=3,
+    suite_cases=None,
+    peer_sizes=(16_000, 100_000, 400_000, 1_000_000),
+    peer_chunked_size=1_000_000,
+    peer_reps=2,
+)
+QUICK = Plan(
+    repair_sizes=(4_000, 16_000),
+    repair_appends=(1, 400),
+    repair_kinds=("prose", "chat"),
+    repair_reps=2,
+    chunked_sizes=(16_000,),
+    chunk_counts=(1, 2, 4),
+    chunk_counts_by_size={},
+    chunked_workers=(1,),
+    chunked_reps={16_000: 2},
+    fallback_size=16_000,
+    fallback_chunks=4,
+    fallback_reps=2,
+    suite_reps=1,
+    suite_cases=12,
+    peer_sizes=(),
+    peer_chunked_size=0,
+    peer_reps=1,
+)
+
+
+def record(check: str, tok: FrozenTokenizer | None, details: dict, comparisons: int = 0, differences: int = 0,
+           unit: str = "encodes", fast_path: int | None = None, fallbacks: int | None = None) -> dict:
+    """One benchmark ledger record; details always carry the machine facts."""
+    from reports.ledger import make_record
+
+    return make_record(
+        KIND, LEVEL, check,
+        tokenizer=tok.name if tok else None, tokenizer_sha256=tok.sha256 if tok else None,
+        comparisons=comparisons, differences=differences, unit=unit, fast_path=fast_path, fallbacks=fallbacks,
+        details={**machine(), **details},
+    )
+
+
+def _timings(timings: dict[str, Timing]) -> dict:
+    return {name: t.as_json() for name, t in timings.items()}
+
+
+def _source_facts(kind: str) -> dict:
+    return {"text_kind": kind, "text_source": source(kind).origin}
+
+
+# ---------------------------------------------------------------- (1) repair vs whole encode
+
+
+def repair_vs_whole(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
+    """A Session holding `size` characters, extended by an append: the repair call against a whole reference
+    encode of the same new text (interleaved; outputs compared each repetition)."""
+    from delta.session import Session
+
+    out: list[dict] = []
+    for kind in plan.repair_kinds:
+        growth: dict[int, dict[str, dict]] = {length: {} for length in plan.repair_appends}
+        for size in plan.repair_sizes:
+            old = text_of(kind, size, tok)
+            base = Session(tok)
+            base.encode(old)  # the stored state every repetition starts from (copied, untimed)
+            for length in plan.repair_appends:
+                rec = _repair_point(tok, plan, base, kind, old, length)
+                growth[length][str(size)] = {k: rec["details"][k] for k in ("ratio",)} | {
+                    "repair_median_s": rec["details"]["timings"]["repair"]["median_s"],
+                    "whole_median_s": rec["details"]["timings"]["whole"]["median_s"]}
+                out.append(rec)
+        for length, by_size in growth.items():
+            sizes = sorted(int(s) for s in by_size)
+            first, last = by_size[str(sizes[0])], by_size[str(sizes[-1])]
+            out.append(record(
+                "benchmark.repair_growth", tok,
+                {**tokenizer_facts(tok), "text_kind": kind, "append_chars": length, "by_context": by_size,
+                 "repair_growth": last["repair_median_s"] / first["repair_median_s"],
+                 "whole_growth": last["whole_median_s"] / first["whole_median_s"],
+                 "context_growth": sizes[-1] / sizes[0], "ratio": last["ratio"],
+                 "ratio_of": "ratio at the largest context; growth = median at largest / at smallest context"},
+                unit="figures",
+            ))
+    return out
+
+
+def _repair_point(tok: FrozenTokenizer, plan: Plan, base, kind: str, old: str, length: int) -> dict:
+    """One (context, append) point of the repair figure: repair vs whole, interleaved, outputs compared."""
+    from delta.session import SessionStats
+
+    def fresh_session(rep: int):
+        session = copy.copy(base)
+        session.ids, session.spans, session.stats = list(base.ids), list(base.spans), SessionStats()
+        return session, old + appended(kind, length, rep)
+
+    paths: Counter = Counter()
+    diffs = [0]
+
+    def compare(rep: int, results: dict) -> None:
+        repaired, path = results["repair"]
+        paths[path] += 1
+        diffs[0] += repaired != results["whole"]
+
+    cands = [
+        Candidate("repair", lambda a: (a[0].encode(a[1]), a[0].last_path), fresh_session),
+        Candidate("whole", lambda new: reference_encode(tok, new), lambda rep: old + appended(kind, length, rep)),
+    ]
+    t = interleaved(cands, plan.repair_reps, compare)
+    repaired = sum(n for p, n in paths.items() if p.startswith("repaired"))
+    return record(
+        "benchmark.repair_vs_whole", tok,
+        {**tokenizer_facts(tok), **_source_facts(kind), "figure": "repair_vs_whole",
+         "context_chars": len(old), "append_chars": length, "tokens": len(base.ids),
+         "text_sha256": text_digest(old), "repetitions": plan.repair_reps,
+         "timed": {"repair": "Session.encode(old + append) on a session holding old",
+                   "whole": "spec.reference.reference_encode(old + append)"},
+         "timings": _timings(t), "ratio": ratio(t["whole"], t["repair"]),
+         "ratio_of": "median(whole) / median(repair)", "paths": dict(paths)},
+        comparisons=plan.repair_reps, differences=diffs[0], unit="encodes",
+        fast_path=repaired, fallbacks=plan.repair_reps - repaired,
+    )
+
+
+# ---------------------------------------------------------------- (2) chunked encode, (3) fallback confinement
+
+
+def fit_cost_model(ks: list[int], seconds: list[float], workers: int) -> dict:
+    """Least-squares fit of T(k) = T1/min(k, workers) + c*k (the paper's T1/k + c*k with k capped at the cores
+    that can run at once); returns T1, c and the residual."""
+    a = np.array([[1.0 / min(k, workers), float(k)] for k in ks])
+    y = np.array(seconds)
+    coef, residual, _, _ = np.linalg.lstsq(a, y, rcond=None)
+    return {"T1_s": float(coef[0]), "c_s_per_chunk": float(coef[1]),
+            "residual_s2": float(residual[0]) if len(residual) else 0.0,
+            "model": "T(k) = T1/min(k, workers) + c*k"}
+
+
+def chunked_figure(tok: FrozenTokenizer, plan: Plan, workers: int) -> list[dict]:
+    """encode_chunked at each chunk count against one serial reference encode of the same text, planning timed
+    separately; run in a process whose Rust pool has `workers` threads."""
+    from delta.cuts import encode_chunked, plan_cuts
+
+    out: list[dict] = []
+    for size in plan.chunked_sizes:
+        text = text_of("prose", size)
+        reps = plan.chunked_reps.get(size, 3)
+        counts = plan.chunk_counts_by_size.get(size, plan.chunk_counts)
+        want = reference_encode(tok, text)  # also warms the reference's caches for both sides
+        encode_chunked(tok, text[: min(size, 20_000)], chunks=2, workers=workers)  # starts the Rust pool, untimed
+        diffs: Counter = Counter()
+
+        def same(name: str, ids, want=want, diffs=diffs) -> None:
+            if not name.startswith("plan"):
+                diffs[name] += ids != want
+
+        cands = [Candidate("serial", lambda t: reference_encode(tok, t), lambda rep, text=text: text)]
+        for k in counts:
+            cands.append(Candidate(f"chunked_k{k}", lambda t, k=k: encode_chunked(tok, t, chunks=k, workers=workers),
+                                   lambda rep, text=text: text))
+            cands.append(Candidate(f"plan_k{k}", lambda t, k=k: plan_cuts(tok, t, k), lambda rep, text=text: text))
+        t = interleaved(cands, reps, each=same)
+        ks, medians = [], []
+        for k in counts:
+            chunked, planning = t[f"chunked_k{k}"], t[f"plan_k{k}"]
+            cuts = plan_cuts(tok, text, k)
+            ks.append(k)
+            medians.append(chunked.median)
+            out.append(record(
+                "benchmark.chunked", tok,
+                {**tokenizer_facts(tok), "figure": "chunked", "chars": size, "chunks": k, "workers": workers,
+                 "cuts_found": len(cuts), "text_kind": "prose", "text_sha256": text_digest(text),
+                 "tokens": len(want), "repetitions": reps,
+                 "timed": {"serial": "reference_encode(text)",
+                           "chunked": f"delta.cuts.encode_chunked(text, chunks={k}) with RAYON_NUM_THREADS={workers}",
+                           "plan": f"delta.cuts.plan_cuts(text, {k}) alone"},
+                 "timings": {"serial": t["serial"].as_json(), "chunked": chunked.as_json(), "plan": planning.as_json()},
+                 "ratio": ratio(t["serial"], chunked), "ratio_of": "median(serial) / median(chunked)",
+                 "planning_share": planning.median / chunked.median if chunked.median else None},
+                comparisons=reps, differences=diffs[f"chunked_k{k}"], unit="encodes",
+                fast_path=reps if cuts else 0, fallbacks=0 if cuts else reps,
+            ))
+        out.append(record(
+            "benchmark.chunked_fit", tok,
+            {**tokenizer_facts(tok), "chars": size, "workers": workers, "chunks": ks, "medians_s": medians,
+             "serial_median_s": t["serial"].median, "fit": fit_cost_model(ks, medians, workers),
+             "repetitions": reps},
+            unit="figures",
+        ))
+        del want, t
+    return out
+
+
+def decomposed_document(size: int) -> str:
+    """`size` characters of prose with exactly one decomposed accent (e + U+0301, not NFC) in the middle."""
+    text = text_of("prose", size)
+    mid = size // 2
+    return text[:mid] + "e\u0301" + text[mid + 2 :]
+
+
+def fallback_confinement(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
+    """A document with one non-NFC sequence under an NFC tokenizer, whole against cut into chunks, one core.
+
+    The minimal implementation has no fast encoder and therefore no guard: both sides are the reference's own
+    encode (the chunked side through its batch path), so there is no slow path to confine. The ratio measured
+    is what chunking costs or saves on one core with such a character present, next to the same document
+    without it."""
+    from delta.cuts import encode_chunked, plan_cuts
+
+    size, k = plan.fallback_size, plan.fallback_chunks
+    dirty, clean = decomposed_document(size), text_of("prose", size)
+    want = reference_encode(tok, dirty)
+    diffs = [0]
+
+    def same(name: str, ids) -> None:
+        if name == "cut_dirty":
+            diffs[0] += ids != want
+
+    cands = [
+        Candidate("whole_dirty", lambda _: reference_encode(tok, dirty)),
+        Candidate("cut_dirty", lambda _: encode_chunked(tok, dirty, chunks=k, workers=1)),
+        Candidate("whole_clean", lambda _: reference_encode(tok, clean)),
+        Candidate("cut_clean", lambda _: encode_chunked(tok, clean, chunks=k, workers=1)),
+    ]
+    t = interleaved(cands, plan.fallback_reps, each=same)
+    return [record(
+        "benchmark.fallback_confinement", tok,
+        {**tokenizer_facts(tok), "figure": "fallback_confinement", "chars": size, "chunks": k, "workers": 1,
+         "normalizer": tok.normalizer, "cuts_found": len(plan_cuts(tok, dirty, k)),
+         "non_nfc_at": size // 2, "text_sha256": text_digest(dirty), "repetitions": plan.fallback_reps,
+         "timings": _timings(t), "ratio": ratio(t["whole_dirty"], t["cut_dirty"]),
+         "ratio_of": "median(whole_dirty) / median(cut_dirty)",
+         "clean_ratio": ratio(t["whole_clean"], t["cut_clean"]),
+         "dirty_cost_whole": ratio(t["whole_dirty"], t["whole_clean"]),
+         "label": "no guard in the minimal implementation: nothing to confine; both sides are reference encodes, "
+                  "the ratio is chunking on one core with one non-NFC character present"},
+        comparisons=plan.fallback_reps, differences=diffs[0], unit="encodes",
+    )]
+
+
+# ---------------------------------------------------------------- (4) the suite itself
+
+
+class RecordingMemo:
+    """A fuzz.checks.ReferenceMemo that also lists the texts it asked the reference for (units, offsets)."""
+
+    def __new__(cls, tok: FrozenTokenizer):
+        from fuzz.checks import ReferenceMemo
+
+        class _Recording(ReferenceMemo):
+            def __init__(self, tok: FrozenTokenizer) -> None:
+                super().__init__(tok)
+                self.asked: list[tuple[str, str]] = []
+
+            def encoded(self, text: str):
+                if text not in self._units:
+                    self.asked.append(("units", text))
+                return super().encoded(text)
+
+            def with_offsets(self, text: str):
+                if text not in self._offsets:
+                    self.asked.append(("offsets", text))
+                return super().with_offsets(text)
+
+        return _Recording(tok)
+
+
+def _replay(tok: FrozenTokenizer, asked: list[tuple[str, str]]) -> None:
+    from spec.reference import reference_encode_units, reference_encode_with_offsets
+
+    for what, text in asked:
+        (reference_encode_units if what == "units" else reference_encode_with_offsets)(tok, text)
+
+
+def suite_throughput(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
+    """Differential-check throughput of the cut and the repair path (characters per second per core, one
+    thread) next to the reference encodes the checks need (replayed alone) and one whole encode per string."""
+    from fuzz.battery import case_bytes, iter_battery
+    from fuzz.checks import check_cut_case, check_repair_case
+
+    cases = list(iter_battery(tok, "ci", stop=plan.suite_cases))
+    cases_digest = hashlib.sha256(b"".join(case_bytes(c) for c in cases)).hexdigest()
+    repair_cases = [c for c in cases if c.splits] or cases[:1]
+    out: list[dict] = []
+    for path, subset, check in (("cut", cases, check_cut_case), ("repair", repair_cases, check_repair_case)):
+        memo = RecordingMemo(tok)
+        results = [check(tok, c, memo=memo) for c in subset]  # discover the reference encodes the check needs
+        asked = memo.asked
+        chars = sum(len(c.text) for c in subset)
+        comparisons = sum(r.comparisons for r in results)
+        differences = sum(r.differences for r in results)
+
+        def run_check(_, subset=subset, check=check):
+            m = RecordingMemo(tok)
+            return [check(tok, c, memo=m) for c in subset]
+
+        cands = [
+            Candidate("check", run_check),
+            Candidate("needed_reference", lambda _, asked=asked: _replay(tok, asked)),
+            Candidate("whole_reference", lambda _, subset=subset: [reference_encode(tok, c.text) for c in subset]),
+        ]
+        t = interleaved(cands, plan.suite_reps)
+        out.append(record(
+            "benchmark.suite_throughput", tok,
+            {**tokenizer_facts(tok), "figure": "suite_throughput", "path": path, "strings": len(subset),
+             "chars": chars, "battery": "ci", "battery_cases_sha256": cases_digest,
+             "reference_calls_needed": len(asked), "repetitions": plan.suite_reps, "threads": 1,
+             "timings": _timings(t),
+             "check_chars_per_s_per_core": chars / t["check"].median,
+             "whole_reference_chars_per_s_per_core": chars / t["whole_reference"].median,
+             "overhead": t["check"].median / t["needed_reference"].median - 1.0,
+             "overhead_of": "median(check) / median(the reference encodes it needs, replayed alone) - 1; the "
+                            "check's time includes running the subject (is_safe_cut, encode_chunked, repair)",
+             "ratio": ratio(t["whole_reference"], t["check"]),
+             "ratio_of": "median(one whole reference encode per string) / median(check)"},
+            comparisons=comparisons, differences=differences, unit="comparisons",
+        ))
+    return out
+
+
+def gate_wall(workers: tuple[int, ...] = (1, 2)) -> list[dict]:
+    """Wall time of the exhaustive per-code-point tests and of the default gate at -n 1 and -n 2 (subprocesses)."""
+    runs = [("exhaustive", ["properties/test_cut_exhaustive.py", "-n", "1"])]
+    runs += [(f"gate_n{n}", ["properties", "-n", str(n)]) for n in workers]
+    out = []
+    for name, args in runs:
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", *args], cwd=REPO, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else []
+        out.append(record(
+            "benchmark.gate_wall", None,
+            {"figure": "gate_wall", "run": name, "command": ["pytest", "-q", *args], "wall_s": wall,
+             "returncode": proc.returncode, "summary": tail[0] if tail else "",
+             "outcome": "passed" if proc.returncode == 0 else "failed"},
+            comparisons=1, differences=int(proc.returncode != 0), unit="runs",
+        ))
+    return out
+
+
+# ---------------------------------------------------------------- (5) a peer
+
+
+def peer_figures(tok: FrozenTokenizer, plan: Plan, peer: str = "toktier") -> list[dict]:
+    """The repair and chunked figures for a PyPI peer through its server process (timings include the JSON
+    round trip of the text and IDs, on both sides of each ratio); "not installed" when it cannot run."""
+    from subjects.protocol import SubjectUnavailable, get_subject
+
+    try:
+        subject = get_subject(peer, tok)
+    except SubjectUnavailable as exc:
+        return [record("benchmark.peer", tok, {"peer": peer, "status": "not installed", "reason": exc.reason},
+                       unit="figures")]
+    try:
+        return _peer_points(tok, plan, peer, subject)
+    finally:
+        subject.close()
+
+
+def _peer_points(tok: FrozenTokenizer, plan: Plan, peer: str, subject) -> list[dict]:
+    """The peer's repair and chunked points (see `peer_figures`)."""
+    facts = {**tokenizer_facts(tok), "peer": peer, "peer_version": subject.version,
+             "transport": "JSON lines to the peer's server process (included in every timing)"}
+    out: list[dict] = []
+    for size in plan.peer_sizes:
+        old = text_of("prose", size)
+        diffs = [0]
+
+        def open_session(rep: int, old=old):
+            session = subject.session()
+            session.encode(old)
+            return session, old + appended("prose", 400, rep)
+
+        def compare(rep: int, results: dict, old=old, diffs=diffs) -> None:
+            diffs[0] += results["peer_session"] != reference_encode(tok, old + appended("prose", 400, rep))
+
+        cands = [
+            Candidate("peer_session", lambda a: a[0].encode(a[1]), open_session),
+            Candidate("peer_whole", lambda new: subject.encode(new),
+                      lambda rep, old=old: old + appended("prose", 400, rep)),
+        ]
+        t = interleaved(cands, plan.peer_reps, compare)
+        out.append(record(
+            "benchmark.peer_repair_vs_whole", tok,
+            {**facts, "context_chars": size, "append_chars": 400, "repetitions": plan.peer_reps,
+             "timings": _timings(t), "ratio": ratio(t["peer_whole"], t["peer_session"]),
+             "ratio_of": "median(peer whole encode) / median(peer session encode)"},
+            comparisons=plan.peer_reps, differences=diffs[0],
+        ))
+    if plan.peer_chunked_size:
+        text = text_of("prose", plan.peer_chunked_size)
+        want = reference_encode(tok, text)
+        diffs = Counter()
+        ks = (1, 2, 16)
+
+        replies: dict[str, dict] = {}
+
+        def same(name: str, ids) -> None:
+            diffs[name] += ids != want
+            if name != "peer_whole":
+                replies[name] = {k: v for k, v in getattr(subject, "last_chunked", {}).items() if k != "ids"}
+
+        cands = [Candidate("peer_whole", lambda _: subject.encode(text))]
+        cands += [Candidate(f"peer_chunked_k{k}", lambda _, k=k: subject.encode_chunked(text, k)) for k in ks]
+        t = interleaved(cands, plan.peer_reps, each=same)
+        for k in ks:
+            out.append(record(
+                "benchmark.peer_chunked", tok,
+                {**facts, "chars": len(text), "chunks": k, "workers": "peer default", "repetitions": plan.peer_reps,
+                 "timings": _timings({"peer_whole": t["peer_whole"], "peer_chunked": t[f"peer_chunked_k{k}"]}),
+                 "ratio": ratio(t["peer_whole"], t[f"peer_chunked_k{k}"]),
+                 "ratio_of": "median(peer whole) / median(peer chunked)",
+                 "peer_reply": replies.get(f"peer_chunked_k{k}", {})},
+                comparisons=plan.peer_reps, differences=diffs[f"peer_chunked_k{k}"],
+            ))
+    return out
+
+
+# ---------------------------------------------------------------- subprocess pools
+
+
+def run_in_pool(figures: list[str], tokenizer: str, quick: bool, workers: int) -> list[dict]:
+    """Run chunked-family figures in one fresh process whose Rust thread pool has exactly `workers` threads
+    (RAYON_NUM_THREADS is read once, when the pool starts, so it must be set before the process starts)."""
+    env = {**os.environ, "RAYON_NUM_THREADS": str(workers), "TOKENIZERS_PARALLELISM": "true"}
+    cmd = [sys.executable, "-m", "benchmarks.pool_child", ",".join(figures), tokenizer, str(workers)]
+    cmd += ["--quick"] if quick else []
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark child {figures} (workers={workers}) failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def child_main(figures: list[str], tokenizer: str, workers: int, quick: bool) -> list[dict]:
+    """The child side of `run_in_pool`: "chunked" and/or "fallback" (the latter only at one worker)."""
+    tok = load_tokenizer(tokenizer)
+    plan = QUICK if quick else DEFAULT
+    out: list[dict] = []
+    for figure in figures:
+        if figure == "chunked":
+            out += chunked_figure(tok, plan, workers)
+        elif figure == "fallback" and workers == 1:
+            out += fallback_confinement(tok, plan)
+        else:
+            raise ValueError(f"unknown pool figure {figure!r} at {workers} workers")
+    return out
+
