@@ -11,6 +11,8 @@ status=0
 step() { local rc=0; "$@" || rc=$?; if [ "$status" -eq 0 ]; then status=$rc; fi; }
 
 # --- checks --------------------------------------------------------------------------------------------
+# the embedded default is one self-contained run: its report counts only this run's ledgers
+rm -rf "$OUT/ledgers/main" "$OUT/ledgers/fuzz"
 mkdir -p "$OUT/ledgers/main"
 step corpora smoke --out "$OUT/ledgers/main"
 
@@ -20,6 +22,6 @@ step corpora smoke --out "$OUT/ledgers/main"
 step fuzz --tokenizer all --budget 20s --out "$OUT/ledgers/fuzz" --regressions "$OUT/fuzz-regressions"
 
 # --- report --------------------------------------------------------------------------------------------
-reports table3 --ledgers "$OUT/ledgers" --out "$OUT/report" --format md,html,json,csv
+reports table3 --ledgers "$OUT/ledgers/main" "$OUT/ledgers/fuzz" --out "$OUT/report" --format md,html,json,csv
 echo "report: $OUT/report/table3.html (also table3.md, table3.json and table3*.csv in $OUT/report)"
 exit "$status"
