@@ -12,23 +12,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from fuzz.ledger_writer import BatchTally
+
 LOG_EVERY = 5.0
 
 
 @dataclass
-class Totals:
+class Totals(BatchTally):
     """Running totals over every batch counted so far (this invocation plus what a resumed ledger held)."""
 
     batches: int = 0
-    cases: int = 0
-    chars: int = 0
-    cuts: int = 0
-    repairs: int = 0
-    fast_path: int = 0
-    fallbacks: int = 0
-    differences: int = 0
-    reference_seconds: float = 0.0
-    paths: Counter = field(default_factory=Counter)
     fast_by_path: Counter = field(default_factory=Counter)  # cut: texts actually cut; repair: served by repair
     fallbacks_by_path: Counter = field(default_factory=Counter)  # cut: served whole; repair: re-encoded whole
 
