@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from corpora import provision
-from corpora.errors import SuiteError
+from corpora.errors import run_command
 from corpora.registry import lookup, rows
 
 
@@ -85,16 +85,7 @@ def _extensions() -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except SuiteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":

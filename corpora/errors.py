@@ -39,3 +39,19 @@ class CacheNotWritable(SuiteError):
 
 class InvalidText(SuiteError):
     """Text that no tokenizer can take: a lone surrogate, or bytes that are not UTF-8."""
+
+
+def run_command(parser, argv: list[str] | None = None) -> int:
+    """Parse `argv` and run the chosen sub-command: a `SuiteError` becomes "error: ..." on stderr and its exit
+    status (2), Ctrl-C becomes 130; never a traceback for bad input."""
+    import sys
+
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SuiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from corpora.errors import SuiteError
+from corpora.errors import run_command
 from reports.table3 import ReportInputError, Table3, build_table3, load_records
 
 FORMATS = ("md", "html", "json", "csv")
@@ -105,16 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except SuiteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":
