@@ -64,7 +64,7 @@ def _parse_json(data: bytes, what: str) -> dict:
     return parsed
 
 
-def _byte_decoder() -> dict[str, int]:
+def byte_decoder() -> dict[str, int]:
     """The inverse of byte-level BPE's byte-to-character alphabet."""
     printable = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
     chars = printable[:]
@@ -86,7 +86,7 @@ def token_byte_length(token: str, byte_decoder: dict[str, int]) -> int:
 
 def compute_bound(config: dict, added: list[dict]) -> int:
     """The longest text one token decodes to, in bytes (an upper bound on the characters its span covers)."""
-    decoder = _byte_decoder()
+    decoder = byte_decoder()
     vocab = config.get("model", {}).get("vocab", {})
     longest = max((token_byte_length(t, decoder) for t in vocab), default=0)
     return max([longest] + [len(t["content"].encode("utf-8")) for t in added])

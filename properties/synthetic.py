@@ -10,19 +10,13 @@ import copy
 import json
 from pathlib import Path
 
+from corpora.loader import byte_decoder
 from spec.patterns import QWEN2
 
 
 def _byte_alphabet() -> list[str]:
-    printable = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    chars = printable[:]
-    extra = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + extra)
-            extra += 1
-    return [chr(c) for _, c in sorted(zip(printable, chars, strict=True))]
+    """The 256 characters of byte-level BPE's alphabet, in byte order (from the loader's own table)."""
+    return [ch for ch, _ in sorted(byte_decoder().items(), key=lambda kv: kv[1])]
 
 
 def base_config() -> dict:
