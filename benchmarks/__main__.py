@@ -99,12 +99,19 @@ def summary_line(rec: dict) -> str:
     extra = ""
     if "chunked" in d.get("timings", {}) and d["timings"]["chunked"].get("cpu_over_wall") is not None:
         extra += f" cpu/wall={d['timings']['chunked']['cpu_over_wall']:.2f}"
+    if "splice_ratio" in d:
+        extra += f" splice_ratio={d['splice_ratio']:.0f}x"
+    if d.get("in_peer_ratio"):
+        extra += f" in_peer={d['in_peer_ratio']:.2f}x"
+    if "ratio_same_call" in d:
+        extra += f" same_call={d['ratio_same_call']:.2f}x"
     if "planning_share" in d:
         extra += f" planning={d['planning_share']:.1%}"
     if "fit" in d:
         extra += f" c={d['fit']['c_s_per_chunk'] * 1e3:.3f}ms T1={d['fit']['T1_s']:.3f}s"
-    if "overhead" in d:
-        extra += f" overhead={d['overhead']:.1%} check={d['check_chars_per_s_per_core']:.0f}chars/s/core"
+    if "suite_overhead" in d:
+        extra += (f" suite_overhead={d['suite_overhead']:.1%} with_subject={d['overhead_with_subject']:.1%}"
+                  f" check={d['check_chars_per_s_per_core']:.0f}chars/s/core")
     if "repair_growth" in d:
         extra += f" repair_growth={d['repair_growth']:.1f}x whole_growth={d['whole_growth']:.1f}x" \
                  f" over context_growth={d['context_growth']:.1f}x"

@@ -68,11 +68,11 @@ DEFAULT = Plan(
     fallback_size=1_000_000,
     fallback_chunks=16,
     fallback_reps=2,
-    suite_reps=3,
+    suite_reps=7,
     suite_cases=None,
     peer_sizes=(16_000, 100_000, 400_000, 1_000_000),
     peer_chunked_size=1_000_000,
-    peer_reps=2,
+    peer_reps=3,
 )
 QUICK = Plan(
     repair_sizes=(4_000, 16_000),
@@ -153,8 +153,10 @@ def repair_vs_whole(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
 
 
 def _repair_point(tok: FrozenTokenizer, plan: Plan, base, kind: str, old: str, length: int) -> dict:
-    """One (context, append) point of the repair figure: repair vs whole, interleaved, outputs compared."""
+    """One (context, append) point of the repair figure: repair vs whole (and the splice alone), interleaved,
+    outputs compared (the splice must take the session's path)."""
     from delta.session import SessionStats
+    from spec.repair import repair_splice
 
     def fresh_session(rep: int):
         session = copy.copy(base)
@@ -174,6 +176,16 @@ def _repair_point(tok: FrozenTokenizer, plan: Plan, base, kind: str, old: str, l
         Candidate("whole", lambda new: reference_encode(tok, new), lambda rep: old + appended(kind, length, rep)),
     ]
     t = interleaved(cands, plan.repair_reps, compare)
+    # the splice alone, beside the repair call and away from the whole encode (a call right after a whole encode
+    # of this size pays for the memory it released; both millisecond candidates are timed in the same conditions)
+    spliced = Counter()
+    beside = interleaved([
+        Candidate("repair_beside_splice", lambda a: a[0].encode(a[1]), fresh_session),
+        Candidate("splice", lambda d: repair_splice(tok, old, base.ids, base.spans, d).path,
+                  lambda rep: appended(kind, length, rep)),
+    ], plan.repair_reps, each=lambda name, out: spliced.update([out]) if name == "splice" else None)
+    t.update(beside)
+    diffs[0] += sum(n for p, n in spliced.items() if p not in paths)  # the splice must take the session's path
     repaired = sum(n for p, n in paths.items() if p.startswith("repaired"))
     return record(
         "benchmark.repair_vs_whole", tok,
@@ -181,10 +193,17 @@ def _repair_point(tok: FrozenTokenizer, plan: Plan, base, kind: str, old: str, l
          "context_chars": len(old), "append_chars": length, "tokens": len(base.ids),
          "text_sha256": text_digest(old), "repetitions": plan.repair_reps,
          "timed": {"repair": "Session.encode(old + append) on a session holding old",
-                   "whole": "spec.reference.reference_encode(old + append)"},
+                   "whole": "spec.reference.reference_encode(old + append)",
+                   "splice": "spec.repair.repair_splice alone: the edit of the stored stream, without confirming "
+                             "the prefix and building the returned list (timed beside the repair call, "
+                             "repair_beside_splice, in a second interleaved run)"},
          "timings": _timings(t), "ratio": ratio(t["whole"], t["repair"]),
-         "ratio_of": "median(whole) / median(repair)", "paths": dict(paths)},
-        comparisons=plan.repair_reps, differences=diffs[0], unit="encodes",
+         "ratio_of": "median(whole) / median(repair)", "paths": dict(paths),
+         "compared": "each repetition: the repair's IDs with the whole encode's, the splice's path with the "
+                     "session's paths",
+         "splice_ratio": ratio(t["whole"], t["splice"]),
+         "splice_ratio_of": "median(whole) / median(splice): the part that stays near constant with the context"},
+        comparisons=2 * plan.repair_reps, differences=diffs[0], unit="encodes",
         fast_path=repaired, fallbacks=plan.repair_reps - repaired,
     )
 
@@ -198,15 +217,18 @@ def fit_cost_model(ks: list[int], seconds: list[float], workers: int) -> dict:
     a = np.array([[1.0 / min(k, workers), float(k)] for k in ks])
     y = np.array(seconds)
     coef, residual, _, _ = np.linalg.lstsq(a, y, rcond=None)
-    return {"T1_s": float(coef[0]), "c_s_per_chunk": float(coef[1]),
+    c = float(coef[1])
+    return {"T1_s": float(coef[0]), "c_s_per_chunk": c,
             "residual_s2": float(residual[0]) if len(residual) else 0.0,
-            "model": "T(k) = T1/min(k, workers) + c*k"}
+            "model": "T(k) = T1/min(k, workers) + c*k",
+            "reading": "c < 0: no per-chunk cost measurable; the pieces encode faster per character than the whole "
+                       "text, which the model has no term for" if c < 0 else "c = the cost of one more chunk"}
 
 
 def chunked_figure(tok: FrozenTokenizer, plan: Plan, workers: int) -> list[dict]:
     """encode_chunked at each chunk count against one serial reference encode of the same text, planning timed
     separately; run in a process whose Rust pool has `workers` threads."""
-    from delta.cuts import encode_chunked, plan_cuts
+    from delta.cuts import encode_chunked, encode_rows, plan_cuts
 
     out: list[dict] = []
     for size in plan.chunked_sizes:
@@ -218,10 +240,11 @@ def chunked_figure(tok: FrozenTokenizer, plan: Plan, workers: int) -> list[dict]
         diffs: Counter = Counter()
 
         def same(name: str, ids, want=want, diffs=diffs) -> None:
-            if not name.startswith("plan"):
+            if not name.startswith("plan"):  # serial_ids too: its IDs must equal the reference's
                 diffs[name] += ids != want
 
-        cands = [Candidate("serial", lambda t: reference_encode(tok, t), lambda rep, text=text: text)]
+        cands = [Candidate("serial", lambda t: reference_encode(tok, t), lambda rep, text=text: text),
+                 Candidate("serial_ids", lambda t: encode_rows(tok, [t])[0], lambda rep, text=text: text)]
         for k in counts:
             cands.append(Candidate(f"chunked_k{k}", lambda t, k=k: encode_chunked(tok, t, chunks=k, workers=workers),
                                    lambda rep, text=text: text))
@@ -239,10 +262,15 @@ def chunked_figure(tok: FrozenTokenizer, plan: Plan, workers: int) -> list[dict]
                  "cuts_found": len(cuts), "text_kind": "prose", "text_sha256": text_digest(text),
                  "tokens": len(want), "repetitions": reps,
                  "timed": {"serial": "reference_encode(text)",
+                           "serial_ids": "delta.cuts.encode_rows([text]): the chunked encoder's own library call "
+                                         "(IDs only) on the whole text, serially",
                            "chunked": f"delta.cuts.encode_chunked(text, chunks={k}) with RAYON_NUM_THREADS={workers}",
                            "plan": f"delta.cuts.plan_cuts(text, {k}) alone"},
-                 "timings": {"serial": t["serial"].as_json(), "chunked": chunked.as_json(), "plan": planning.as_json()},
+                 "timings": {"serial": t["serial"].as_json(), "serial_ids": t["serial_ids"].as_json(),
+                             "chunked": chunked.as_json(), "plan": planning.as_json()},
                  "ratio": ratio(t["serial"], chunked), "ratio_of": "median(serial) / median(chunked)",
+                 "ratio_same_call": ratio(t["serial_ids"], chunked),
+                 "ratio_same_call_of": "median(serial_ids) / median(chunked): the gain from cutting alone",
                  "planning_share": planning.median / chunked.median if chunked.median else None},
                 comparisons=reps, differences=diffs[f"chunked_k{k}"], unit="encodes",
                 fast_path=reps if cuts else 0, fallbacks=0 if cuts else reps,
@@ -308,40 +336,53 @@ def fallback_confinement(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
 # ---------------------------------------------------------------- (4) the suite itself
 
 
-class RecordingMemo:
-    """A fuzz.checks.ReferenceMemo that also lists the texts it asked the reference for (units, offsets)."""
+class TimedMemo:
+    """A fuzz.checks.ReferenceMemo that times its reference encodes in place: the library call and its IDs (what
+    `spec.reference.reference_encode` returns, input validation included) count as reference time; grouping into
+    units and reading offsets are the suite's own work and are not counted."""
 
     def __new__(cls, tok: FrozenTokenizer):
         from fuzz.checks import ReferenceMemo
+        from spec.reference import check_text, unit_lengths
 
-        class _Recording(ReferenceMemo):
+        class _Timed(ReferenceMemo):
             def __init__(self, tok: FrozenTokenizer) -> None:
                 super().__init__(tok)
-                self.asked: list[tuple[str, str]] = []
+                self.seconds = 0.0
+                self.calls = 0
+
+            def _encode(self, text: str):
+                t0 = time.perf_counter()
+                enc = self.tok.tokenizer.encode(check_text(text), add_special_tokens=False)
+                ids = enc.ids
+                self.seconds += time.perf_counter() - t0
+                self.calls += 1
+                return enc, ids
 
             def encoded(self, text: str):
-                if text not in self._units:
-                    self.asked.append(("units", text))
-                return super().encoded(text)
+                got = self._units.get(text)
+                if got is None:
+                    enc, ids = self._encode(text)
+                    got = self._units[text] = (ids, unit_lengths(enc.word_ids))
+                return got
 
             def with_offsets(self, text: str):
-                if text not in self._offsets:
-                    self.asked.append(("offsets", text))
-                return super().with_offsets(text)
+                got = self._offsets.get(text)
+                if got is None:
+                    enc, ids = self._encode(text)
+                    got = self._offsets[text] = (ids, list(map(tuple, enc.offsets)))
+                return got
 
-        return _Recording(tok)
-
-
-def _replay(tok: FrozenTokenizer, asked: list[tuple[str, str]]) -> None:
-    from spec.reference import reference_encode_units, reference_encode_with_offsets
-
-    for what, text in asked:
-        (reference_encode_units if what == "units" else reference_encode_with_offsets)(tok, text)
+        return _Timed(tok)
 
 
 def suite_throughput(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
     """Differential-check throughput of the cut and the repair path (characters per second per core, one
-    thread) next to the reference encodes the checks need (replayed alone) and one whole encode per string."""
+    thread), each check's time split in place into the reference encodes it needs (`TimedMemo`), the calls into the
+    implementation under test (the checks' `timing`) and the rest, the suite's own overhead:
+    (check - reference - subject) / reference, per repetition, median over repetitions."""
+    import statistics
+
     from fuzz.battery import case_bytes, iter_battery
     from fuzz.checks import check_cut_case, check_repair_case
 
@@ -350,37 +391,49 @@ def suite_throughput(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
     repair_cases = [c for c in cases if c.splits] or cases[:1]
     out: list[dict] = []
     for path, subset, check in (("cut", cases, check_cut_case), ("repair", repair_cases, check_repair_case)):
-        memo = RecordingMemo(tok)
-        results = [check(tok, c, memo=memo) for c in subset]  # discover the reference encodes the check needs
-        asked = memo.asked
         chars = sum(len(c.text) for c in subset)
-        comparisons = sum(r.comparisons for r in results)
-        differences = sum(r.differences for r in results)
+        split: list[dict] = []
 
-        def run_check(_, subset=subset, check=check):
-            m = RecordingMemo(tok)
-            return [check(tok, c, memo=m) for c in subset]
+        def run_check(_, subset=subset, check=check, split=split):
+            memo, timing = TimedMemo(tok), Counter()
+            start = time.perf_counter()
+            results = [check(tok, c, memo=memo, timing=timing) for c in subset]
+            wall = time.perf_counter() - start
+            split.append({"check": wall, "reference": memo.seconds, "subject": timing["subject"],
+                          "reference_calls": memo.calls})
+            return results
 
         cands = [
             Candidate("check", run_check),
-            Candidate("needed_reference", lambda _, asked=asked: _replay(tok, asked)),
             Candidate("whole_reference", lambda _, subset=subset: [reference_encode(tok, c.text) for c in subset]),
         ]
-        t = interleaved(cands, plan.suite_reps)
+        kept: list = []
+        t = interleaved(cands, plan.suite_reps, each=lambda name, res, kept=kept: kept.append(res) if name == "check"
+                        else None)
+        results = kept[-1]
+        t["reference"] = Timing(tuple(s["reference"] for s in split))  # timed in place, inside the check
+        t["subject"] = Timing(tuple(s["subject"] for s in split))
+        overheads = [(s["check"] - s["reference"] - s["subject"]) / s["reference"] for s in split]
+        with_subject = [(s["check"] - s["reference"]) / s["reference"] for s in split]
+        median_of = {k: statistics.median(s[k] for s in split) for k in ("check", "reference", "subject")}
         out.append(record(
             "benchmark.suite_throughput", tok,
             {**tokenizer_facts(tok), "figure": "suite_throughput", "path": path, "strings": len(subset),
              "chars": chars, "battery": "ci", "battery_cases_sha256": cases_digest,
-             "reference_calls_needed": len(asked), "repetitions": plan.suite_reps, "threads": 1,
-             "timings": _timings(t),
+             "reference_calls_needed": split[-1]["reference_calls"], "repetitions": plan.suite_reps, "threads": 1,
+             "timings": _timings(t), "split_s": split, "split_median_s": median_of,
              "check_chars_per_s_per_core": chars / t["check"].median,
              "whole_reference_chars_per_s_per_core": chars / t["whole_reference"].median,
-             "overhead": t["check"].median / t["needed_reference"].median - 1.0,
-             "overhead_of": "median(check) / median(the reference encodes it needs, replayed alone) - 1; the "
-                            "check's time includes running the subject (is_safe_cut, encode_chunked, repair)",
+             "suite_overhead": statistics.median(overheads),
+             "suite_overhead_of": "median over repetitions of (check - reference - subject) / reference, timed in "
+                                  "place: reference = the library encode calls the check needs (with their IDs), "
+                                  "subject = the calls into the implementation under test",
+             "overhead_with_subject": statistics.median(with_subject),
+             "subject_share": median_of["subject"] / median_of["check"],
              "ratio": ratio(t["whole_reference"], t["check"]),
              "ratio_of": "median(one whole reference encode per string) / median(check)"},
-            comparisons=comparisons, differences=differences, unit="comparisons",
+            comparisons=sum(r.comparisons for r in results), differences=sum(r.differences for r in results),
+            unit="comparisons",
         ))
     return out
 
@@ -427,8 +480,26 @@ def peer_figures(tok: FrozenTokenizer, plan: Plan, peer: str = "toktier") -> lis
 def _peer_points(tok: FrozenTokenizer, plan: Plan, peer: str, subject) -> list[dict]:
     """The peer's repair and chunked points (see `peer_figures`)."""
     facts = {**tokenizer_facts(tok), "peer": peer, "peer_version": subject.version,
-             "transport": "JSON lines to the peer's server process (included in every timing)"}
+             "transport": "JSON lines to the peer's server process (included in every timing; `in_peer` is the "
+                          "server's own time for the call, transport excluded)"}
     out: list[dict] = []
+    served: dict[str, list[float]] = {}
+
+    def in_peer(name: str) -> None:
+        """Keep the server's own seconds for the call just made by candidate `name`."""
+        seconds = getattr(subject.peer, "last_server_seconds", None)
+        if seconds is not None:
+            served.setdefault(name, []).append(seconds)
+
+    def in_peer_ratio(num: str, den: str) -> dict:
+        if not served.get(num) or not served.get(den):
+            return {"in_peer_ratio": None}
+        import statistics
+
+        a, b = statistics.median(served[num]), statistics.median(served[den])
+        return {"in_peer_median_s": {num: a, den: b}, "in_peer_ratio": a / b if b else None,
+                "in_peer_ratio_of": f"median server seconds of {num} / of {den} (no transport)"}
+
     for size in plan.peer_sizes:
         old = text_of("prose", size)
         diffs = [0]
@@ -441,17 +512,23 @@ def _peer_points(tok: FrozenTokenizer, plan: Plan, peer: str, subject) -> list[d
         def compare(rep: int, results: dict, old=old, diffs=diffs) -> None:
             diffs[0] += results["peer_session"] != reference_encode(tok, old + appended("prose", 400, rep))
 
+        def keep(name: str, ids):
+            in_peer(name)
+            return ids
+
+        served.clear()
         cands = [
             Candidate("peer_session", lambda a: a[0].encode(a[1]), open_session),
             Candidate("peer_whole", lambda new: subject.encode(new),
                       lambda rep, old=old: old + appended("prose", 400, rep)),
         ]
-        t = interleaved(cands, plan.peer_reps, compare)
+        t = interleaved(cands, plan.peer_reps, compare, each=keep)
         out.append(record(
             "benchmark.peer_repair_vs_whole", tok,
             {**facts, "context_chars": size, "append_chars": 400, "repetitions": plan.peer_reps,
              "timings": _timings(t), "ratio": ratio(t["peer_whole"], t["peer_session"]),
-             "ratio_of": "median(peer whole encode) / median(peer session encode)"},
+             "ratio_of": "median(peer whole encode) / median(peer session encode)",
+             **in_peer_ratio("peer_whole", "peer_session")},
             comparisons=plan.peer_reps, differences=diffs[0],
         ))
     if plan.peer_chunked_size:
@@ -462,7 +539,10 @@ def _peer_points(tok: FrozenTokenizer, plan: Plan, peer: str, subject) -> list[d
 
         replies: dict[str, dict] = {}
 
+        served.clear()
+
         def same(name: str, ids) -> None:
+            in_peer(name)
             diffs[name] += ids != want
             if name != "peer_whole":
                 replies[name] = {k: v for k, v in getattr(subject, "last_chunked", {}).items() if k != "ids"}
@@ -477,6 +557,7 @@ def _peer_points(tok: FrozenTokenizer, plan: Plan, peer: str, subject) -> list[d
                  "timings": _timings({"peer_whole": t["peer_whole"], "peer_chunked": t[f"peer_chunked_k{k}"]}),
                  "ratio": ratio(t["peer_whole"], t[f"peer_chunked_k{k}"]),
                  "ratio_of": "median(peer whole) / median(peer chunked)",
+                 **in_peer_ratio("peer_whole", f"peer_chunked_k{k}"),
                  "peer_reply": replies.get(f"peer_chunked_k{k}", {})},
                 comparisons=plan.peer_reps, differences=diffs[f"peer_chunked_k{k}"],
             ))

@@ -333,6 +333,7 @@ def run_subject_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
              "reference_version": reference_version()}
     tally = _Tally()
     example = None
+    timing = {"subject": 0.0, "reference": 0.0}  # seconds in the subject's calls and in the reference's, apart
     try:
         subject = _opened_subject(unit.subject, tok.name)
         for doc in read_documents(unit.shard.path, unit.shard.column):
@@ -351,7 +352,7 @@ def run_subject_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
             tally.documents += 1
             tally.characters += len(runs[0][0])
             for text, how in runs:
-                comparisons, differences, bad = check_on_subject(subject, tok, text, **how)
+                comparisons, differences, bad = check_on_subject(subject, tok, text, **how, timing=timing)
                 tally.comparisons += comparisons
                 if differences:
                     tally.differ(doc["id"], **{k: v for k, v in how.items() if k != "splits"},
@@ -369,7 +370,8 @@ def run_subject_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
         counterexample=example, unit={1: "documents", 2: "document_chunkings", 3: "turns"}[unit.level],
         documents=tally.documents, characters=tally.characters, differing_documents=tally.pointers,
         chunk_counts=list(options.chunk_counts) if unit.level == 2 else None,
-        wall_seconds=round(time.perf_counter() - wall0, 4), subject_seconds=0.0, reference_seconds=0.0,
+        wall_seconds=round(time.perf_counter() - wall0, 4), subject_seconds=round(timing["subject"], 6),
+        reference_seconds=round(timing["reference"], 6),
     )
     rec["details"].update(stamp)
     return rec

@@ -6,19 +6,21 @@ max(16, min(1024, floor(N/4k))); never cut a text shorter than `MIN_TEXT` (256);
 the preceding chunk. Default policy for stateless requests (chunks=None): cut only from `DEFAULT_MIN_CHARS`
 (131,072) characters, target chunk `TARGET_CHUNK` (65,536), k = min(ceil(N/65,536), 16, workers).
 
-Encode: the chunks go through the reference's own batch path (parallel in Rust) and the ID rows are concatenated;
-post-processing, when asked for, is applied once to the assembled sequence. Tokenizers that are not admitted go to
-the reference whole.
+Encode: the chunks (or the whole text, when no cut is planned) go through the reference library's own batch path
+(parallel in Rust; the IDs-only `encode_batch_fast` where the library has it, which skips building offsets) and the
+ID rows are concatenated; post-processing, when asked for, is applied once to the assembled sequence. Tokenizers
+that are not admitted are encoded whole.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from itertools import chain
 
 from corpora.loader import FrozenTokenizer
 from spec.cut import DEFAULT_CUT_RULES, CutRules, is_safe_cut
-from spec.reference import check_text, post_process, reference_encode, reference_encode_batch
+from spec.reference import check_text, post_process, reference_encode_batch
 
 QUICK_SCAN = 48
 SCAN_BUDGET = 4096
@@ -79,6 +81,15 @@ def split_at(text: str, cuts: list[int]) -> list[str]:
     return [text[lo:hi] for lo, hi in zip(bounds, bounds[1:], strict=False)]
 
 
+def encode_rows(tok: FrozenTokenizer, chunks: list[str]) -> list[list[int]]:
+    """The IDs of each chunk, encoded in parallel by the library's batch path (IDs only where it can: the same
+    IDs as `reference_encode_batch`, without the offsets the chunked encode does not return)."""
+    fast = getattr(tok.tokenizer, "encode_batch_fast", None)
+    if fast is None:
+        return reference_encode_batch(tok, chunks)
+    return [e.ids for e in fast(chunks, add_special_tokens=False)]
+
+
 def encode_chunked(
     tok: FrozenTokenizer,
     text: str,
@@ -92,8 +103,5 @@ def encode_chunked(
     check_text(text)
     k = chunks if chunks is not None else default_chunks(len(text), workers)
     cuts = plan_cuts(tok, text, k, rules) if tok.admission.admitted else []
-    if not cuts:
-        ids = reference_encode(tok, text)
-    else:
-        ids = [i for row in reference_encode_batch(tok, split_at(text, cuts)) for i in row]
+    ids = list(chain.from_iterable(encode_rows(tok, split_at(text, cuts))))  # no cut: the whole text, one row
     return post_process(tok, ids) if add_special_tokens else ids

@@ -201,8 +201,10 @@ def _handle_differences(ctx: WorkerContext, tok, checker, found: list, batch: in
     return saved
 
 
-def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: list, campaign: str, batch: int) -> dict:
-    """The kind "subject" row of one batch checked on a third-party subject, with its first counterexample."""
+def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: list, campaign: str, batch: int,
+                          **timing: float) -> dict:
+    """The kind "subject" row of one batch checked on a third-party subject, with its first counterexample and the
+    batch's seconds (`timing`: subject_seconds, reference_seconds, check_seconds)."""
     from subjects.records import subject_record
 
     example = None
@@ -214,7 +216,8 @@ def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: lis
     level = "chunked" if path == "cut" else "repair"
     return subject_record(checker.opened, tok, level, f"fuzz.{path}", comparisons=tally.cuts if path == "cut"
                           else tally.repairs, differences=tally.differences, counterexample=example,
-                          campaign=campaign, batch=batch, cases=tally.cases)
+                          campaign=campaign, batch=batch, cases=tally.cases,
+                          **{k: round(v, 6) for k, v in timing.items()})
 
 
 def run_worker(ctx: WorkerContext) -> None:
@@ -314,7 +317,9 @@ def run_worker(ctx: WorkerContext) -> None:
                               control=spec.control, tally=tally, details=details, subject=spec.subject)
         write_batch(ledger, record)
         if getattr(checker, "opened", None) is not None:
-            write_batch(ledger, _subject_batch_record(checker, tok, path, tally, found, spec.campaign, batch))
+            write_batch(ledger, _subject_batch_record(
+                checker, tok, path, tally, found, spec.campaign, batch, subject_seconds=subject_seconds,
+                reference_seconds=tally.reference_seconds, check_seconds=check_seconds - generate_seconds))
         ctx.emit({"type": "batch", "record": record})
         if found and spec.stop_on_first:
             ctx.stop.set()

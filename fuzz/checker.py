@@ -294,30 +294,33 @@ class SubjectChecker:
     def __init__(self, tok: FrozenTokenizer, path: str, subject) -> None:
         self.tok, self.path, self.opened = tok, path, subject
         self.subject = f"{subject.name}=={subject.version}"
-        self.clock = ReferenceClock()  # the subject check times its own reference encodes together with the subject
-        self.subject_seconds = 0.0
+        self.clock = ReferenceClock()  # seconds in the reference encodes, kept apart from the subject's
+        self.subject_seconds = 0.0  # seconds in calls into the subject (sessions opened and closed included)
         self.wiring = _import("subjects.wiring", "the subjects wiring (subjects.wiring)")
         if not self.wiring.supports(subject, "chunked" if path == "cut" else "repair"):
             raise self.wiring.SubjectUnavailable(subject.name, f"offers no {'chunked' if path == 'cut' else path} path")
 
     def check(self, case: FuzzCase) -> CaseOutcome:
-        t0 = time.perf_counter()
+        timing: dict = {}
         if self.path == "repair":
             comparisons, differences, bad = self.wiring.check_on_subject(
-                self.opened, self.tok, case.text, "repair", splits=(case.split,))
+                self.opened, self.tok, case.text, "repair", splits=(case.split,), timing=timing)
             out = CaseOutcome(repairs_checked=1)
             where = {"split": case.split}
         else:
             chunks = _subject_chunks()
             comparisons, differences, bad = self.wiring.check_on_subject(
-                self.opened, self.tok, case.text, "chunked", chunks=chunks)
+                self.opened, self.tok, case.text, "chunked", chunks=chunks, timing=timing)
             out = CaseOutcome(cuts_checked=comparisons)
             where = {"chunks": chunks}
-        self.subject_seconds += time.perf_counter() - t0
+        self.subject_seconds += timing.get("subject", 0.0)
+        self.clock.seconds += timing.get("reference", 0.0)
         out.paths[f"subject:{self.path}"] += comparisons
         if differences and bad is not None:
             # the subject's counterexample holds the IDs from the first differing position on
             want, got = list(bad["reference_ids"]), list(bad["subject_ids"])
+            if "single_call_matches" in bad:  # False: the subject differs on S + D alone, not because of S
+                where["single_call_matches"] = bad["single_call_matches"]
             out.difference = Difference(want, got, int(bad["position"]),
                                         {**where, "subject": self.subject, "text_chars": len(bad["text"])})
         return out
@@ -332,8 +335,8 @@ def _subject_chunks() -> int:
 
 
 @lru_cache(maxsize=32)
-def _opened_subject(spec: str, tok: FrozenTokenizer):
-    """The subject `spec` bound to `tok`, opened once per process and tokenizer."""
+def opened_subject(spec: str, tok: FrozenTokenizer):
+    """The subject `spec` bound to `tok`, opened once per process and tokenizer (a peer starts one process)."""
     return _import("subjects.wiring", "the subjects wiring (subjects.wiring)").open_subject(spec, tok)
 
 
@@ -350,7 +353,7 @@ def checker_for(tok: FrozenTokenizer, path: str, control: str | None = None, sub
     if not is_default_subject(subject):
         if path not in ("cut", "repair"):
             raise ValueError(f"unknown path {path!r}")
-        return SubjectChecker(tok, path, _opened_subject(subject, tok))
+        return SubjectChecker(tok, path, opened_subject(subject, tok))
     subject = control or "delta"
     if control == "internal.accept_every_cut":
         return DirectCutChecker(tok, lambda text, b: True, subject)

@@ -5,7 +5,7 @@
 - `check_cut_case(tok, case, rules)`: for every candidate cut b of the case that `rules` accept,
   ref(S[:b]) + ref(S[b:]) == ref(S); the pieces at all accepted cuts together concatenate to ref(S); and, where
   the chunked encoder is installed and the text is long enough to be cut, encode_chunked(S) == ref(S). The
-  same comparisons are made on units (the IDs grouped per pre-token, `reference_encode_units`): the cut
+  same comparisons are made on units (the IDs grouped per pre-token, compared as IDs plus unit lengths): the cut
   proposition holds there too, and a broken cut whose IDs happen to coincide still shows as a unit difference.
 - `check_repair_case(tok, case, params)`: for every repair split s, the repair of S = text[:s] by D = text[s:]
   from the stored reference IDs and spans of S returns ref(S + D) (IDs; spans are compared and counted apart).
@@ -13,16 +13,19 @@
 Each returns a `CheckResult` with what was compared, how many differed, how many were served by the fast path
 (an accepted cut, a repaired splice) versus a fallback, and the first difference with where it came from.
 Reference encodes go through `spec.reference` and are memoized per case in a `ReferenceMemo`, so the same
-case checked under many controls encodes each piece once.
+case checked under many controls encodes each piece once. Given a `timing` Counter, a check adds the seconds spent in
+the implementation under test (cut decisions, the chunked encode, the repair) to timing["subject"].
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
+from time import perf_counter
 from typing import TYPE_CHECKING
 
-from spec.reference import reference_encode_units, reference_encode_with_offsets
+from spec.reference import reference_encode_unit_lengths, reference_encode_with_offsets, units_from_lengths
 
 if TYPE_CHECKING:
     from corpora.loader import FrozenTokenizer
@@ -63,6 +66,8 @@ def first_difference(expected: list, actual: list) -> Difference | None:
 
     A sequence that is a strict prefix of the other differs at the shorter length (the missing side is None).
     """
+    if type(expected) is type(actual) and expected == actual:  # the common case, compared in C
+        return None
     n = min(len(expected), len(actual))
     for i in range(n):
         if expected[i] != actual[i]:
@@ -114,32 +119,49 @@ class CheckResult:
                 self.first_unit = diff
 
 
+Units = tuple[list[int], list[int]]  # (IDs, unit lengths): see spec.reference.unit_lengths
+
+
 class ReferenceMemo:
     """Reference encodes of one text's pieces, each computed once however many variants ask for it."""
 
     def __init__(self, tok: FrozenTokenizer) -> None:
         self.tok = tok
-        self._units: dict[str, tuple[list[int], list[tuple[int, ...]]]] = {}
+        self._units: dict[str, Units] = {}
         self._offsets: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
 
-    def encoded(self, text: str) -> tuple[list[int], list[tuple[int, ...]]]:
-        """(IDs, units) of `text`."""
+    def encoded(self, text: str) -> Units:
+        """(IDs, unit lengths) of `text`."""
         got = self._units.get(text)
         if got is None:
-            got = self._units[text] = reference_encode_units(self.tok, text)
+            got = self._units[text] = reference_encode_unit_lengths(self.tok, text)
         return got
 
     def ids(self, text: str) -> list[int]:
         return self.encoded(text)[0]
 
     def units(self, text: str) -> list[tuple[int, ...]]:
-        return self.encoded(text)[1]
+        """The units of `text` as tuples of IDs."""
+        return units_from_lengths(*self.encoded(text))
 
     def with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         got = self._offsets.get(text)
         if got is None:
             got = self._offsets[text] = reference_encode_with_offsets(self.tok, text)
         return got
+
+
+def joined(parts: list[Units]) -> Units:
+    """The (IDs, unit lengths) of the concatenation of encodes: IDs and lengths each concatenated (units of
+    separate pieces never merge)."""
+    return list(chain.from_iterable(p[0] for p in parts)), list(chain.from_iterable(p[1] for p in parts))
+
+
+def unit_difference(expected: Units, actual: Units) -> Difference | None:
+    """None iff the units are equal (same IDs and same unit lengths); else the first differing unit, as tuples."""
+    if expected[0] == actual[0] and expected[1] == actual[1]:
+        return None
+    return first_difference(units_from_lengths(*expected), units_from_lengths(*actual))
 
 
 def _chunked_encoder():
@@ -151,12 +173,19 @@ def _chunked_encoder():
     return getattr(cuts, "encode_chunked", None)
 
 
+def _bill(timing: Counter | None, since: float) -> None:
+    """Add the seconds since `since` to `timing["subject"]` (the implementation under test), when timing."""
+    if timing is not None:
+        timing["subject"] += perf_counter() - since
+
+
 def check_cut_case(
     tok: FrozenTokenizer,
     case: BatteryCase,
     rules=None,
     memo: ReferenceMemo | None = None,
     chunked: bool = True,
+    timing: Counter | None = None,
 ) -> CheckResult:
     """Every cut the rules accept splits the reference encode exactly, and all accepted cuts together do too.
 
@@ -172,31 +201,36 @@ def check_cut_case(
     memo = memo or ReferenceMemo(tok)
     text = case.text
     out = CheckResult(case.index, case.hazard)
+    t0 = perf_counter()
     accepted = [b for b in case.cuts if is_safe_cut(tok, text, b, rules)]
+    _bill(timing, t0)
     out.paths["accepted"] = len(accepted)
     out.paths["refused"] = len(case.cuts) - len(accepted)
-    whole, whole_units = memo.encoded(text)
+    whole_encoded = memo.encoded(text)
+    whole = whole_encoded[0]
     if accepted:
         out.fast_path += 1
         for b in accepted:
-            got = memo.ids(text[:b]) + memo.ids(text[b:])
-            diff = first_difference(whole, got)
+            got = joined([memo.encoded(text[:b]), memo.encoded(text[b:])])
+            diff = first_difference(whole, got[0])
             out.note(diff.located(f"cut={b}") if diff else None)
-            udiff = first_difference(whole_units, memo.units(text[:b]) + memo.units(text[b:]))
+            udiff = unit_difference(whole_encoded, got)
             out.note_units(udiff.located(f"units:cut={b}") if udiff else None)
         if len(accepted) > 1:
             bounds = [0, *accepted, len(text)]
-            pieces = [text[bounds[i] : bounds[i + 1]] for i in range(len(bounds) - 1)]
-            diff = first_difference(whole, [t for p in pieces for t in memo.ids(p)])
+            got = joined([memo.encoded(text[bounds[i] : bounds[i + 1]]) for i in range(len(bounds) - 1)])
+            diff = first_difference(whole, got[0])
             out.note(diff.located("partition") if diff else None)
-            udiff = first_difference(whole_units, [u for p in pieces for u in memo.units(p)])
+            udiff = unit_difference(whole_encoded, got)
             out.note_units(udiff.located("units:partition") if udiff else None)
     else:
         out.fallbacks += 1
     long_enough = CHUNKED_MIN_CHARS <= len(text) <= CHUNKED_MAX_CHARS
     encode_chunked = _chunked_encoder() if chunked and long_enough else None
     if encode_chunked is not None:
+        t0 = perf_counter()
         got = list(encode_chunked(tok, text, chunks=CHUNKED_PIECES, workers=1, rules=rules))
+        _bill(timing, t0)
         diff = first_difference(whole, got)
         out.paths["chunked"] += 1
         out.note(diff.located(f"encode_chunked:chunks={CHUNKED_PIECES}") if diff else None)
@@ -208,6 +242,7 @@ def check_repair_case(
     case: BatteryCase,
     params=None,
     memo: ReferenceMemo | None = None,
+    timing: Counter | None = None,
 ) -> CheckResult:
     """Repairing the stored encode of S by D returns the reference encode of S + D, at every split of the case.
 
@@ -226,7 +261,9 @@ def check_repair_case(
         old_text, delta = text[:s], text[s:]
         old_ids, old_spans = memo.with_offsets(old_text)
         expected_ids, expected_spans = memo.with_offsets(text)
+        t0 = perf_counter()
         result = repair(tok, old_text, old_ids, old_spans, delta, params)
+        _bill(timing, t0)
         out.paths[result.path.split(":")[0]] += 1
         if result.path.startswith(("repaired", "unchecked")):
             out.fast_path += 1
@@ -234,6 +271,6 @@ def check_repair_case(
             out.fallbacks += 1
         diff = first_difference(expected_ids, list(result.ids))
         out.note(diff.located(f"split={s}:{result.path}") if diff else None)
-        if diff is None and [tuple(x) for x in result.spans] != expected_spans:
+        if diff is None and list(result.spans) != expected_spans and list(map(tuple, result.spans)) != expected_spans:
             out.span_differences += 1
     return out

@@ -146,15 +146,14 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[
 def open_or_record(spec: str, tok, paths: list[str], out: Path, strict: bool) -> list[str]:
     """The paths subject `spec` offers on `tok`. Every path it cannot run gets a "not installed" ledger row (never a
     pass); SubjectUnavailable (exit 2) when it cannot run at all, or (`strict`) lacks a requested path."""
-    from fuzz.checker import SubjectChecker
+    from fuzz.checker import SubjectChecker, opened_subject
     from subjects.protocol import SubjectUnavailable
     from subjects.records import unavailable_record
-    from subjects.wiring import open_subject
 
     level = {"cut": "chunked", "repair": "repair"}
     ledger = out / "fuzz-subject-unavailable.jsonl"
     try:
-        subject = open_subject(spec, tok)
+        subject = opened_subject(spec, tok)  # the same (cached) subject the campaign's checkers use: one peer process
     except SubjectUnavailable as exc:
         append_records(ledger, [unavailable_record(spec, tok, level[p], f"fuzz.{p}", exc.reason) for p in paths])
         raise

@@ -13,7 +13,8 @@ Two sources, chosen per batch by its index:
 Seam cut cases carry every interior offset of short texts (a seeded sample of long ones) as candidate cuts. Seam
 repair cases build S so that a seam text straddles the window start ws = len(S) - W or ws + margin for a window
 width W of the profile, and start D with a piece that continues S across the junction (a mark, a Hangul vowel
-or trailing jamo, the rest of a special-token string, a digit or whitespace run, LF after CR, a contraction).
+or trailing jamo, the rest of a special-token string, a digit or whitespace run, LF after CR, a contraction);
+every 8th seam repair case is instead a long plain session (4,096-8,192 characters, no special-token string).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from functools import lru_cache
 from corpora.loader import FrozenTokenizer
 from fuzz.cases import FuzzCase
 
-GENERATOR_VERSION = "fuzz-generate.v1"
+GENERATOR_VERSION = "fuzz-generate.v2"  # v2: long plain repair cases in seam batches
 MAX_CANDIDATE_CUTS = 96
 
 
@@ -260,28 +261,54 @@ def cut_case(text: str, rng: random.Random, origin: str) -> FuzzCase | None:
     return FuzzCase("cut", text, cuts=tuple(offsets), origin=origin)
 
 
+PLAIN_JUNCTIONS = (
+    ("e", "\u0301"),
+    ("a", "\u0301\u0316"),
+    ("\u1100", "\u1161"),
+    ("\uac00", "\u11a8"),
+    ("12", "34"),
+    ("7", "0"),
+    ("  ", " x"),
+    ("\n ", " \n"),
+    ("\r", "\n"),
+    ("don", "'t"),
+    ("it", "'s"),
+    ("\u0915", "\u093c"),
+    ("x", "\u200d\U0001f600"),
+)
+LONG_PLAIN_EVERY = 8  # in seam repair batches, every 8th case is a long plain session (`long_plain_repair_case`)
+LONG_PLAIN_CHARS = (4096, 8192)
+
+
 def _junction(tok: FrozenTokenizer, rng: random.Random) -> tuple[str, str]:
     """(end of S, start of D): a pair that a repair must not treat as a boundary without checking."""
     special = rng.choice(tok.special_strings) if tok.special_strings else "<|x|>"
     k = rng.randint(1, max(1, len(special) - 1))
-    return rng.choice(
-        (
-            ("e", "\u0301"),
-            ("a", "\u0301\u0316"),
-            ("\u1100", "\u1161"),
-            ("\uac00", "\u11a8"),
-            (special[:k], special[k:]),
-            ("12", "34"),
-            ("7", "0"),
-            ("  ", " x"),
-            ("\n ", " \n"),
-            ("\r", "\n"),
-            ("don", "'t"),
-            ("it", "'s"),
-            ("\u0915", "\u093c"),
-            ("x", "\u200d\U0001f600"),
-        )
-    )
+    choices = (*PLAIN_JUNCTIONS[:4], (special[:k], special[k:]), *PLAIN_JUNCTIONS[4:])
+    return rng.choice(choices)
+
+
+def without_specials(tok: FrozenTokenizer, text: str) -> str:
+    """`text` with every special-token string removed (repeatedly, so a removal cannot form a new occurrence)."""
+    specials = [s for s in tok.special_strings if s]
+    while any(s in text for s in specials):
+        for s in specials:
+            text = text.replace(s, "")
+    return text
+
+
+def long_plain_repair_case(tok: FrozenTokenizer, splicer: Splicer, origin: str) -> FuzzCase:
+    """A repair case shaped like a long chat session at serving length: S of 4,096 to 8,192 characters of seam
+    pieces with no special-token string anywhere, ending on one side of a junction that D continues (whitespace
+    runs, marks, jamo, digits, contractions). Implementations that reuse work only past some context length, or
+    only on text without added tokens, are reached here (fastokens' whitespace split needs both)."""
+    rng = splicer.rng
+    while True:  # a junction piece next to filler can form a special string only for exotic added tokens: redraw
+        head_end, d_start = rng.choice(PLAIN_JUNCTIONS)
+        s = without_specials(tok, splicer.filler(rng.randint(*LONG_PLAIN_CHARS), 6)) + head_end
+        d = d_start + without_specials(tok, splicer.filler(rng.randint(0, 64), 4))
+        if without_specials(tok, s + d) == s + d:
+            return FuzzCase("repair", s + d, split=len(s), origin=f"{origin}:long_plain")
 
 
 def repair_case(tok: FrozenTokenizer, splicer: Splicer, profile: Profile, origin: str) -> FuzzCase:
@@ -327,7 +354,8 @@ def generate_batch(
             # hazards from the Hypothesis seam strategy, placed by the splicer's geometry
             pool = _seam_texts(tok, size, bseed, 4)
             splicer.text = lambda max_pieces, _pool=pool: rng.choice(_pool) or "a"  # type: ignore[method-assign]
-        return [repair_case(tok, splicer, profile, origin) for _ in range(size)]
+        return [long_plain_repair_case(tok, splicer, origin) if i % LONG_PLAIN_EVERY == LONG_PLAIN_EVERY - 1
+                else repair_case(tok, splicer, profile, origin) for i in range(size)]
     raise ValueError(f"unknown path {path!r}")
 
 

@@ -43,3 +43,39 @@ def test_offsets_index_the_original_text(tok) -> None:
 def test_lone_surrogate_is_invalid_text(tok) -> None:
     with pytest.raises(InvalidText, match="lone surrogate U\\+D800 at offset 3"):
         reference_encode(tok, "abc\ud800def")
+
+
+def test_unit_lengths_give_the_same_units_as_grouping_by_word(tok, ledger) -> None:
+    """Invariant: `units_from_lengths(*reference_encode_unit_lengths(S))` equals `reference_encode_units(S)` (the
+    compact form the checks compare is the same units), on the samples, each sample with the tokenizer's special
+    strings spliced in, and the empty text; and `unit_difference` reports a difference exactly when they differ."""
+    from fuzz.checks import joined, unit_difference
+    from spec.reference import reference_encode_unit_lengths, reference_encode_units, units_from_lengths
+
+    specials = list(tok.special_strings[:3])
+    texts = ["", *SAMPLES, *(s[: len(s) // 2] + sp + sp + s[len(s) // 2 :] for s in SAMPLES for sp in specials)]
+    diffs = 0
+    for text in texts:
+        ids, units = reference_encode_units(tok, text)
+        compact = reference_encode_unit_lengths(tok, text)
+        diffs += compact[0] != ids or units_from_lengths(*compact) != units
+    assert diffs == 0
+    a, b = reference_encode_unit_lengths(tok, "hello world"), reference_encode_unit_lengths(tok, " again")
+    assert unit_difference(joined([a, b]), joined([a, b])) is None
+    merged = (a[0] + b[0], [sum(a[1]) + sum(b[1])])  # same IDs, one unit: must differ
+    assert unit_difference(joined([a, b]), merged) is not None
+    ledger.record("encoder", "reference.unit_lengths_vs_units", tok, comparisons=len(texts), differences=diffs,
+                  unit="encodes")
+
+
+def test_chunk_rows_equal_reference_batch(tok, ledger) -> None:
+    """Invariant: the chunked encoder's batch call (`delta.cuts.encode_rows`, IDs only) returns the same IDs as
+    the reference's batch path, row for row, on the samples and each sample's halves."""
+    from delta.cuts import encode_rows
+
+    texts = [*SAMPLES, *(s[: len(s) // 2] for s in SAMPLES), *(s[len(s) // 2 :] for s in SAMPLES)]
+    rows = encode_rows(tok, texts)
+    diffs = sum(a != b for a, b in zip(rows, reference_encode_batch(tok, texts), strict=True))
+    assert len(rows) == len(texts) and diffs == 0
+    ledger.record("encoder", "reference.chunk_rows_vs_batch", tok, comparisons=len(texts), differences=diffs,
+                  unit="encodes")

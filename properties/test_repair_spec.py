@@ -198,3 +198,31 @@ def test_params_validation() -> None:
         RepairParams(match_key="bogus")
     with pytest.raises(ValueError):
         RepairParams(first_window=0)
+
+
+@st.composite
+def _key_streams(draw) -> tuple[dict, dict, list]:
+    """Old and new key streams over a small key alphabet (so runs and ties occur), new keys each used once."""
+    n_old = draw(st.integers(0, 30))
+    first_old = draw(st.integers(0, 5))
+    old_keys = {first_old + i: (draw(st.integers(0, 6)),) for i in range(n_old)
+                if draw(st.booleans()) or i % 3}
+    alphabet = draw(st.permutations(list(range(12))))
+    n_new = draw(st.integers(0, 12))
+    new_keys = {draw(st.integers(0, 3)) + j: (alphabet[j],) for j in range(n_new)}
+    width = draw(st.lists(st.integers(0, 4), min_size=first_old + n_old, max_size=first_old + n_old))
+    at, spans = 0, []
+    for w in width:
+        spans.append((at, at + w))
+        at += w
+    return old_keys, new_keys, spans
+
+
+@given(_key_streams())
+def test_unique_key_run_equals_the_general_search(streams) -> None:
+    """Invariant: when every key occurs once in the new stream, the one-pass run search returns exactly what the
+    general longest-common-run search returns (same run, same tie-breaking by covered span, then later end)."""
+    from spec.repair import _longest_run_general, longest_common_run
+
+    old_keys, new_keys, spans = streams
+    assert longest_common_run(old_keys, new_keys, spans) == _longest_run_general(old_keys, new_keys, spans)

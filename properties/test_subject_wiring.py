@@ -17,6 +17,8 @@ from properties.conftest import PROVISIONED
 from spec.reference import reference_encode
 
 QWEN3 = "qwen3_8b"
+ROUNDING = 1e-4  # records round seconds (wall to 4 decimals, the parts to 6)
+PINNED_FASTOKENS = "fastokens==0.1.2"
 pytestmark = pytest.mark.skipif(QWEN3 not in PROVISIONED, reason=f"{QWEN3} not provisioned")
 
 
@@ -121,6 +123,10 @@ def test_compare_on_lopt_writes_records_naming_the_subject(runs, ledger) -> None
     assert recs and all(r["kind"] == "subject" and r["details"]["subject"] == "lopt" for r in recs)
     assert all(r["level"] == "encoder" and r["details"]["status"] == "ran" for r in recs)
     assert all(r["comparisons"] == r["details"]["documents"] > 0 for r in recs)
+    for r in recs:  # the subject's seconds and the reference's, apart, within the unit's wall time
+        d = r["details"]
+        assert d["subject_seconds"] > 0 and d["reference_seconds"] > 0
+        assert d["subject_seconds"] + d["reference_seconds"] <= d["wall_seconds"] + ROUNDING
     differences = sum(r["differences"] for r in recs)
     assert all(bool(r["differences"]) == bool(r["details"]["minimal_counterexample"]) for r in recs)
     assert runs["compare_rc"] == (1 if differences else 0)
@@ -174,3 +180,109 @@ def test_report_lists_subjects_separately_and_deterministically(runs, tmp_path: 
     assert 'id="subjects"' in (outs[0] / "table3.html").read_text()
     ledger.record("harness", "subject_wiring.report", None, comparisons=len(model["subjects"]), differences=0,
                   unit="rows")
+
+
+class _SleepySubject:
+    """A subject whose whole encode and session calls take `seconds` each and answer the reference's IDs."""
+
+    name, version = "sleepy", "0"
+
+    def __init__(self, tok, seconds: float) -> None:
+        self.tok, self.seconds = tok, seconds
+
+    def encode(self, text: str) -> list[int]:
+        import time
+
+        time.sleep(self.seconds)
+        return reference_encode(self.tok, text)
+
+    def session(self):
+        return self
+
+
+def test_check_on_subject_times_the_subject_and_the_reference_apart(monkeypatch: pytest.MonkeyPatch, ledger) -> None:
+    """check_on_subject puts the subject's calls in timing["subject"] and the reference encodes in
+    timing["reference"]: a slow subject with a fast reference, then a fast subject with a slow reference, each land
+    on their own side (the slow side at least its sleeps, the other side below one sleep)."""
+    import time
+
+    import subjects.wiring as wiring
+
+    tok = load_tokenizer(QWEN3)
+    text = "A session grows.\n  Then more arrives."
+    slow = 0.2
+    fast_sub: dict = {}
+    wiring.check_on_subject(_SleepySubject(tok, slow), tok, text, "repair", splits=(5, 9), timing=fast_sub)
+    assert fast_sub["subject"] >= 4 * slow and fast_sub["reference"] < slow
+
+    def slow_reference(t, s):
+        time.sleep(slow)
+        return reference_encode(t, s)
+
+    monkeypatch.setattr(wiring, "reference_encode", slow_reference)
+    slow_ref: dict = {}
+    n, bad, _ = wiring.check_on_subject(_SleepySubject(tok, 0.0), tok, text, "encoder", timing=slow_ref)
+    assert (n, bad) == (1, 0)
+    assert slow_ref["reference"] >= slow and slow_ref["subject"] < slow
+    ledger.record("harness", "subject_wiring.timing_split", tok, comparisons=2, differences=0, unit="checks",
+                  details={"slow_subject": fast_sub, "slow_reference": slow_ref})
+
+
+@pytest.fixture(scope="module")
+def fastokens_campaign(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One batch (32 repair cases) of a fuzz campaign on fastokens 0.1.2, the SGLang pin, under Qwen3."""
+    from fuzz.checker import opened_subject
+    from fuzz.cli import main as fuzz_main
+    from subjects.protocol import SubjectUnavailable
+
+    try:
+        opened_subject(PINNED_FASTOKENS, load_tokenizer(QWEN3))
+    except SubjectUnavailable as exc:
+        pytest.skip(f"{PINNED_FASTOKENS} not installed here: {exc.reason}")
+    out = tmp_path_factory.mktemp("fastokens-fuzz")
+    rc = fuzz_main(["--tokenizer", "qwen3", "--examples", "32", "--subject", PINNED_FASTOKENS, "--path", "repair",
+                    "--out", str(out / "fuzz"), "--regressions", str(out / "regressions")])
+    return {"rc": rc, "records": _records(out / "fuzz"), "root": out}
+
+
+def test_fuzz_on_a_peer_records_subject_and_reference_seconds_apart(fastokens_campaign, ledger) -> None:
+    """fuzz --subject fastokens==0.1.2 --path repair: every batch record carries subject_seconds and reference_seconds,
+    both positive, whose sum stays within the batch's checking time (batch_seconds - generate_seconds, and the
+    subject row's check_seconds); 32 cases give 32 repairs (64 compared encodes) on the peer."""
+    recs = fastokens_campaign["records"]
+    batches = [r for r in recs if r["kind"] == "fuzz"]
+    rows = [r for r in recs if r["kind"] == "subject" and r["details"]["status"] == "ran"]
+    assert len(batches) == len(rows) == 1
+    d, row = batches[0]["details"], rows[0]["details"]
+    assert d["cases"] == batches[0]["comparisons"] == rows[0]["comparisons"] == 32
+    assert d["paths"] == {"subject:repair": 64}
+    assert d["subject_seconds"] > 0 and d["reference_seconds"] > 0 and d["suite_seconds"] >= -ROUNDING
+    assert d["subject_seconds"] + d["reference_seconds"] <= d["batch_seconds"] - d["generate_seconds"] + ROUNDING
+    assert (row["subject_seconds"], row["reference_seconds"]) == (d["subject_seconds"], d["reference_seconds"])
+    assert row["subject_seconds"] + row["reference_seconds"] <= row["check_seconds"] + ROUNDING
+    assert fastokens_campaign["rc"] == (1 if rows[0]["differences"] else 0)
+    assert not (fastokens_campaign["root"] / "regressions").exists()
+    ledger.record("harness", "subject_wiring.peer_timing", load_tokenizer(QWEN3), comparisons=len(recs),
+                  differences=0, unit="records",
+                  details={"subject": PINNED_FASTOKENS, "subject_seconds": d["subject_seconds"],
+                           "reference_seconds": d["reference_seconds"], "check_seconds": row["check_seconds"],
+                           "peer_differences": rows[0]["differences"]})
+
+
+def test_fuzz_repair_checker_catches_the_fastokens_whitespace_trigger(fastokens_campaign, ledger) -> None:
+    """The fuzz repair path on fastokens 0.1.2 reports the whitespace divergence when a case carries its trigger
+    (S = 4,096 characters ending "\\n ", D = "\\n"), marks it as caused by the earlier call (a new session given
+    S + D alone returns the reference), and passes the same case one character shorter."""
+    from fuzz.cases import FuzzCase
+    from fuzz.checker import checker_for
+
+    tok = load_tokenizer(QWEN3)
+    checker = checker_for(tok, "repair", None, PINNED_FASTOKENS)
+    s = "x" * 4094 + "\n "
+    hit = checker.check(FuzzCase("repair", s + "\n", split=len(s)))
+    miss = checker.check(FuzzCase("repair", s[1:] + "\n", split=len(s) - 1))
+    assert hit.difference is not None and hit.difference.where["single_call_matches"] is True
+    assert hit.difference.actual[0] == 198
+    assert miss.difference is None
+    ledger.record("harness", "subject_wiring.fastokens_trigger", tok, comparisons=4, differences=0, unit="encodes",
+                  details={"subject": PINNED_FASTOKENS, "first_difference": hit.difference.first_position})

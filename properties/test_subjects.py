@@ -150,15 +150,36 @@ def test_lopt_search_regenerates_the_fixture(ledger) -> None:
 
 # -- fastokens ---------------------------------------------------------------------------------------------------
 
+_SHARED: dict[tuple[str, str], object] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_shared_peers():
+    """Peers opened once for this module's fastokens tests are closed when the module ends."""
+    yield
+    for subject in _SHARED.values():
+        subject.close()
+    _SHARED.clear()
+
+
+def _shared_subject(ledger, spec: str, tok, level: str, check: str):
+    """`_subject_or_skip`, opened once per module (a fastokens peer takes ~2 s to start and load the tokenizer)."""
+    key = (spec, tok.name)
+    if key not in _SHARED:
+        _SHARED[key] = _subject_or_skip(ledger, spec, tok, level, check)
+    return _SHARED[key]
+
 
 def test_fastokens_splits_a_whitespace_run_across_turns_in_one_process(ledger) -> None:
-    """fastokens 0.1.2 (SGLang v0.5.19's pin), replayed in one process, diverges once a turn ending in newline +
+    """fastokens 0.1.2 (SGLang v0.5.19's pin), replayed in one session, diverges once a turn ending in newline +
     spaces is followed by one beginning with a newline: a lone newline (ID 198) where the reference keeps the
-    newline-spaces-newline token whole; every later turn differs too; a fresh object encodes the same text right."""
+    newline-spaces-newline token whole; every later turn differs too; a fresh object encodes the same text right.
+    The expectations table records this release as diverging."""
+    from subjects.fastokens_releases import DIVERGES, expected_outcome
     from subjects.fastokens_repro import replay_transcript, whitespace_seam_turns
 
     tok = _tok_or_skip("qwen3_8b")
-    subject = _subject_or_skip(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "repair", "fastokens_whitespace_replay")
+    subject = _shared_subject(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "repair", "fastokens_whitespace_replay")
     turns = whitespace_seam_turns()
     r = replay_transcript(subject, tok, turns)
     first = r.first
@@ -166,8 +187,10 @@ def test_fastokens_splits_a_whitespace_run_across_turns_in_one_process(ledger) -
     fresh_ok = subject.encode_fresh(full) == reference_encode(tok, full)
     _add(ledger, subject_record(subject, tok, "repair", "fastokens_whitespace_replay", comparisons=r.turns,
                                 differences=len(r.differences), unit="turns",
-                                counterexample=None if first is None else vars(first), fresh_object_matches=fresh_ok))
+                                counterexample=None if first is None else vars(first), fresh_object_matches=fresh_ok,
+                                expected=expected_outcome(tok.name, subject.version)))
     assert first is not None, "published fastokens divergence not reproduced"
+    assert expected_outcome(tok.name, SGLANG_FASTOKENS) == DIVERGES
     assert first.subject_ids[0] == 198 and first.subject_len == first.reference_len + 1
     assert [d.turn for d in r.differences] == list(range(first.turn, len(turns)))
     assert fresh_ok
@@ -179,7 +202,7 @@ def test_fastokens_minimal_trigger(ledger) -> None:
     from subjects.fastokens_repro import two_call_diverges
 
     tok = _tok_or_skip("qwen3_8b")
-    subject = _subject_or_skip(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "repair", "fastokens_minimal_trigger")
+    subject = _shared_subject(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "repair", "fastokens_minimal_trigger")
     a = "x" * 4094 + "\n "
     hit, got, want = two_call_diverges(subject.session, tok, a, "\n")
     miss, *_ = two_call_diverges(subject.session, tok, a[1:], "\n")
@@ -190,37 +213,147 @@ def test_fastokens_minimal_trigger(ledger) -> None:
     assert hit and not miss
 
 
-def test_fastokens_newest_release_on_the_same_replay(ledger) -> None:
-    """The newest fastokens release replays the same transcript; its outcome is recorded (0.3.3+ fixed it here)."""
-    from subjects.fastokens_repro import replay_transcript
+def test_fastokens_forked_sessions_equal_objects_built_in_the_server(ledger) -> None:
+    """A forked session (a copy of a template object that never encoded, in a process of its own) answers every call
+    exactly as a session whose object `Tokenizer.from_file` builds in the server process: on the minimal trigger
+    (both diverge) and on the 4,095-character miss (both match). Each forked session runs in a new process."""
+    tok = _tok_or_skip("qwen3_8b")
+    subject = _shared_subject(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "repair", "fastokens_forked_sessions")
+    a = "x" * 4094 + "\n "
+    calls = [(a, a + "\n"), (a[1:], a[1:] + "\n")]
+    pids, compared, unequal = set(), 0, 0
+    answers = {}
+    for mode, opener in (("forked", subject.session), ("in_process", subject.session_in_process)):
+        for k, texts in enumerate(calls):
+            with opener() as session:
+                answers[mode, k] = [session.encode(t) for t in texts]
+                if mode == "forked":
+                    pids.add(session.last["session_pid"])
+    for k in range(len(calls)):
+        compared += len(calls[k])
+        unequal += sum(x != y for x, y in zip(answers["forked", k], answers["in_process", k], strict=True))
+    hit_ref, miss_ref = reference_encode(tok, calls[0][1]), reference_encode(tok, calls[1][1])
+    _add(ledger, subject_record(subject, tok, "harness", "fastokens_forked_sessions", comparisons=compared,
+                                differences=unequal, unit="encodes", session_processes=len(pids)))
+    assert unequal == 0
+    assert answers["forked", 0][1] != hit_ref and answers["forked", 1][1] == miss_ref  # the check can see the bug
+    assert len(pids) == len(calls)
+
+
+def test_fastokens_pinned_release_composes_pairs_the_reference_leaves_apart(ledger) -> None:
+    """Found by `fuzz --subject fastokens==0.1.2 --path repair`: fastokens 0.1.2's NFC composes the Tulu-Tigalari
+    vowel-sign pairs that Unicode 16 made canonical compositions (U+113C2 U+113C2 -> U+113C5, U+113C2 U+113B8 ->
+    U+113C7), which the reference's NFC leaves apart; its whole encode of each decomposed pair equals the
+    reference's encode of the composed character instead. (Releases up to 0.3.3 do this; 0.3.4 and 0.3.5 do not.)"""
+    import unicodedata2
 
     tok = _tok_or_skip("qwen3_8b")
-    subject = _subject_or_skip(ledger, "fastokens", tok, "repair", "fastokens_whitespace_replay")
-    r = replay_transcript(subject, tok)
+    subject = _shared_subject(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "encoder", "fastokens_nfc_skew")
+    composed = ["\U000113c5", "\U000113c7"]
+    pairs = [unicodedata2.normalize("NFD", c) for c in composed]
+    got = subject.encode_many(pairs)
+    want = [reference_encode(tok, t) for t in pairs]
+    as_composed = [reference_encode(tok, c) for c in composed]
+    differing = [t for t, g, w in zip(pairs, got, want, strict=True) if g != w]
+    example = {"text": pairs[0], "subject_ids": got[0], "reference_ids": want[0]}
+    _add(ledger, subject_record(subject, tok, "encoder", "fastokens_nfc_skew", comparisons=len(pairs),
+                                differences=len(differing), unit="strings", counterexample=example,
+                                codepoints=[f"U+{ord(c):04X}" for c in composed]))
+    assert all(len(t) == 2 for t in pairs)
+    assert got == as_composed and len(differing) == len(pairs)
+
+
+@pytest.mark.parametrize("version", ["0.3.5", "0.3.3"])
+def test_fastokens_fixed_releases_match_on_the_same_replay(version: str, ledger) -> None:
+    """The newest release the table knows (0.3.5, pinned) and the first fixed one (0.3.3) replay the same transcript
+    with 0 differences under qwen3_8b, as the expectations table records."""
+    from subjects.fastokens_releases import FIRST_FIXED, MATCHES, NEWEST_KNOWN, expected_outcome
+    from subjects.fastokens_repro import replay_transcript
+
+    assert {version} <= {NEWEST_KNOWN, FIRST_FIXED}
+    tok = _tok_or_skip("qwen3_8b")
+    subject = _subject_or_skip(ledger, f"fastokens=={version}", tok, "repair", "fastokens_whitespace_replay")
+    try:
+        r = replay_transcript(subject, tok)
+    finally:
+        subject.close()
     first = r.first
     _add(ledger, subject_record(subject, tok, "repair", "fastokens_whitespace_replay", comparisons=r.turns,
                                 differences=len(r.differences), unit="turns",
-                                counterexample=None if first is None else vars(first)))
-    assert r.turns == 6
+                                counterexample=None if first is None else vars(first),
+                                expected=expected_outcome(tok.name, version)))
+    assert expected_outcome(tok.name, version) == MATCHES
+    assert r.turns == 6 and r.differences == []
+
+
+def test_fastokens_sweep_verdicts_follow_the_table(monkeypatch: pytest.MonkeyPatch, ledger) -> None:
+    """The sweep compares each release with the table: a release that cannot be installed is "not installed" (never
+    as expected), a release past the table is "no expectation recorded", an outcome other than the recorded one is
+    "unexpected", the recorded one "as expected"; with no list given it covers every table release. (The peer is
+    replaced by the minimal implementation, which matches the reference on the replay, so no install is needed.)"""
+    import subjects.fastokens_subject as fs
+    from subjects.envs import version_key
+    from subjects.fastokens_releases import KNOWN_RELEASES, NO_EXPECTATION, NOT_INSTALLED, versions_to_sweep
+    from subjects.fastokens_repro import sweep_versions
+
+    tok = _tok_or_skip("qwen3_8b")
+
+    class StandIn:
+        """fastokens==VERSION played by the minimal implementation; 0.3.4 is "not installable"."""
+
+        def __init__(self, tok, version):
+            if version == "0.3.4":
+                raise SubjectUnavailable("fastokens", "not installable here: stand-in")
+            self.inner, self.name, self.version = get_subject("delta", tok), "fastokens", version
+
+        def session(self):
+            return self.inner.session()
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(fs, "FastokensSubject", StandIn)
+    sweep = sweep_versions(tok, ["9.9.9", "0.3.5", "0.3.4", "0.1.2"])
+    verdicts = {v: row["verdict"] for v, row in sweep.items()}
+    _add(ledger, subject_record(SimpleNamespace(name="fastokens-stand-in", version="delta"), tok, "harness",
+                                "fastokens_sweep_verdicts", comparisons=len(sweep), differences=0, unit="releases",
+                                verdicts=verdicts))
+    assert verdicts == {"9.9.9": NO_EXPECTATION, "0.3.5": "as expected", "0.3.4": NOT_INSTALLED,
+                        "0.1.2": "unexpected"}
+    assert sweep["0.3.4"]["status"] == NOT_INSTALLED and "turns" not in sweep["0.3.4"]
+    assert versions_to_sweep(["9.9.9", "0.3.5"]) == sorted({"9.9.9", *KNOWN_RELEASES}, key=version_key, reverse=True)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["qwen3_8b", "llama_3_1_8b", "gpt_oss_120b", "deepseek_v3"])
 def test_fastokens_release_sweep(name: str, ledger) -> None:
-    """Every released fastokens version replays the transcript; versions up to 0.3.2 diverge, later ones do not."""
+    """Every release of the expectations table (and every newer one the index lists) replays the transcript; each
+    installed release's outcome equals the table's. A release past the table is recorded as "no expectation
+    recorded" (not failed); a table release that cannot be installed is recorded as "not installed" (not passed)."""
+    from subjects.fastokens_releases import KNOWN_RELEASES, NO_EXPECTATION, NOT_INSTALLED, WHITESPACE_REPLAY
     from subjects.fastokens_repro import sweep_versions
 
     tok = _tok_or_skip(name)
     sweep = sweep_versions(tok)
+    unexpected = {}
     for version, row in sweep.items():
-        if row["status"] == "not installed":
-            _add(ledger, unavailable_record(f"fastokens=={version}", tok, "repair", "fastokens_sweep", row["reason"]))
-            continue
-        rec = subject_record(SimpleNamespace(name="fastokens", version=version), tok, "repair",
-                             "fastokens_sweep", comparisons=row["turns"], differences=len(row["differing_turns"]),
-                             unit="turns", counterexample=row["first"])
+        if row["status"] == NOT_INSTALLED:
+            rec = unavailable_record(f"fastokens=={version}", tok, "repair", "fastokens_sweep", row["reason"])
+        else:
+            rec = subject_record(SimpleNamespace(name="fastokens", version=version), tok, "repair",
+                                 "fastokens_sweep", comparisons=row["turns"], differences=len(row["differing_turns"]),
+                                 unit="turns", counterexample=row["first"])
+        rec["details"].update(expected=row["expected"], verdict=row["verdict"])
         _add(ledger, rec)
-    assert any(r["status"] == "diverges" for r in sweep.values())
+        if row["verdict"] == "unexpected":
+            unexpected[version] = (row["expected"], row["status"])
+    assert set(KNOWN_RELEASES) <= set(sweep)
+    assert all(row["verdict"] == NO_EXPECTATION for v, row in sweep.items() if v not in KNOWN_RELEASES)
+    assert not unexpected, f"outcomes differ from the table (expected, measured): {unexpected}"
+    ran = [v for v, row in sweep.items() if row["status"] != NOT_INSTALLED and v in KNOWN_RELEASES]
+    if not ran:
+        pytest.skip(f"no fastokens release of the table is installable here: {sweep}")
+    assert all(sweep[v]["status"] == WHITESPACE_REPLAY[name][v] for v in ran)
 
 
 # -- gigatoken ---------------------------------------------------------------------------------------------------

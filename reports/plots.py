@@ -1,4 +1,5 @@
-"""The report's plots as deterministic inline SVG (matplotlib): comparisons per tokenizer, kill matrix, throughput.
+"""The report's plots as deterministic inline SVG (matplotlib): comparisons per tokenizer, kill matrix, throughput,
+benchmark figures.
 
 Determinism: each figure gets its own `svg.hashsalt` (so ids are stable and distinct between figures on one
 page), the SVG carries no date, text is emitted as text in a fixed font family, and the XML prologue and the
@@ -19,6 +20,7 @@ from matplotlib import rc_context  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from reports.performance import CHUNKED_GOAL, REPAIR_GOALS, PerfFigure  # noqa: E402
 from reports.table3 import NO_TOKENIZER, Cell, Table3  # noqa: E402
 
 FONT = "DejaVu Sans"
@@ -162,3 +164,57 @@ def throughput_plot(model: Table3) -> str | None:
         ax.set_xlim(left=0)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return to_svg(fig, "throughput")
+
+
+def performance_plot(figure: PerfFigure) -> str | None:
+    """A benchmark figure's series as lines: ratio vs context (repair, log-log, goals marked) or speedup vs chunk
+    count (chunked, log2 x, goal line); None when the figure has nothing to plot."""
+    series = {label: pts for label, pts in figure.plot.items() if pts}
+    if not series:
+        return None
+    with rc_context({"font.family": FONT, "font.size": 9}):
+        fig = _figure(9.0, 4.2)
+        ax = fig.add_subplot()
+        firsts = list(dict.fromkeys(label.split(", ")[0] for label in series))
+        seconds = list(dict.fromkeys(label.split(", ", 1)[-1] for label in series))
+        palette = ["#4c72b0", "#c44e52", "#55a868", "#8172b2", "#937860", "#da8bc3", "#8c8c8c", "#ccb974"]
+        styles = ["-", "--", ":", "-."]
+        for label, pts in series.items():
+            color = palette[firsts.index(label.split(", ")[0]) % len(palette)]
+            style = styles[seconds.index(label.split(", ", 1)[-1]) % len(styles)]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, linewidth=1.1,
+                    linestyle=style, color=color, label=label)
+        if figure.key == "repair":
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            for size, minimum in REPAIR_GOALS:
+                ax.plot([size], [minimum], marker="_", markersize=22, markeredgewidth=2, color="#b00020")
+                ax.annotate(f"goal {minimum:g}x", (size, minimum), textcoords="offset points", xytext=(-52, -4),
+                            fontsize=8, color="#b00020")
+            ax.set_xlabel("context characters (log scale)")
+            ax.set_ylabel("median whole / median repair (log scale)")
+            ax.set_title("Repair vs whole encode: ratio by context size")
+        else:
+            ax.set_xscale("log", base=2)
+            ax.axhline(CHUNKED_GOAL[2], color="#b00020", linewidth=0.8, linestyle=":")
+            ax.axhline(1.0, color="#888888", linewidth=0.6)
+            ax.annotate(f"goal {CHUNKED_GOAL[2]:g}x ({CHUNKED_GOAL[1]} workers, {CHUNKED_GOAL[0]:,} chars)",
+                        (1, CHUNKED_GOAL[2]), textcoords="offset points", xytext=(2, 3), fontsize=8, color="#b00020")
+            ax.set_xlabel("chunk count k (log2 scale)")
+            ax.set_ylabel("median serial / median chunked")
+            ax.set_title("Chunked encode: speedup over one serial encode by chunk count")
+            ax.set_ylim(bottom=0)
+        xs = sorted({p[0] for pts in series.values() for p in pts})
+        ax.set_xticks(xs, [_size_label(x) for x in xs])
+        ax.minorticks_off()
+        ax.grid(color="#dddddd", linewidth=0.5)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return to_svg(fig, f"performance-{figure.key}")
+
+
+def _size_label(x: float) -> str:
+    """16000 -> 16K, 1000000 -> 1M, 8 -> 8."""
+    for scale, suffix in ((1e6, "M"), (1e3, "K")):
+        if x >= scale:
+            return f"{x / scale:g}{suffix}"
+    return f"{x:g}"

@@ -84,6 +84,20 @@ def kill_matrix_csv(model: Table3) -> str:
     return _csv(header, body)
 
 
+PERFORMANCE_COLUMNS = [
+    "figure", "check", "ledger_file", "tokenizer", "text_kind", "context_chars", "append_chars", "chars", "chunks",
+    "workers", "path", "run", "peer", "status", "ratio", "ratio_same_call", "planning_share", "cpu_over_wall",
+    "overhead", "suite_overhead", "overhead_with_subject", "check_chars_per_s_per_core", "wall_s", "outcome",
+    "cores", "repetitions", "comparisons", "differences",
+]
+
+
+def performance_csv(model: Table3) -> str:
+    """One line per benchmark record the Performance section used (the latest run of each figure)."""
+    points = model.performance.points if model.performance is not None else []
+    return _csv(PERFORMANCE_COLUMNS, [[p.get(c) for c in PERFORMANCE_COLUMNS] for p in points])
+
+
 def errors_csv(model: Table3) -> str:
     return _csv(["file", "line", "reason"], [[e.file, e.line, e.reason] for e in model.ledger_errors])
 
@@ -95,4 +109,5 @@ def render_csv(model: Table3) -> dict[str, str]:
         "table3-by-tokenizer.csv": breakdown_csv(model),
         "table3-kill-matrix.csv": kill_matrix_csv(model),
         "table3-ledger-errors.csv": errors_csv(model),
+        "table3-performance.csv": performance_csv(model),
     }

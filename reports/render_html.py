@@ -5,7 +5,7 @@ from __future__ import annotations
 from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
-from reports.plots import comparisons_per_tokenizer, kill_heatmap, throughput_plot
+from reports.plots import comparisons_per_tokenizer, kill_heatmap, performance_plot, throughput_plot
 from reports.provenance import provenance_items
 from reports.render_md import LEGEND
 from reports.table3 import (
@@ -50,6 +50,9 @@ code { font-size: 12px; }
 .breakdown td:first-child { white-space: nowrap; }
 .note { color: #555; }
 .warn { background: #fde0e0; padding: 6px 10px; border-left: 4px solid #b00020; }
+td.met { background: #e3f4e0; font-weight: bold; } td.notmet { background: #fde0e0; font-weight: bold; }
+td.unmeasured { color: #8a6d00; background: #fff8e1; font-style: italic; }
+p.caption { font-style: italic; margin: 10px 0 2px 0; }
 figure { margin: 8px 0 20px 0; } svg { max-width: 100%; height: auto; }
 """
 
@@ -127,6 +130,29 @@ a ledger read twice would double-count).</p>{% endif %}
 {% endfor %}</tbody></table>
 {% else %}<p class="note">{{ no_throughput }}</p>{% endif %}
 
+<h2 id="performance">Performance (benchmarks)</h2>
+{% if not perf.available %}<p class="note">{{ perf.note }}</p>{% else %}
+<p class="note">{{ perf.note }}. Each figure shows the latest run (ledger file) holding it; older runs are counted,
+not mixed in.</p>
+{% for fig in perf.figures %}
+<h3>{{ fig.title }}</h3>
+<p class="note">Source: {{ fig.source }}.{% if fig.older_runs_ignored %} Older runs ignored:
+{{ fig.older_runs_ignored|join(", ") }}.{% endif %}</p>
+{% if fig.goals %}<table class="goals"><thead><tr><th>goal</th><th>status</th><th>from the records</th></tr></thead>
+<tbody>{% for g in fig.goals %}<tr><td>{{ g.text }}</td><td class="{{ g.cls }}">{{ g.status }}</td>
+<td>{{ g.detail }}</td></tr>
+{% endfor %}</tbody></table>{% endif %}
+{% if fig.svg %}<figure>{{ fig.svg }}</figure>{% endif %}
+{% for t in fig.tables %}<p class="caption">{{ t.caption }}</p>
+<div class="scroll"><table class="performance"><thead><tr>{% for h in t.header %}<th>{{ h }}</th>{% endfor %}</tr>
+</thead><tbody>
+{% for row in t.rows %}<tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table></div>
+{% endfor %}
+{% for n in fig.notes %}<p class="note">{{ n }}</p>{% endfor %}
+{% endfor %}
+{% endif %}
+
 <h2 id="subjects">Subjects</h2>
 {% if subjects_ran or subjects_unavailable %}
 {% if subjects_ran %}<div class="scroll"><table class="subjects"><thead><tr>
@@ -174,6 +200,7 @@ a ledger read twice would double-count).</p>{% endif %}
 """
 
 _CELL_CLASS = {"not provisioned": "np", "not run": "nr", "tokenizer-independent": "na"}
+_GOAL_CLASS = {"met": "met", "not met": "notmet", "not measured": "unmeasured"}
 
 
 def _breakdown_cells(row, columns: list[str]) -> list[dict]:
@@ -233,6 +260,16 @@ def _context(model: Table3) -> dict:
          "seconds": f"{t['seconds']:,.1f} ({t['x']})", "rate": rate_text(t)}
         for t in throughput_summary(model.throughput)
     ]
+    perf = model.performance
+    perf_figures = []
+    for fig in perf.figures if perf is not None else []:
+        svg = performance_plot(fig)
+        perf_figures.append({
+            "title": fig.title, "source": fig.source, "older_runs_ignored": fig.older_runs_ignored,
+            "goals": [{"text": g.text, "status": g.status, "detail": g.detail, "cls": _GOAL_CLASS.get(g.status, "")}
+                      for g in fig.goals],
+            "tables": fig.tables, "notes": fig.notes, "svg": Markup(svg) if svg else "",
+        })
     kill_svg = kill_heatmap(model)
     throughput_svg = throughput_plot(model)
     return {
@@ -254,6 +291,9 @@ def _context(model: Table3) -> dict:
         "plot_kill": Markup(kill_svg) if kill_svg else "",
         "plot_throughput": Markup(throughput_svg) if throughput_svg else "",
         "throughput": throughput,
+        "perf": {"available": perf is not None and perf.available,
+                 "note": perf.note if perf is not None else "No benchmark run in these ledgers.",
+                 "figures": perf_figures},
         "no_throughput": NO_THROUGHPUT,
         "obligations": model.obligations,
         "subject_header": SUBJECT_HEADER,

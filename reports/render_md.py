@@ -133,6 +133,30 @@ def _throughput(model: Table3) -> list[str]:
     return out + _table(["campaign", "batches", "cases", "seconds", "cases/s"], body)
 
 
+GOAL_MARK = {"met": "**met**", "not met": "**NOT MET**", "not measured": "not measured"}
+
+
+def _performance(model: Table3) -> list[str]:
+    """The benchmark figures: where each came from, its goals with met/not met, its tables."""
+    out = ["", "## Performance (benchmarks)", ""]
+    perf = model.performance
+    if perf is None or not perf.available:
+        return out + [perf.note if perf is not None else "No benchmark run in these ledgers."]
+    out.append(perf.note + ". Each figure shows the latest run (ledger file) holding it; older runs are counted, "
+               "not mixed in.")
+    for fig in perf.figures:
+        out += ["", f"### {fig.title}", "", f"Source: {fig.source}."]
+        if fig.older_runs_ignored:
+            out.append("Older runs ignored: " + ", ".join(f"`{f}`" for f in fig.older_runs_ignored) + ".")
+        if fig.goals:
+            out += [""] + [f"- Goal {g.text}: {GOAL_MARK.get(g.status, g.status)} ({g.detail})" for g in fig.goals]
+        for table in fig.tables:
+            out += ["", f"*{table.caption}*", ""] + _table(table.header, table.rows)
+        if fig.notes:
+            out += [""] + [f"- {n}" for n in fig.notes]
+    return out
+
+
 def _subjects(model: Table3) -> list[str]:
     out = ["", "## Subjects", ""]
     ran, unavailable = subject_rows(model)
@@ -187,6 +211,7 @@ def render_markdown(model: Table3) -> str:
     lines += _breakdown(model)
     lines += _kill_matrix(model)
     lines += _throughput(model)
+    lines += _performance(model)
     lines += _subjects(model)
     lines += _obligations(model)
     lines += _tokenizers(model)

@@ -38,6 +38,9 @@ Record conventions (how a writer's records land in the right row; see reports/le
 - Where differences were found, `details["pointers"]` lists ids (document ids, string digests) to look at.
 - Provenance keys in details (see reports/provenance.py): `unicode_regex`, `unicode_nfc` (any `unicode*`),
   `*_sha256` / `*_digest` for batteries, corpora and shards, `seed` / `seeds`, `elapsed_s` durations.
+- Benchmark records (level "benchmark", written by `python -m benchmarks`) are rows of the Benchmarks section and
+  also feed the Performance section (reports/performance.py: figures, goals met/not met, plots), latest run per
+  figure, the run being the ledger file a record was read from (`LedgerRecords.files`).
 - A gate record whose test failed carries `details["outcome"] == "failed"`; the row counts and shows them.
 - Records that are not valid JSON, or whose names and counts have the wrong types, are listed with file and
   line in every output format, never counted and never skipped silently.
@@ -56,6 +59,7 @@ from pathlib import Path
 from corpora.errors import SuiteError
 from corpora.registry import rows as registry_rows
 from reports.ledger import LEVELS, SCHEMA, read_ledgers
+from reports.performance import Performance, build_performance
 from reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
 
 NO_TOKENIZER = "(no tokenizer)"
@@ -291,6 +295,7 @@ class Table3:
     ledger_errors: list[LedgerError]
     duplicate_records: int = 0
     subjects: list[dict] = field(default_factory=list)  # `subjects.wiring.subjects_table` rows (third-party subjects)
+    performance: Performance | None = None  # the benchmark figures (reports.performance)
 
     @property
     def rows(self) -> list[Row]:
@@ -358,13 +363,22 @@ def _bad_field(rec: dict) -> str | None:
     return None
 
 
+class LedgerRecords(list):
+    """The records `load_records` read, remembering the ledger file of each (`files[id(record)]`), so a figure can
+    say which run it came from without adding a field to the records."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: dict[int, str] = {}
+
+
 def load_records(paths: Iterable[Path]) -> tuple[list[dict], list[LedgerError], list[str]]:
     """Every usable record of the ledgers, every unusable line as (file, line, reason), and the files read.
 
     Lines are read by reports.ledger.read_ledgers; a record that parses but has wrongly typed fields is also
     reported with its line, found by pairing the file's non-blank, parsed lines with the records in order.
     """
-    records: list[dict] = []
+    records = LedgerRecords()
     errors: list[LedgerError] = []
     files = ledger_files(paths)
     for f in files:
@@ -387,6 +401,7 @@ def load_records(paths: Iterable[Path]) -> tuple[list[dict], list[LedgerError], 
             why = _bad_field(rec)
             if why is None:
                 records.append(rec)
+                records.files[id(rec)] = str(f)
             else:
                 errors.append(LedgerError(str(f), line, f"record not counted: {why}"))
     return records, errors, [str(f) for f in files]
@@ -809,4 +824,5 @@ def build_table3(
         ledger_files=list(ledger_files_read or []),
         ledger_errors=sorted(ledger_errors or [], key=lambda e: (e.file, e.line, e.reason)),
         duplicate_records=count_duplicates(records),
+        performance=build_performance(own, getattr(records, "files", None)),
     )

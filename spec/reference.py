@@ -7,8 +7,10 @@ prefix and suffix IDs that the reference's own post-processor puts around a sing
 
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
 from importlib.metadata import version
+from itertools import compress, count, islice
 from typing import TYPE_CHECKING
 
 from corpora.errors import InvalidText
@@ -43,7 +45,7 @@ def reference_encode(tok: FrozenTokenizer, text: str) -> list[int]:
 def reference_encode_with_offsets(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """Reference IDs with each token's character span in the original (un-normalized) text."""
     enc = tok.tokenizer.encode(check_text(text), add_special_tokens=False)
-    return enc.ids, [tuple(o) for o in enc.offsets]
+    return enc.ids, list(map(tuple, enc.offsets))
 
 
 def reference_encode_batch(tok: FrozenTokenizer, texts: list[str]) -> list[list[int]]:
@@ -91,3 +93,31 @@ def reference_encode_units(tok: FrozenTokenizer, text: str) -> tuple[list[int], 
     if current:
         units.append(tuple(current))
     return enc.ids, units
+
+
+def unit_lengths(word_ids: list[int | None]) -> list[int]:
+    """The number of tokens in each unit (run of equal word indices), in order; the units are the IDs cut at
+    these lengths, so two encodings have equal units iff their IDs and their unit lengths are equal. Computed
+    with C-level iteration (no Python loop per token): the differential checks call it on every piece."""
+    n = len(word_ids)
+    if n == 0:
+        return []
+    ends = list(compress(count(1), map(operator.ne, word_ids, islice(word_ids, 1, None))))
+    ends.append(n)
+    return list(map(operator.sub, ends, [0, *ends[:-1]]))
+
+
+def units_from_lengths(ids: list[int], lengths: list[int]) -> list[tuple[int, ...]]:
+    """The units as tuples of IDs, from the IDs and `unit_lengths` (for reports; equal to the units of
+    `reference_encode_units`)."""
+    units, at = [], 0
+    for length in lengths:
+        units.append(tuple(ids[at : at + length]))
+        at += length
+    return units
+
+
+def reference_encode_unit_lengths(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[int]]:
+    """Reference IDs and their `unit_lengths` (the units of `reference_encode_units` in compact form)."""
+    enc = tok.tokenizer.encode(check_text(text), add_special_tokens=False)
+    return enc.ids, unit_lengths(enc.word_ids)

@@ -210,6 +210,16 @@ def longest_common_run(
     """The longest run of equal keys at consecutive indices in both streams, as (old_first, new_first, length).
 
     Ties go to the larger covered span (in the old stream), then to the later end."""
+    position = {key: j for j, key in new_keys.items()}
+    if len(position) == len(new_keys):  # every key once in the new stream (always so for the "full" key)
+        return _longest_run_unique(old_keys, position, old_spans)
+    return _longest_run_general(old_keys, new_keys, old_spans)
+
+
+def _longest_run_general(
+    old_keys: dict[int, tuple], new_keys: dict[int, tuple], old_spans: list[Span]
+) -> tuple[int, int, int] | None:
+    """`longest_common_run` for any keys (a key may occur several times in the new stream)."""
     where: dict[tuple, list[int]] = {}
     for j, key in new_keys.items():
         where.setdefault(key, []).append(j)
@@ -226,6 +236,29 @@ def longest_common_run(
             if best is None or cand[:3] > best[:3]:
                 best = cand
         prev, prev_i = cur, i
+    if best is None:
+        return None
+    length, _, i_last, j_last = best
+    return i_last - length + 1, j_last - length + 1, length
+
+
+def _longest_run_unique(
+    old_keys: dict[int, tuple], position: dict[tuple, int], old_spans: list[Span]
+) -> tuple[int, int, int] | None:
+    """`longest_common_run` when each key occurs once in the new stream: old token i can only continue the run
+    that ended at (i - 1, position - 1), so one pass suffices; same result and tie-breaking."""
+    best: tuple[int, int, int, int] | None = None  # (length, covered, old_last, new_last)
+    prev_i = prev_j = -2
+    length = 0
+    for i in sorted(old_keys):
+        j = position.get(old_keys[i])
+        if j is None:
+            continue
+        length = length + 1 if (i == prev_i + 1 and j == prev_j + 1) else 1
+        prev_i, prev_j = i, j
+        covered = old_spans[i][1] - old_spans[i - length + 1][0]
+        if best is None or (length, covered, i) > best[:3]:
+            best = (length, covered, i, j)
     if best is None:
         return None
     length, _, i_last, j_last = best

@@ -84,10 +84,11 @@ def cached_versions(name: str) -> list[str]:
         for d in root.iterdir():
             if d.name.startswith(name + "-") and (d / MARKER).is_file():
                 out.append(d.name[len(name) + 1 :])
-    return sorted(out, key=_version_key, reverse=True)
+    return sorted(out, key=version_key, reverse=True)
 
 
-def _version_key(v: str) -> tuple:
+def version_key(v: str) -> tuple:
+    """A sort key for release numbers (numeric parts compared as numbers)."""
     return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.+-]", v))
 
 

@@ -78,6 +78,9 @@ def two_call_diverges(session_factory: Callable[[], object], tok, a: str, b: str
     s = session_factory()
     s.encode(a)
     got = s.encode(a + b)
+    close = getattr(s, "close", None)
+    if callable(close):
+        close()
     want = reference_encode(tok, a + b)
     return got != want, got, want
 
@@ -131,30 +134,36 @@ def replay_transcript(subject, tok, turns: list[str] | None = None) -> ReplayRes
 
 
 def sweep_versions(tok, versions: list[str] | None = None) -> dict[str, dict]:
-    """Replay the default transcript through every listed (default: every released) fastokens version.
+    """Replay the default transcript through every listed version (default: every release of the expectations table
+    plus every release the package index lists), each in a session of its own.
 
-    Per version: {"status": "diverges" | "matches" | "not installed", "turns", "differing_turns", "first", "reason"}.
+    Per version: {"status": "diverges" | "matches" | "not installed", "turns", "differing_turns", "first", "reason",
+    "expected", "verdict"}, where "expected" is the table's outcome (None past the table) and "verdict" says how the
+    measured status compares with it (`fastokens_releases.verdict`).
     """
     from subjects.envs import available_versions
+    from subjects.fastokens_releases import NOT_INSTALLED, expected_outcome, verdict, versions_to_sweep
     from subjects.fastokens_subject import FastokensSubject
     from subjects.protocol import SubjectUnavailable
 
     out: dict[str, dict] = {}
-    for v in versions or available_versions("fastokens"):
+    for v in versions or versions_to_sweep(available_versions("fastokens")):
         try:
             subject = FastokensSubject(tok, v)
         except SubjectUnavailable as exc:
-            out[v] = {"status": "not installed", "reason": exc.reason}
-            continue
-        try:
-            r = replay_transcript(subject, tok)
-        finally:
-            subject.close()
-        first = r.first
-        out[v] = {
-            "status": "diverges" if r.differences else "matches",
-            "turns": r.turns,
-            "differing_turns": [d.turn for d in r.differences],
-            "first": None if first is None else vars(first),
-        }
+            out[v] = {"status": NOT_INSTALLED, "reason": exc.reason}
+        else:
+            try:
+                r = replay_transcript(subject, tok)
+            finally:
+                subject.close()
+            first = r.first
+            out[v] = {
+                "status": "diverges" if r.differences else "matches",
+                "turns": r.turns,
+                "differing_turns": [d.turn for d in r.differences],
+                "first": None if first is None else vars(first),
+            }
+        out[v]["expected"] = expected_outcome(tok.name, v)
+        out[v]["verdict"] = verdict(tok.name, v, out[v]["status"])
     return out

@@ -67,6 +67,7 @@ class PeerProcess:
 
     def __init__(self, name: str, python: Path, load: dict, *, timeout_s: float = 900.0) -> None:
         self.name = name
+        self.last_server_seconds: float | None = None
         log_dir = envs_root() / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"{name}-{threading.get_ident()}-{id(self)}.log"
@@ -102,6 +103,7 @@ class PeerProcess:
         if not line:
             raise SubjectUnavailable(self.name, f"peer process died during {req.get('op')}; log {self.log_path}")
         answer = json.loads(line)
+        self.last_server_seconds = answer.get("server_seconds")  # the peer's own time for the call, transport excluded
         if not answer.get("ok"):
             raise PeerError(f"{answer.get('error')}: {answer.get('message')}")
         return answer

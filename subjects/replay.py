@@ -78,4 +78,7 @@ def replay(subject: Subject, tok: FrozenTokenizer, turns: list[str], *, window: 
             result.differences.append(
                 TurnDifference(k, len(text), p, got[p : p + window], want[p : p + window], len(got), len(want))
             )
+    close = getattr(session, "close", None)
+    if callable(close):
+        close()
     return result

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
@@ -52,15 +53,27 @@ def supports(subject, path: str) -> bool:
 
 
 def check_on_subject(
-    subject, tok: FrozenTokenizer, text: str, path: str, *, splits: tuple[int, ...] = (), chunks: int | None = None
+    subject,
+    tok: FrozenTokenizer,
+    text: str,
+    path: str,
+    *,
+    splits: tuple[int, ...] = (),
+    chunks: int | None = None,
+    timing: dict | None = None,
 ) -> tuple[int, int, dict | None]:
     """Compare the subject with the reference on one text: (comparisons, differences, first counterexample).
 
     encoder: subject.encode(text) == ref(text). chunked: subject.encode_chunked(text, chunks) == ref(text).
     repair: for each split s, one new session gets text[:s] and then text; both answers equal their references.
+    A repair counterexample says whether a new session given only its text returns the reference
+    ("single_call_matches": False means the subject differs on that text whatever came before; True means the
+    earlier call changed the answer). `timing`, when given, accumulates seconds in "subject" (every call into the
+    subject, opening and closing sessions included) and in "reference" (the reference encodes) separately.
     """
     if not supports(subject, path):
         raise SubjectUnavailable(subject.name, f"offers no {path} path")
+    t0 = time.perf_counter()
     if path == "encoder":
         pairs = [(text, subject.encode(text))]
     elif path == "chunked":
@@ -70,16 +83,36 @@ def check_on_subject(
         for s in splits or (len(text) // 2,):
             session = subject.session()
             pairs += [(text[:s], session.encode(text[:s])), (text, session.encode(text))]
+            close = getattr(session, "close", None)
+            if callable(close):
+                close()
+    subject_seconds = time.perf_counter() - t0
+    reference_seconds = 0.0
     bad = None
     differences = 0
+    bad_want: list[int] = []
     for t, got in pairs:
+        t1 = time.perf_counter()
         want = reference_encode(tok, t)
+        reference_seconds += time.perf_counter() - t1
         if got != want:
             differences += 1
             if bad is None:
                 p = first_difference(got, want)
                 bad = {"text": t, "path": path, "position": p, "subject_ids": got[p : p + 3],
                        "reference_ids": want[p : p + 3]}
+                bad_want = want
+    if bad is not None and path == "repair":
+        t2 = time.perf_counter()
+        single = subject.session()
+        bad["single_call_matches"] = single.encode(bad["text"]) == bad_want
+        close = getattr(single, "close", None)
+        if callable(close):
+            close()
+        subject_seconds += time.perf_counter() - t2
+    if timing is not None:
+        timing["subject"] = timing.get("subject", 0.0) + subject_seconds
+        timing["reference"] = timing.get("reference", 0.0) + reference_seconds
     return len(pairs), differences, bad
 
 

@@ -1,0 +1,461 @@
+"""The report's Performance section: the benchmark figures and their goals, built only from benchmark records read.
+
+Each figure (repair vs whole, chunked, fallback confinement, suite throughput, gate wall time, peer) is taken from
+one run: the latest ledger file holding records of that figure (by the records' latest timestamp, then the file
+name); older runs of the same figure are counted and named as ignored, never mixed in. A goal is "met" or "not met"
+only from the records of that run, and "not measured" when the run has no point at the goal's size. Nothing here
+is a constant standing in for a measurement: no benchmark record, no figure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+NO_BENCHMARKS = "No benchmark run in these ledgers (no record of level \"benchmark\"): nothing to show."
+UNKNOWN_FILE = "(records not read from a ledger file)"
+
+# figure key -> (title, the checks whose records make it)
+FIGURES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("repair", "Repair vs whole encode", ("benchmark.repair_vs_whole", "benchmark.repair_growth")),
+    ("chunked", "Chunked encode", ("benchmark.chunked", "benchmark.chunked_fit")),
+    ("fallback", "Fallback confinement", ("benchmark.fallback_confinement",)),
+    ("suite", "The suite's own throughput", ("benchmark.suite_throughput",)),
+    ("gate", "Gate wall time", ("benchmark.gate_wall",)),
+    ("peer", "Peer (toktier)", ("benchmark.peer_repair_vs_whole", "benchmark.peer_chunked", "benchmark.peer")),
+)
+ABSENT = {
+    "repair": "not run: no repair figure in these ledgers",
+    "chunked": "not run: no chunked figure in these ledgers",
+    "fallback": "not run: no fallback-confinement figure in these ledgers",
+    "suite": "not run: no suite-throughput figure in these ledgers",
+    "gate": "not measured: gate wall times are recorded only by python -m benchmarks --with-gate",
+    "peer": "not installed or not run: no peer record in these ledgers",
+}
+# Goals of issue 11: (context characters, minimum ratio) for repair; (characters, workers, minimum) for chunked.
+REPAIR_GOALS: tuple[tuple[int, float], ...] = ((400_000, 50.0), (1_000_000, 300.0))
+CHUNKED_GOAL: tuple[int, int, float] = (1_000_000, 2, 1.8)
+SUITE_OVERHEAD_GOAL = 0.20
+SIZE_TOLERANCE = 0.02  # a point counts for a goal's size when within 2% of it (rendered chat is not cut exactly)
+
+
+@dataclass
+class Goal:
+    """A stated goal, its status computed from the records ("met", "not met", "not measured"), and why."""
+
+    text: str
+    status: str
+    detail: str
+
+
+@dataclass
+class PerfTable:
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class PerfFigure:
+    """One figure of the section: where it came from, its goals, its tables, and the series to plot."""
+
+    key: str
+    title: str
+    source: str
+    ledger_file: str
+    older_runs_ignored: list[str]
+    goals: list[Goal]
+    tables: list[PerfTable]
+    notes: list[str]
+    plot: dict[str, list[list[float]]] = field(default_factory=dict)  # series label -> [[x, y], ...]
+
+
+@dataclass
+class Performance:
+    """The whole section; `points` has one line per record used (for CSV)."""
+
+    available: bool
+    note: str
+    figures: list[PerfFigure]
+    points: list[dict]
+
+
+# --- small readers tolerant of missing fields -------------------------------------------------------------------
+
+
+def _num(d: dict, key: str) -> float | None:
+    v = d.get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _timing(d: dict, name: str) -> dict:
+    t = (d.get("timings") or {}).get(name)
+    return t if isinstance(t, dict) else {}
+
+
+def ms(t: dict) -> str:
+    """A candidate's median in milliseconds with its min-max spread, or "not recorded"."""
+    med, lo, hi = _num(t, "median_s"), _num(t, "min_s"), _num(t, "max_s")
+    if med is None:
+        return "not recorded"
+    text = f"{med * 1e3:,.1f} ms"
+    if lo is not None and hi is not None:
+        text += f" ({lo * 1e3:,.1f}-{hi * 1e3:,.1f})"
+    return text
+
+
+def times(value: float | None) -> str:
+    return "not recorded" if value is None else f"{value:,.2f}x"
+
+
+def share(value: float | None) -> str:
+    return "not recorded" if value is None else f"{100 * value:.1f}%"
+
+
+def chars(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return "not recorded" if value is None else str(value)
+
+
+def _diffs(rec: dict) -> str:
+    return f"{rec['comparisons']:,} / {rec['differences']:,}" + (" DIFFERENCES" if rec["differences"] else "")
+
+
+def _near(value: object, size: int) -> bool:
+    return isinstance(value, (int, float)) and abs(value - size) <= SIZE_TOLERANCE * size
+
+
+# --- runs --------------------------------------------------------------------------------------------------------
+
+
+def _run_order(recs: list[dict], file: str) -> tuple[str, str]:
+    return (max(str(r["provenance"].get("time", "")) for r in recs), file)
+
+
+def latest_run(pairs: list[tuple[str, dict]]) -> tuple[str, list[dict], list[str]]:
+    """(file, its records, older files ignored): the run (ledger file) whose latest record is newest, ties broken
+    by file name; the others are returned by name so the report can say they were left out."""
+    by_file: dict[str, list[dict]] = {}
+    for file, rec in pairs:
+        by_file.setdefault(file, []).append(rec)
+    ordered = sorted(by_file, key=lambda f: _run_order(by_file[f], f))
+    chosen = ordered[-1]
+    return chosen, by_file[chosen], ordered[:-1]
+
+
+def source_text(recs: list[dict], file: str, ignored: list[str]) -> str:
+    """Machine cores, tokenizer and digest prefix, repetitions, the ledger file and the run's time span."""
+    details = [r["details"] for r in recs]
+
+    def values(key: str) -> str:
+        found = sorted({str(d[key]) for d in details if d.get(key) is not None}, key=lambda s: (len(s), s))
+        return ", ".join(found) if found else "not recorded"
+
+    toks = sorted({(r["tokenizer"] or "", (r.get("tokenizer_sha256") or "")[:12]) for r in recs if r["tokenizer"]})
+    tok = ", ".join(f"{n} (sha256 {d or 'not recorded'}…)" for n, d in toks) or "none (tokenizer-independent)"
+    stamps = sorted(str(r["provenance"].get("time", "")) for r in recs)
+    span = stamps[0] if stamps[0] == stamps[-1] else f"{stamps[0]} to {stamps[-1]}"
+    text = (f"ledger {file}; run {span}; {values('cores')} cores; tokenizer {tok}; "
+            f"repetitions {values('repetitions')}; {len(recs)} record{'s' if len(recs) != 1 else ''}")
+    if ignored:
+        text += f"; {len(ignored)} older run{'s' if len(ignored) > 1 else ''} of this figure ignored"
+    return text
+
+
+# --- figures -----------------------------------------------------------------------------------------------------
+
+
+def _point(figure: str, rec: dict, file: str) -> dict:
+    d = rec["details"]
+    keys = ("text_kind", "context_chars", "append_chars", "chars", "chunks", "workers", "path", "run", "peer",
+            "status", "ratio", "ratio_same_call", "planning_share", "overhead", "suite_overhead",
+            "overhead_with_subject", "check_chars_per_s_per_core", "wall_s", "outcome", "cores", "repetitions")
+    point = {"figure": figure, "check": rec["check"], "ledger_file": file, "tokenizer": rec["tokenizer"]}
+    point.update({k: d.get(k) for k in keys})
+    point["cpu_over_wall"] = _timing(d, "chunked").get("cpu_over_wall")
+    point.update(comparisons=rec["comparisons"], differences=rec["differences"])
+    return point
+
+
+def _paths(d: dict) -> str:
+    paths = d.get("paths")
+    if not isinstance(paths, dict) or not paths:
+        return "not recorded"
+    return ", ".join(f"{k} x{v}" for k, v in sorted(paths.items()))
+
+
+def repair_goal(points: list[dict], size: int, minimum: float) -> Goal:
+    """Met iff every recorded repair point at `size` characters (every kind, every append) has a ratio >= minimum
+    and no differences; the worst point is named."""
+    text = f">= {minimum:g}x faster than a whole encode at {size:,} characters (worst kind and append)"
+    at = [d | {"_diffs": r["differences"]} for r in points for d in [r["details"]]
+          if _near(d.get("context_chars"), size) and _num(d, "ratio") is not None]
+    if not at:
+        return Goal(text, "not measured", f"no repair point at {size:,} characters in this run")
+    worst = min(at, key=lambda d: (d["ratio"], str(d.get("text_kind")), str(d.get("append_chars"))))
+    diffs = sum(d["_diffs"] for d in at)
+    met = worst["ratio"] >= minimum and diffs == 0
+    detail = (f"worst {worst['ratio']:,.1f}x: {worst.get('text_kind', 'kind not recorded')}, append of "
+              f"{chars(worst.get('append_chars'))} chars; {len(at)} points at this size")
+    if diffs:
+        detail += f"; {diffs} outputs DIFFERED from the reference"
+    return Goal(text, "met" if met else "not met", detail)
+
+
+def repair_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
+    points = [r for r in recs if r["check"] == "benchmark.repair_vs_whole"]
+    tables, plot = [], {}
+    kinds = sorted({str(r["details"].get("text_kind", "not recorded")) for r in points})
+    header = ["context chars", "append chars", "ratio (whole / repair)", "repair median (min-max)",
+              "whole median (min-max)", "splice alone: ratio", "path taken", "compared / differences"]
+    for kind in kinds:
+        mine = sorted((r for r in points if str(r["details"].get("text_kind", "not recorded")) == kind),
+                      key=lambda r: (r["details"].get("context_chars") or 0, r["details"].get("append_chars") or 0))
+        rows = []
+        for r in mine:
+            d = r["details"]
+            rows.append([chars(d.get("context_chars")), chars(d.get("append_chars")), times(_num(d, "ratio")),
+                         ms(_timing(d, "repair")), ms(_timing(d, "whole")), times(_num(d, "splice_ratio")),
+                         _paths(d), _diffs(r)])
+            if _num(d, "ratio") is not None and _num(d, "context_chars") is not None:
+                label = f"{kind}, append {chars(d.get('append_chars'))}"
+                plot.setdefault(label, []).append([float(d["context_chars"]), float(d["ratio"])])
+        tables.append(PerfTable(f"{kind}: ratio = median(whole) / median(repair)", header, rows))
+    growth = sorted((r for r in recs if r["check"] == "benchmark.repair_growth"),
+                    key=lambda r: (str(r["details"].get("text_kind")), r["details"].get("append_chars") or 0))
+    if growth:
+        rows = [[str(r["details"].get("text_kind", "not recorded")), chars(r["details"].get("append_chars")),
+                 times(_num(r["details"], "repair_growth")), times(_num(r["details"], "whole_growth")),
+                 times(_num(r["details"], "context_growth")), times(_num(r["details"], "ratio"))] for r in growth]
+        tables.append(PerfTable("growth from the smallest to the largest context (median at largest / at smallest)",
+                                ["text kind", "append chars", "repair time growth", "whole time growth",
+                                 "context growth", "ratio at largest"], rows))
+    goals = [repair_goal(points, size, minimum) for size, minimum in REPAIR_GOALS]
+    return goals, tables, [], plot
+
+
+def chunked_goal(points: list[dict]) -> Goal:
+    """Met iff the best chunk count at the goal's size and workers has a ratio >= the goal, with no differences."""
+    size, workers, minimum = CHUNKED_GOAL
+    text = f">= {minimum:g}x over one serial encode with {workers} workers at {size:,} characters (best chunk count)"
+    at = [r for r in points if _near(r["details"].get("chars"), size) and r["details"].get("workers") == workers
+          and _num(r["details"], "ratio") is not None]
+    if not at:
+        return Goal(text, "not measured", f"no chunked point at {size:,} characters with {workers} workers")
+    best = max(at, key=lambda r: (r["details"]["ratio"], -(r["details"].get("chunks") or 0)))
+    d = best["details"]
+    cpu = _timing(d, "chunked").get("cpu_over_wall")
+    detail = f"best k={d.get('chunks')}: {d['ratio']:,.2f}x; {len(at)} chunk counts at this size"
+    if isinstance(cpu, (int, float)):
+        detail += f", cpu/wall {cpu:.2f}"
+    met = d["ratio"] >= minimum and best["differences"] == 0
+    if best["differences"]:
+        detail += f"; {best['differences']} outputs DIFFERED from the reference"
+    return Goal(text, "met" if met else "not met", detail)
+
+
+def chunked_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
+    points = [r for r in recs if r["check"] == "benchmark.chunked"]
+    key = lambda r: (r["details"].get("chars") or 0, str(r["details"].get("workers")), r["details"].get("chunks") or 0)  # noqa: E731
+    tables, plot = [], {}
+    header = ["workers", "chunks k", "ratio (serial / chunked)", "chunked median (min-max)",
+              "serial median (min-max)", "cpu/wall", "planning share", "cuts found", "compared / differences"]
+    same_call = any("ratio_same_call" in r["details"] for r in points)
+    if same_call:  # newer records: the same library call on the whole text, i.e. the gain from cutting alone
+        header.insert(3, "ratio (same call on the whole text / chunked)")
+    for size in sorted({r["details"].get("chars") or 0 for r in points}):
+        rows = []
+        for r in sorted((r for r in points if (r["details"].get("chars") or 0) == size), key=key):
+            d = r["details"]
+            cpu = _timing(d, "chunked").get("cpu_over_wall")
+            rows.append([chars(d.get("workers")), chars(d.get("chunks")), times(_num(d, "ratio")),
+                         ms(_timing(d, "chunked")), ms(_timing(d, "serial")),
+                         f"{cpu:.2f}" if isinstance(cpu, (int, float)) else "not recorded",
+                         share(_num(d, "planning_share")), chars(d.get("cuts_found")), _diffs(r)])
+            if same_call:
+                rows[-1].insert(3, times(_num(d, "ratio_same_call")))
+            if _num(d, "ratio") is not None and _num(d, "chunks") is not None:
+                label = f"{size:,} chars, {d.get('workers')} worker{'s' if d.get('workers') != 1 else ''}"
+                plot.setdefault(label, []).append([float(d["chunks"]), float(d["ratio"])])
+        tables.append(PerfTable(f"{chars(size)} characters: speedup over one serial reference encode", header, rows))
+    fits = sorted((r for r in recs if r["check"] == "benchmark.chunked_fit"),
+                  key=lambda r: (r["details"].get("chars") or 0, str(r["details"].get("workers"))))
+    if fits:
+        rows = []
+        for r in fits:
+            d, fit = r["details"], r["details"].get("fit") or {}
+            c, t1 = _num(fit, "c_s_per_chunk"), _num(fit, "T1_s")
+            rows.append([chars(d.get("chars")), chars(d.get("workers")),
+                         "not recorded" if t1 is None else f"{t1 * 1e3:,.1f} ms",
+                         "not recorded" if c is None else f"{c * 1e3:,.3f} ms",
+                         "not recorded" if _num(fit, "residual_s2") is None else f"{fit['residual_s2']:.4g}",
+                         str(fit.get("model", "not recorded"))])
+        tables.append(PerfTable("cost model fitted to the chunked medians",
+                                ["chars", "workers", "T1", "c per chunk", "residual (s²)", "model"], rows))
+    return [chunked_goal(points)], tables, [], plot
+
+
+def fallback_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
+    rows, notes = [], []
+    for r in sorted(recs, key=lambda r: (r["details"].get("chars") or 0, r["tokenizer"] or "")):
+        d = r["details"]
+        rows.append([chars(d.get("chars")), chars(d.get("chunks")), chars(d.get("workers")),
+                     str(d.get("normalizer", "not recorded")), times(_num(d, "ratio")), ms(_timing(d, "whole_dirty")),
+                     ms(_timing(d, "cut_dirty")), times(_num(d, "clean_ratio")), times(_num(d, "dirty_cost_whole")),
+                     _diffs(r)])
+        if d.get("label"):
+            notes.append(str(d["label"]))
+    header = ["chars", "chunks", "workers", "normalizer", "ratio (whole / cut, one non-NFC char)",
+              "whole median (min-max)", "cut median (min-max)", "same without it", "non-NFC cost on whole",
+              "compared / differences"]
+    return [], [PerfTable("one decomposed accent in the middle of the document, whole vs cut", header, rows)], \
+        sorted(set(notes)), {}
+
+
+def suite_goal(points: list[dict]) -> Goal:
+    """Met iff every path's suite overhead (above the reference encodes and the subject it checks) is <= the goal;
+    records without `suite_overhead` fall back to `overhead`, which includes the subject's own time (said so)."""
+    text = f"the suite's overhead above the reference encodes it needs <= {SUITE_OVERHEAD_GOAL:.0%}"
+    found = []
+    for r in points:
+        d = r["details"]
+        value, field_name = _num(d, "suite_overhead"), "suite_overhead"
+        if value is None:
+            value, field_name = _num(d, "overhead"), "overhead (includes the subject's time)"
+        if value is not None:
+            found.append((value, str(d.get("path", "path not recorded")), field_name))
+    if not found:
+        return Goal(text, "not measured", "no suite_throughput record carries an overhead")
+    worst = max(found)
+    met = worst[0] <= SUITE_OVERHEAD_GOAL
+    return Goal(text, "met" if met else "not met",
+                f"worst {worst[0]:.1%} on the {worst[1]} path, field {worst[2]}; {len(found)} paths")
+
+
+def suite_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
+    rows = []
+    for r in sorted(recs, key=lambda r: str(r["details"].get("path"))):
+        d = r["details"]
+        rate = _num(d, "check_chars_per_s_per_core")
+        suite_oh = _num(d, "suite_overhead")
+        with_subject = _num(d, "overhead_with_subject")
+        if with_subject is None and suite_oh is None:
+            with_subject = _num(d, "overhead")  # older records: check over the needed reference encodes
+        reference = _timing(d, "reference") or _timing(d, "needed_reference")
+        rows.append([str(d.get("path", "not recorded")), chars(d.get("strings")), chars(d.get("chars")),
+                     "not recorded" if rate is None else f"{rate:,.0f}", ms(_timing(d, "check")), ms(reference),
+                     ms(_timing(d, "subject")) if _timing(d, "subject") else "not recorded",
+                     share(suite_oh), share(with_subject), _diffs(r)])
+    header = ["path", "strings", "chars", "check chars/s/core", "check median (min-max)",
+              "reference median (min-max)", "subject median (min-max)", "suite overhead (goal)",
+              "overhead with subject", "compared / differences"]
+    notes = ["suite overhead = (check - reference - subject) / reference; overhead with subject = (check - "
+             "reference) / reference; 'not recorded' where the record predates the field."]
+    return [suite_goal(recs)], [PerfTable("differential-check throughput, one thread", header, rows)], notes, {}
+
+
+def gate_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
+    rows = []
+    for r in sorted(recs, key=lambda r: str(r["details"].get("run"))):
+        d = r["details"]
+        wall = _num(d, "wall_s")
+        cmd = d.get("command")
+        rows.append([str(d.get("run", "not recorded")), " ".join(cmd) if isinstance(cmd, list) else "not recorded",
+                     "not recorded" if wall is None else f"{wall:,.1f} s ({wall / 60:.1f} min)",
+                     str(d.get("outcome", "not recorded")), str(d.get("summary", ""))])
+    return [], [PerfTable("wall time of test runs", ["run", "command", "wall", "outcome", "summary"], rows)], [], {}
+
+
+def peer_figure(recs: list[dict], own: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
+    """The peer's ratios next to ours at the same context and append (prose), where our run has that point."""
+    tables, notes = [], []
+    mine = {(d.get("context_chars"), d.get("append_chars")): d for r in own
+            if r["check"] == "benchmark.repair_vs_whole" for d in [r["details"]] if d.get("text_kind") == "prose"}
+    repairs = sorted((r for r in recs if r["check"] == "benchmark.peer_repair_vs_whole"),
+                     key=lambda r: (r["details"].get("context_chars") or 0, r["details"].get("append_chars") or 0))
+    if repairs:
+        rows = []
+        for r in repairs:
+            d = r["details"]
+            ours = mine.get((d.get("context_chars"), d.get("append_chars")))
+            rows.append([f"{d.get('peer', 'peer')} {d.get('peer_version', '')}".strip(), chars(d.get("context_chars")),
+                         chars(d.get("append_chars")), times(_num(d, "ratio")), times(_num(d, "in_peer_ratio")),
+                         ms(_timing(d, "peer_session")), ms(_timing(d, "peer_whole")),
+                         times(_num(ours, "ratio")) if ours else "not run", _diffs(r)])
+        tables.append(PerfTable("peer session vs peer whole encode (prose)",
+                                ["peer", "context chars", "append chars", "peer ratio (whole / session)",
+                                 "inside the peer (no transport)", "peer session median", "peer whole median",
+                                 "our ratio (same point)", "compared / differences"], rows))
+    chunked = sorted((r for r in recs if r["check"] == "benchmark.peer_chunked"),
+                     key=lambda r: (r["details"].get("chars") or 0, r["details"].get("chunks") or 0))
+    if chunked:
+        rows = [[f"{r['details'].get('peer', 'peer')} {r['details'].get('peer_version', '')}".strip(),
+                 chars(r["details"].get("chars")), chars(r["details"].get("chunks")),
+                 str(r["details"].get("workers", "not recorded")), times(_num(r["details"], "ratio")),
+                 times(_num(r["details"], "in_peer_ratio")),
+                 ms(_timing(r["details"], "peer_chunked")), ms(_timing(r["details"], "peer_whole")), _diffs(r)]
+                for r in chunked]
+        tables.append(PerfTable("peer chunked vs peer whole encode",
+                                ["peer", "chars", "chunks k", "workers", "ratio (whole / chunked)",
+                                 "inside the peer (no transport)", "chunked median", "whole median",
+                                 "compared / differences"], rows))
+    for r in recs:
+        if r["check"] == "benchmark.peer":
+            d = r["details"]
+            notes.append(f"{d.get('peer', 'peer')}: {d.get('status', 'not recorded')}"
+                         + (f" ({d['reason']})" if d.get("reason") else ""))
+    if any(r["check"] != "benchmark.peer" for r in recs):
+        notes.append("peer timings include the JSON round trip to the peer's process, on both sides of each ratio; "
+                     "'inside the peer' is the ratio of the peer process's own times for the calls (where recorded)")
+    return [], tables, sorted(notes), {}
+
+
+Builder = Callable[[list[dict]], tuple[list[Goal], list[PerfTable], list[str], dict]]
+
+
+def build_performance(records: list[dict], files: dict[int, str] | None = None) -> Performance:
+    """The section from the benchmark records; `files` maps id(record) -> the ledger file it was read from."""
+    files = files or {}
+    bench = [r for r in records if r.get("level") == "benchmark"]
+    if not bench:
+        return Performance(False, NO_BENCHMARKS, [], [])
+    figures, points = [], []
+    chosen: dict[str, list[dict]] = {}
+    builders: dict[str, Builder] = {"repair": repair_figure, "chunked": chunked_figure, "fallback": fallback_figure,
+                                    "suite": suite_figure, "gate": gate_figure}
+    for key, title, checks in FIGURES:
+        pairs = [(files.get(id(r), UNKNOWN_FILE), r) for r in bench if r["check"] in checks]
+        if not pairs:
+            continue
+        file, recs, ignored = latest_run(pairs)
+        chosen[key] = recs
+        if key == "peer":
+            goals, tables, notes, plot = peer_figure(recs, chosen.get("repair", []))
+        else:
+            goals, tables, notes, plot = builders[key](recs)
+        for series in plot.values():
+            series.sort()
+        figures.append(PerfFigure(key, title, source_text(recs, file, ignored), file, ignored, goals, tables, notes,
+                                  dict(sorted(plot.items(), key=lambda kv: _series_order(kv[0])))))
+        points += [_point(key, r, file) for r in recs]
+    present = {f.key for f in figures}
+    for key, title, checks in FIGURES:
+        if key not in present:
+            figures.append(PerfFigure(key, title, f"not in these ledgers (no {' / '.join(checks)} record)", "", [],
+                                      [], [], [ABSENT[key]]))
+    order = [k for k, _t, _c in FIGURES]
+    figures.sort(key=lambda f: order.index(f.key))
+    known = {c for _k, _t, checks in FIGURES for c in checks}
+    unknown = sorted({r["check"] for r in bench} - known)
+    note = f"{len(bench)} benchmark records"
+    if unknown:
+        note += "; checks this section does not show (see the Benchmarks rows): " + ", ".join(unknown)
+    return Performance(True, note, figures, points)
+
+
+def _series_order(label: str) -> tuple:
+    """Series sorted by the words and numbers of their label, numbers compared as numbers ("1,300" after "400")."""
+    return tuple((1, 0.0, t) if t[0].isalpha() else (0, float(t.replace(",", "")), "")
+                 for t in re.findall(r"[A-Za-z]+|\d[\d,]*(?:\.\d+)?", label))
