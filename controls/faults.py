@@ -14,8 +14,7 @@ import random
 from collections.abc import Callable
 from functools import lru_cache
 
-from corpora.loader import FrozenTokenizer
-from fuzz.palette import byte_alphabet
+from corpora.loader import FrozenTokenizer, byte_decoder
 
 TAIL_TOKENS = 64
 Planter = Callable[[FrozenTokenizer, list[int], random.Random], "list[int] | None"]
@@ -59,7 +58,7 @@ def swap_ids(tok: FrozenTokenizer, ids: list[int], rng: random.Random) -> list[i
 @lru_cache(maxsize=16)
 def _byte_vocab(tok: FrozenTokenizer) -> tuple[dict[int, bytes], dict[bytes, int]]:
     """Each byte-level vocabulary entry's bytes, and the inverse (bytes -> ID)."""
-    alphabet = byte_alphabet()
+    alphabet = byte_decoder()
     to_bytes: dict[int, bytes] = {}
     for token, token_id in tok.tokenizer.get_vocab(with_added_tokens=False).items():
         if token and all(ch in alphabet for ch in token):

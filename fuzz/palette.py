@@ -17,7 +17,7 @@ from functools import cache, lru_cache
 
 from tokenizers.normalizers import NFC
 
-from corpora.loader import FrozenTokenizer
+from corpora.loader import FrozenTokenizer, byte_decoder
 from spec.classes import CLASS_NAMES, L, M, N, class_table
 from spec.engine_classes import engine_mask
 from spec.reference import reference_encode_with_offsets
@@ -129,19 +129,6 @@ def class_names_of(text: str) -> str:
     return "".join(CLASS_NAMES[table[ord(ch)]] for ch in text)
 
 
-def byte_alphabet() -> dict[str, int]:
-    """Byte-level BPE's printable stand-in character for each byte, inverted (character -> byte)."""
-    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    chars = list(printable)
-    extra = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + extra)
-            extra += 1
-    return {chr(c): b for b, c in zip(printable, chars, strict=True)}
-
-
 @lru_cache(maxsize=16)
 def divided_pairs(tok: FrozenTokenizer, limit: int = 96) -> tuple[str, ...]:
     """Short strings c1 + rest of multi-byte characters whose bytes the tokenizer's BPE divides after c1.
@@ -153,7 +140,7 @@ def divided_pairs(tok: FrozenTokenizer, limit: int = 96) -> tuple[str, ...]:
     under one character span).
     """
     rng = random.Random(derived_seed("divided-pairs", tok.name, tok.sha256))
-    alphabet = byte_alphabet()
+    alphabet = byte_decoder()
     vocab = sorted(tok.tokenizer.get_vocab(with_added_tokens=False))
     raw_tokens = [bytes(alphabet[ch] for ch in t) for t in vocab if t and all(ch in alphabet for ch in t)]
     singles: dict[bytes, list[str]] = {}
