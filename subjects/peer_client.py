@@ -8,7 +8,6 @@ digest-checked files (`staged_tokenizer_file`), never a copy the peer fetched it
 from __future__ import annotations
 
 import atexit
-import hashlib
 import json
 import subprocess
 import threading
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from corpora.cache import tokenizers_dir
+from corpora.digests import sha256_file
 from subjects.envs import envs_root
 from subjects.protocol import SubjectUnavailable
 
@@ -26,14 +26,6 @@ SERVER = Path(__file__).resolve().with_name("peer_server.py")
 _LIVE: list[PeerProcess] = []
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def staged_tokenizer_file(tok: FrozenTokenizer) -> Path:
     """A tokenizer.json whose SHA-256 equals `tok.sha256`: the provisioned file, else a staged serialization.
 
@@ -41,7 +33,7 @@ def staged_tokenizer_file(tok: FrozenTokenizer) -> Path:
     synthetic file is written out from the reference object into `$DELTA_HOME/subject-envs/staged/`.
     """
     provisioned = tokenizers_dir() / tok.name / "tokenizer.json"
-    if provisioned.is_file() and _sha256(provisioned) == tok.sha256:
+    if provisioned.is_file() and sha256_file(provisioned) == tok.sha256:
         return provisioned
     staged = envs_root() / "staged" / f"{tok.sha256}.tokenizer.json"
     if not staged.is_file():
