@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks import suite
-from corpora.errors import SuiteError
-from corpora.loader import load_tokenizer
-from reports.ledger import append_records
+from frozen.errors import SuiteError
+from frozen.loader import load_tokenizer
+from ledger.records import append_records
 
 FIGURES = ("repair", "chunked", "fallback", "suite", "peer")
 DEFAULT_OUT = Path("out/ledgers/benchmarks")

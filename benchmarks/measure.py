@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from corpora.loader import FrozenTokenizer
+from frozen.loader import FrozenTokenizer
 
 
 @dataclass(frozen=True)

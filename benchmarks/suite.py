@@ -14,6 +14,7 @@ import copy
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -25,8 +26,15 @@ import numpy as np
 
 from benchmarks.measure import Candidate, Timing, interleaved, machine, ratio, tokenizer_facts
 from benchmarks.texts import appended, source, text_digest, text_of
-from corpora.loader import FrozenTokenizer, load_tokenizer
-from spec.reference import reference_encode
+from checks.battery import case_bytes, iter_battery
+from checks.differential import ReferenceMemo, check_cut_case, check_repair_case
+from delta.cuts import encode_chunked, encode_rows, plan_cuts
+from delta.session import Session, SessionStats
+from frozen.loader import FrozenTokenizer, load_tokenizer
+from ledger.records import make_record
+from spec.reference import check_text, reference_encode, unit_lengths
+from spec.repair import repair_splice
+from subjects.protocol import SubjectUnavailable, get_subject
 
 KIND = LEVEL = "benchmark"
 REPO = Path(__file__).resolve().parent.parent
@@ -98,7 +106,6 @@ QUICK = Plan(
 def record(check: str, tok: FrozenTokenizer | None, details: dict, comparisons: int = 0, differences: int = 0,
            unit: str = "encodes", fast_path: int | None = None, fallbacks: int | None = None) -> dict:
     """One benchmark ledger record; details always carry the machine facts."""
-    from reports.ledger import make_record
 
     return make_record(
         KIND, LEVEL, check,
@@ -122,7 +129,6 @@ def _source_facts(kind: str) -> dict:
 def repair_vs_whole(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
     """A Session holding `size` characters, extended by an append: the repair call against a whole reference
     encode of the same new text (interleaved; outputs compared each repetition)."""
-    from delta.session import Session
 
     out: list[dict] = []
     for kind in plan.repair_kinds:
@@ -155,8 +161,6 @@ def repair_vs_whole(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
 def _repair_point(tok: FrozenTokenizer, plan: Plan, base, kind: str, old: str, length: int) -> dict:
     """One (context, append) point of the repair figure: repair vs whole (and the splice alone), interleaved,
     outputs compared (the splice must take the session's path)."""
-    from delta.session import SessionStats
-    from spec.repair import repair_splice
 
     def fresh_session(rep: int):
         session = copy.copy(base)
@@ -228,7 +232,6 @@ def fit_cost_model(ks: list[int], seconds: list[float], workers: int) -> dict:
 def chunked_figure(tok: FrozenTokenizer, plan: Plan, workers: int) -> list[dict]:
     """encode_chunked at each chunk count against one serial reference encode of the same text, planning timed
     separately; run in a process whose Rust pool has `workers` threads."""
-    from delta.cuts import encode_chunked, encode_rows, plan_cuts
 
     out: list[dict] = []
     for size in plan.chunked_sizes:
@@ -300,7 +303,6 @@ def fallback_confinement(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
     encode (the chunked side through its batch path), so there is no slow path to confine. The ratio measured
     is what chunking costs or saves on one core with such a character present, next to the same document
     without it."""
-    from delta.cuts import encode_chunked, plan_cuts
 
     size, k = plan.fallback_size, plan.fallback_chunks
     dirty, clean = decomposed_document(size), text_of("prose", size)
@@ -337,13 +339,11 @@ def fallback_confinement(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
 
 
 class TimedMemo:
-    """A fuzz.checks.ReferenceMemo that times its reference encodes in place: the library call and its IDs (what
+    """A checks.differential.ReferenceMemo that times its reference encodes in place: the library call and its IDs (what
     `spec.reference.reference_encode` returns, input validation included) count as reference time; grouping into
     units and reading offsets are the suite's own work and are not counted."""
 
     def __new__(cls, tok: FrozenTokenizer):
-        from fuzz.checks import ReferenceMemo
-        from spec.reference import check_text, unit_lengths
 
         class _Timed(ReferenceMemo):
             def __init__(self, tok: FrozenTokenizer) -> None:
@@ -381,11 +381,6 @@ def suite_throughput(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
     thread), each check's time split in place into the reference encodes it needs (`TimedMemo`), the calls into the
     implementation under test (the checks' `timing`) and the rest, the suite's own overhead:
     (check - reference - subject) / reference, per repetition, median over repetitions."""
-    import statistics
-
-    from fuzz.battery import case_bytes, iter_battery
-    from fuzz.checks import check_cut_case, check_repair_case
-
     cases = list(iter_battery(tok, "ci", stop=plan.suite_cases))
     cases_digest = hashlib.sha256(b"".join(case_bytes(c) for c in cases)).hexdigest()
     repair_cases = [c for c in cases if c.splits] or cases[:1]
@@ -464,7 +459,6 @@ def gate_wall(workers: tuple[int, ...] = (1, 2)) -> list[dict]:
 def peer_figures(tok: FrozenTokenizer, plan: Plan, peer: str = "toktier") -> list[dict]:
     """The repair and chunked figures for a PyPI peer through its server process (timings include the JSON
     round trip of the text and IDs, on both sides of each ratio); "not installed" when it cannot run."""
-    from subjects.protocol import SubjectUnavailable, get_subject
 
     try:
         subject = get_subject(peer, tok)
@@ -494,9 +488,7 @@ def _peer_points(tok: FrozenTokenizer, plan: Plan, peer: str, subject) -> list[d
     def in_peer_ratio(num: str, den: str) -> dict:
         if not served.get(num) or not served.get(den):
             return {"in_peer_ratio": None}
-        import statistics
-
-        a, b = statistics.median(served[num]), statistics.median(served[den])
+            a, b = statistics.median(served[num]), statistics.median(served[den])
         return {"in_peer_median_s": {num: a, den: b}, "in_peer_ratio": a / b if b else None,
                 "in_peer_ratio_of": f"median server seconds of {num} / of {den} (no transport)"}
 

@@ -16,8 +16,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from corpora.build import default_out
-from corpora.loader import FrozenTokenizer
 from corpora.samples import SAMPLES
+from delta.chat import render
+from delta.chat_samples import CHATS
+from frozen.loader import FrozenTokenizer
 
 KINDS = ("prose", "code", "chat")
 CORPUS_PROFILE = "small"
@@ -69,7 +71,6 @@ def source(kind: str) -> Source:
                 pieces = [json.dumps(m, ensure_ascii=False) for m in pieces]
             return Source(f"corpus:{root}", tuple(pieces))
     if kind == "chat":
-        from delta.chat_samples import CHATS
 
         return Source("samples", tuple(json.dumps(m, ensure_ascii=False) for m in CHATS.values()))
     if kind == "code":
@@ -123,7 +124,6 @@ def chat_messages(min_chars: int) -> list[dict]:
 @lru_cache(maxsize=16)
 def chat_text(tok: FrozenTokenizer, size: int) -> str:
     """`size` characters of a long conversation rendered through `tok`'s chat template (delta.chat.render)."""
-    from delta.chat import render
 
     messages = chat_messages(size)
     text = render(tok, messages).text

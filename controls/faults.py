@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable
 from functools import lru_cache
 
-from corpora.loader import FrozenTokenizer, byte_decoder
+from frozen.loader import FrozenTokenizer, byte_decoder
 
 TAIL_TOKENS = 64
 Planter = Callable[[FrozenTokenizer, list[int], random.Random], "list[int] | None"]

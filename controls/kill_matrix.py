@@ -25,13 +25,25 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from checks.battery import BATTERY_VERSION, BatteryCase, battery_digest, get_profile, iter_battery
+from checks.differential import (
+    CHUNKED_PIECES,
+    CheckResult,
+    Difference,
+    ReferenceMemo,
+    check_cut_case,
+    check_repair_case,
+    first_difference,
+)
+from checks.palette import derived_seed
 from controls.registry import Control, get, names
-from corpora.errors import SuiteError
-from corpora.loader import FrozenTokenizer, load_tokenizer
-from fuzz.battery import BATTERY_VERSION, BatteryCase, battery_digest, get_profile, iter_battery
-from fuzz.checks import CheckResult, Difference, ReferenceMemo, check_cut_case, check_repair_case, first_difference
-from fuzz.palette import derived_seed
-from reports.ledger import append_records, make_record
+from frozen.errors import SuiteError
+from frozen.loader import FrozenTokenizer, load_tokenizer
+from ledger.records import append_records, make_record
+from spec.admission import admission_of
+from subjects.protocol import SubjectUnavailable
+from subjects.records import subject_record, unavailable_record
+from subjects.wiring import PATHS, check_on_subject, open_subject, supports
 
 UNBROKEN = {"cut": "unbroken.cut", "repair": "unbroken.repair"}
 
@@ -175,7 +187,7 @@ def run_matrix(
             cells[UNBROKEN[path]] = _Cell(KillRow(UNBROKEN[path], path, tok.name, tok.sha256, "", battery=info))
             subjects.append((UNBROKEN[path], None))
     for c in controls:
-        applicable = c.applies(tok) and tok.admission.admitted
+        applicable = c.applies(tok) and admission_of(tok).admitted
         row = KillRow(c.name, c.path, tok.name, tok.sha256, "" if applicable else "not applicable", battery=info)
         cells[c.name] = _Cell(row)
         if applicable:
@@ -266,10 +278,6 @@ def run_subject_battery(tok: FrozenTokenizer, spec: str, profile: str = "ci", se
     A subject that raises on a case counts one difference there. A path the subject lacks, or a subject that cannot
     run at all, gets a "not installed" record (never a pass); the latter raises SubjectUnavailable after recording.
     """
-    from fuzz.checks import CHUNKED_PIECES
-    from subjects.protocol import SubjectUnavailable
-    from subjects.records import subject_record, unavailable_record
-    from subjects.wiring import PATHS, check_on_subject, open_subject, supports
 
     try:
         subject = open_subject(spec, tok)
@@ -300,7 +308,6 @@ def run_subject_battery(tok: FrozenTokenizer, spec: str, profile: str = "ci", se
 
 def _subject_main(args: argparse.Namespace) -> int:
     """`--subject`: the unbroken battery on that subject; exit 1 on a difference, 2 if it cannot run."""
-    from subjects.protocol import SubjectUnavailable
 
     records: list[dict] = []
     try:

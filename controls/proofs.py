@@ -12,11 +12,21 @@ from dataclasses import dataclass, field
 
 from tokenizers.normalizers import NFC
 
-from corpora.loader import FrozenTokenizer
-from fuzz.palette import class_pool
-from spec.classes import L, M, N, class_table
+from checks.palette import class_pool
+from frozen.loader import FrozenTokenizer
+from spec.classes import L, M, N, O, class_table
+from spec.cut import is_safe_cut
 from spec.guard import literal_trie
 from spec.reference import reference_encode_with_offsets
+from spec.repair import (
+    RepairParams,
+    anchored_window_start,
+    judge_run,
+    longest_common_run,
+    overlap_keys,
+    repair,
+    sync_witness,
+)
 
 _NFC = NFC()
 
@@ -120,7 +130,6 @@ def marks_end_before_other(tok: FrozenTokenizer, stride: int = 1) -> ProofCheck:
     after a mark, NFC applied first where the tokenizer has it: a pre-token starts at each O character that
     follows a mark in the normalized text.
     """
-    from spec.classes import O
 
     out = ProofCheck("marks_end_before_other", tok.name)
     table = class_table()
@@ -255,7 +264,6 @@ def one_token_runs_rejected(tok: FrozenTokenizer, texts: list[str]) -> ProofChec
     Premise checked: for every token of the reference encode of each text, taken as a one-token run, `judge_run`
     with min_match_tokens=1 (everything else as specified) does not accept it.
     """
-    from spec.repair import RepairParams, judge_run
 
     out = ProofCheck("one_token_runs_rejected", tok.name)
     params = RepairParams(min_match_tokens=1)
@@ -284,8 +292,6 @@ def accepted_witnesses_are_safe_cuts(tok: FrozenTokenizer, cases: list, params) 
     Premise checked: for every split of the given cases that `params` repair (the control's parameters), the
     accepted run has a witness b that `spec.cut.is_safe_cut` accepts in S, in S' and in the window text.
     """
-    from spec.cut import is_safe_cut
-    from spec.repair import anchored_window_start, longest_common_run, overlap_keys, repair, sync_witness
 
     out = ProofCheck("accepted_witnesses_are_safe_cuts", tok.name)
     for case in cases:

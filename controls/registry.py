@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from controls.faults import FAULTS, Planter
-from corpora.loader import FrozenTokenizer
+from frozen.loader import FrozenTokenizer
+from spec.admission import admission_of
 from spec.classes import L, M, N, O, S
 from spec.cut import DEFAULT_CUT_RULES, CutRules
 from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
@@ -53,7 +54,7 @@ class Control:
 
     def status_if_survives(self, tok: FrozenTokenizer) -> str:
         """What a survival on `tok` means: "survives-by-proof" where proven redundant, else "survived" (a finding)."""
-        return "survives-by-proof" if tok.pattern in self.redundant_for else "survived"
+        return "survives-by-proof" if admission_of(tok).pattern in self.redundant_for else "survived"
 
 
 def _cut(name: str, breaks: str, rules: CutRules, **kw) -> Control:

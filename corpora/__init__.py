@@ -1,5 +1,9 @@
-"""The frozen tokenizers (registry, provisioning, loading) and the real-text corpora."""
+"""Real-text corpora: sources, building, readers, built-in samples, and sharded whole-corpus comparisons.
 
-from corpora.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
+`load_tokenizer`, `load_tokenizer_file` and `FrozenTokenizer` live on the ground floor (`frozen`); they are
+re-exported here because `from corpora import load_tokenizer` is public API.
+"""
+
+from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
 
 __all__ = ["FrozenTokenizer", "load_tokenizer", "load_tokenizer_file"]

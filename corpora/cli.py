@@ -7,9 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from corpora import provision
-from corpora.errors import run_command
-from corpora.registry import lookup, rows
+from corpora import build_cli, compare_cli, smoke
+from frozen import provision
+from frozen.errors import run_command
+from frozen.registry import lookup, rows
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:
@@ -65,23 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true")
     st.add_argument("--fast", action="store_true", help="do not re-hash installed files")
     st.set_defaults(func=_cmd_status)
-    for register in _extensions():
+    for register in (build_cli.register, compare_cli.register, smoke.register):
         register(sub)
     return parser
-
-
-def _extensions() -> list:
-    """Sub-command registrars of other corpora modules (corpus build, compare), imported when present."""
-    found = []
-    for modname in ("corpora.build_cli", "corpora.compare_cli", "corpora.smoke"):
-        try:
-            module = __import__(modname, fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != modname:
-                raise
-            continue
-        found.append(module.register)
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ Throughput is CPU time of this process (all its threads, so the reference's Rust
 per CPU-second, i.e. per core, for the subject and for the reference encode alone (the floor), measured in the
 same unit on the same documents.
 
-Each unit returns ONE ledger record (`reports.ledger.make_record`, kind "corpus") with its counts, the ids of
+Each unit returns ONE ledger record (`ledger.records.make_record`, kind "corpus") with its counts, the ids of
 differing documents (first 20) in details, the fast-path share, the digests of shard, tokenizer and suite, the
 reference version and wall/CPU time. `write_unit_record` stores it as `units/<key>.json` by write-to-temp and
 rename, so a unit is either recorded whole or not at all: a finished unit is never redone, a killed one is
@@ -38,12 +38,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from corpora.digests import sha256_file
-from corpora.errors import SuiteError
-from corpora.loader import FrozenTokenizer, load_tokenizer
 from corpora.readers import read_documents
-from reports.ledger import SCHEMA, make_record
+from delta.chat import render, render_turns, template_for
+from delta.cuts import encode_chunked, plan_cuts
+from delta.session import Session
+from frozen.digests import sha256_file
+from frozen.errors import SuiteError
+from frozen.loader import FrozenTokenizer, load_tokenizer
+from ledger.records import SCHEMA, make_record
 from spec.reference import reference_encode, reference_encode_batch, reference_version
+from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, names, parse_subject
+from subjects.protocol import UnknownSubject as BadSpec
+from subjects.records import subject_record, unavailable_record
+from subjects.wiring import check_on_subject, open_subject
 
 LEVEL_NAMES = {1: "encoder", 2: "chunked", 3: "repair"}
 CHUNK_COUNTS = (2, 4, 8)
@@ -61,14 +68,11 @@ def is_third_party(subject: str) -> bool:
     """Whether `subject` is an implementation of `subjects/` other than the minimal one (checked on its own paths)."""
     if subject in SUBJECTS:
         return False
-    from subjects.protocol import DEFAULT_SUBJECT, parse_subject
 
     return parse_subject(subject).name != DEFAULT_SUBJECT
 
 
 def _known_subject(subject: str) -> bool:
-    from subjects.protocol import UnknownSubject as BadSpec
-    from subjects.protocol import names, parse_subject
 
     if subject in SUBJECTS:
         return True
@@ -153,7 +157,6 @@ def plan_units(shards: list[Shard], tokenizers: list[str], levels: tuple[int, ..
                subject: str = "delta") -> list[Unit]:
     """Every (shard, tokenizer, level) unit, largest first (ties in name order); level 3 only for chat shards."""
     if not _known_subject(subject):
-        from subjects.protocol import names
 
         raise UnknownSubject(f"unknown subject {subject!r}; one of {', '.join(dict.fromkeys([*SUBJECTS, *names()]))}")
     if subject not in SUBJECTS and not is_third_party(subject):
@@ -173,7 +176,6 @@ def document_text(tok: FrozenTokenizer, doc: dict) -> str:
     """The text a document stands for under `tok`: its text, or its whole chat rendered by `delta.chat.render`
     (the tokenizer's own template, or the generic fallback for tokenizers that ship none)."""
     if "messages" in doc:
-        from delta.chat import render
 
         return render(tok, doc["messages"]).text
     return doc["text"]
@@ -181,7 +183,6 @@ def document_text(tok: FrozenTokenizer, doc: dict) -> str:
 
 def chat_rendering(tok: FrozenTokenizer) -> str:
     """Which template renders chats for `tok`: "own" or "generic_fallback" (delta.chat)."""
-    from delta.chat import template_for
 
     return template_for(tok)[1]
 
@@ -196,7 +197,6 @@ def _first_difference(a: list[int], b: list[int]) -> int:
 def _subject_whole(subject: str):
     if subject == "reference-batch":
         return lambda tok, text: reference_encode_batch(tok, [text])[0]
-    from delta.cuts import encode_chunked
 
     return lambda tok, text: encode_chunked(tok, text, chunks=1, workers=1)
 
@@ -235,7 +235,6 @@ def _level1(tok: FrozenTokenizer, docs: Iterator[dict], subject: str, tally: _Ta
 
 
 def _level2(tok: FrozenTokenizer, docs: Iterator[dict], counts: tuple[int, ...], tally: _Tally, timing: dict) -> None:
-    from delta.cuts import encode_chunked, plan_cuts
 
     for doc in docs:
         text = document_text(tok, doc)
@@ -261,8 +260,6 @@ def _level2(tok: FrozenTokenizer, docs: Iterator[dict], counts: tuple[int, ...],
 
 
 def _level3(tok: FrozenTokenizer, docs: Iterator[dict], tally: _Tally, timing: dict) -> None:
-    from delta.chat import render_turns
-    from delta.session import Session
 
     for doc in docs:
         messages = doc.get("messages")
@@ -303,14 +300,12 @@ def _mark_running(options: Options, unit: Unit) -> Path | None:
 @lru_cache(maxsize=32)
 def _opened_subject(spec: str, tok_name: str):
     """The third-party subject `spec` bound to tokenizer `tok_name`, opened once per worker process and tokenizer."""
-    from subjects.wiring import open_subject
 
     return open_subject(spec, load_tokenizer(tok_name))
 
 
 def _subject_turn_splits(tok: FrozenTokenizer, messages: list) -> tuple[str, tuple[int, ...]]:
     """The whole rendered chat and the ends of its earlier turns that are prefixes of it (the session's S values)."""
-    from delta.chat import render_turns
 
     texts = [r.text for r in render_turns(tok, messages)]
     final = texts[-1] if texts else ""
@@ -321,9 +316,6 @@ def run_subject_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
     """One unit on a third-party subject: level 1 its whole encode, level 2 its chunked encode at each k, level 3
     one session per split (S, then the whole chat) - each equal to the reference (`check_on_subject`). A subject
     that cannot run (or lacks the level's path) gives its "not installed" row, never a pass."""
-    from subjects.protocol import SubjectUnavailable
-    from subjects.records import subject_record, unavailable_record
-    from subjects.wiring import check_on_subject
 
     wall0 = time.perf_counter()
     tok = load_tokenizer(unit.tokenizer)

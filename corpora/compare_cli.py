@@ -16,11 +16,11 @@ from pathlib import Path
 
 from corpora.build import PROFILES, build_corpus
 from corpora.compare import SUBJECTS, Options, plan_units, shards_of_files, shards_of_manifest, slice_units
-from corpora.errors import NotProvisioned, SuiteError
-from corpora.loader import load_tokenizer
 from corpora.readers import expand
-from corpora.registry import lookup, rows
 from corpora.run_units import print_record, run_dask, run_local
+from frozen.errors import NotProvisioned, SuiteError
+from frozen.loader import load_tokenizer
+from frozen.registry import lookup, rows
 
 
 def _ints(text: str, what: str) -> tuple[int, ...]:

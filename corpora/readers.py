@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from corpora.errors import SuiteError
+from frozen.errors import SuiteError
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".json.zst", ".parquet")
 PARQUET_BATCH_ROWS = 1024
@@ -44,7 +44,7 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
     if path.name.endswith(".gz"):
         return gzip.open(path, "rb")
     if path.name.endswith(".zst"):
-        import zstandard
+        import zstandard  # optional dependency: only .zst shards need it
 
         return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True))
     return open(path, "rb")
@@ -91,7 +91,7 @@ def read_jsonl(path: Path, column: str = "text") -> Iterator[dict]:
 
 def read_parquet(path: Path, column: str = "text") -> Iterator[dict]:
     """Documents of a Parquet file: the string column `column` (and `id` if present), read in row batches."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # heavy optional: only Parquet shards need it
 
     try:
         pf = pq.ParquetFile(path)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from corpora.compare import DEFAULT_OPTIONS, Options, Unit, finished_record, merge_ledger, run_unit, write_unit_record
-from corpora.errors import SuiteError
+from frozen.errors import SuiteError
 
 
 class ClusterUnavailable(SuiteError):
@@ -82,7 +82,7 @@ def run_dask(units: list[Unit], out: Path, *, address: str | None = None, local_
              on_client: Callable | None = None) -> RunSummary:
     """Submit the unfinished units to a Dask cluster (an address, or a local cluster of `local_workers`
     processes), largest first; store each record as it arrives; merge the ledger."""
-    from dask.distributed import Client, LocalCluster
+    from dask.distributed import Client, LocalCluster  # heavy optional: only distributed runs load dask
     from dask.distributed import as_completed as dask_completed
 
     summary = RunSummary()

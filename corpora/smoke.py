@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from corpora.errors import NotProvisioned
-from corpora.loader import load_tokenizer
-from corpora.registry import rows
 from corpora.samples import SAMPLES
-from reports.ledger import append_records, make_record
+from frozen.errors import NotProvisioned
+from frozen.loader import load_tokenizer
+from frozen.registry import rows
+from ledger.records import append_records, make_record
+from spec.admission import admission_of
 from spec.reference import post_process, reference_encode, reference_encode_batch, reference_encode_full
 
 
@@ -35,7 +36,7 @@ def run_smoke(out: Path) -> int:
             diffs += post_process(tok, single) != reference_encode_full(tok, text)
         total_diff += diffs
         n = 2 * len(SAMPLES)
-        admitted = "admitted" if tok.admission.admitted else f"refused:{tok.admission.reason}"
+        admitted = "admitted" if admission_of(tok).admitted else f"refused:{admission_of(tok).reason}"
         print(f"{row.name:20s} {tok.provenance:8s} {admitted:10s} compared {n} encodes, {diffs} differ")
         records.append(
             make_record("smoke", "encoder", "samples.single_vs_batch_and_postprocess", tokenizer=tok.name,

@@ -18,8 +18,8 @@ from jinja2 import TemplateError
 from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from corpora.errors import SuiteError
-from corpora.loader import FrozenTokenizer
+from frozen.errors import SuiteError
+from frozen.loader import FrozenTokenizer
 
 OWN, FALLBACK = "own", "generic_fallback"
 GENERIC_TEMPLATE = (

@@ -18,7 +18,8 @@ import math
 import os
 from itertools import chain
 
-from corpora.loader import FrozenTokenizer
+from frozen.loader import FrozenTokenizer
+from spec.admission import admission_of
 from spec.cut import DEFAULT_CUT_RULES, CutRules, is_safe_cut
 from spec.reference import check_text, post_process, reference_encode_batch
 
@@ -55,7 +56,7 @@ def plan_cuts(tok: FrozenTokenizer, text: str, chunks: int, rules: CutRules = DE
     """Cut offsets (increasing) for about `chunks` chunks; every cut is accepted by `is_safe_cut` under `rules`,
     no chunk is shorter than `min_chunk`, texts under 256 characters and inadmissible tokenizers get none."""
     n = len(text)
-    if chunks <= 1 or n < MIN_TEXT or not tok.admission.admitted:
+    if chunks <= 1 or n < MIN_TEXT or not admission_of(tok).admitted:
         return []
     floor = min_chunk(n, chunks)
     cuts: list[int] = []
@@ -102,6 +103,6 @@ def encode_chunked(
     cut proposition holds); post-processing is applied once when `add_special_tokens`."""
     check_text(text)
     k = chunks if chunks is not None else default_chunks(len(text), workers)
-    cuts = plan_cuts(tok, text, k, rules) if tok.admission.admitted else []
+    cuts = plan_cuts(tok, text, k, rules) if admission_of(tok).admitted else []
     ids = list(chain.from_iterable(encode_rows(tok, split_at(text, cuts))))  # no cut: the whole text, one row
     return post_process(tok, ids) if add_special_tokens else ids

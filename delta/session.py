@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from corpora.loader import FrozenTokenizer
+from frozen.loader import FrozenTokenizer
+from spec.admission import admission_of
 from spec.reference import reference_encode, reference_encode_with_offsets
 from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams, Span, repair_splice
 
@@ -83,7 +84,7 @@ class Session:
 
     @property
     def admitted(self) -> bool:
-        return bool(self.tok.admission.admitted)
+        return bool(admission_of(self.tok).admitted)
 
     def evict(self) -> None:
         """Drop the stored state; the next call initializes ("initialized:evicted")."""

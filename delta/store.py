@@ -27,8 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from corpora.loader import FrozenTokenizer
 from delta.session import Session, SessionStats
+from frozen.loader import FrozenTokenizer
+from spec.admission import admission_of
 from spec.reference import check_text, reference_encode
 from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 
@@ -123,7 +124,7 @@ class SessionStore:
     def encode(self, text: str, key: str | None = None) -> list[int]:
         """ref(text)'s IDs, reusing stored work where the bytes confirm it."""
         self.stats.calls += 1
-        if not self.tok.admission.admitted:
+        if not admission_of(self.tok).admitted:
             self._path("reference", "reference:not_admitted")
             return reference_encode(self.tok, text)
         if key is not None:

@@ -11,6 +11,7 @@ a kill is not recorded, so `--resume` re-runs it and nothing is lost or counted 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import multiprocessing as mp
@@ -24,13 +25,17 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from corpora.errors import SuiteError
+from frozen.errors import SuiteError
+from frozen.loader import load_tokenizer
 from fuzz.cases import Difference, FuzzCase
+from fuzz.checker import checker_for
 from fuzz.generate import PROFILES, batch_source, battery_version, derive_seed, generate_batch, warm_up
 from fuzz.ledger_writer import BatchTally, batch_record, ledger_file, read_campaign, write_batch
 from fuzz.progress import Progress, Totals
 from fuzz.regressions import CORPUS, make_regression, save
-from reports.ledger import append_records, suite_version
+from fuzz.shrink import shrink
+from ledger.records import append_records, suite_version
+from subjects.records import subject_record
 
 SAVE_CAP_DELTA = 10  # shrunk regressions per stream and worker when the real implementation differs
 SAVE_CAP_CONTROL = 1  # a control needs its first kill saved, not thousands
@@ -124,8 +129,6 @@ def schedule(spec: CampaignSpec, worker: int, workers: int):
 
 def cases_digest(cases: list[FuzzCase]) -> str:
     """A digest of a batch's generated inputs (recorded so runs can be compared input for input)."""
-    import hashlib
-
     h = hashlib.sha256()
     for c in cases:
         h.update(json.dumps(c.as_json(), sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
@@ -169,7 +172,6 @@ def _fails(checker) -> Callable[[FuzzCase], bool]:
 
 def _handle_differences(ctx: WorkerContext, tok, checker, found: list, batch: int, saved_count: dict) -> list[str]:
     """Shrink and save the differences of a batch (up to the cap); every one goes unshrunk to differences-*.jsonl."""
-    from fuzz.shrink import shrink
 
     spec = ctx.spec
     control = spec.control
@@ -205,7 +207,6 @@ def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: lis
                           **timing: float) -> dict:
     """The kind "subject" row of one batch checked on a third-party subject, with its first counterexample and the
     batch's seconds (`timing`: subject_seconds, reference_seconds, check_seconds)."""
-    from subjects.records import subject_record
 
     example = None
     for _index, case, diff, error in found:
@@ -222,8 +223,6 @@ def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: lis
 
 def run_worker(ctx: WorkerContext) -> None:
     """Run this worker's share of the schedule until it ends, the budget runs out, or a stop is requested."""
-    from corpora.loader import load_tokenizer
-    from fuzz.checker import checker_for
 
     spec = ctx.spec
     profile = PROFILES[spec.profile]

@@ -1,9 +1,8 @@
 """The case checker a campaign drives: one interface, `checker_for(tok, path, control).check(case) -> CaseOutcome`.
 
-- cut: the battery's per-case check (`fuzz.checks.check_cut_case`: every candidate cut the rules accept splits
+- cut: the battery's per-case check (`checks.differential.check_cut_case`: every candidate cut the rules accept splits
   the reference encode, the pieces at all accepted cuts concatenate to it, and `delta.encode_chunked` equals it on
-  texts long enough to plan), with its reference encodes timed; before fuzz.checks was installed, the direct
-  check below did the first two with `spec.cut.is_safe_cut`;
+  texts long enough to plan), with its reference encodes timed;
 - repair: a `delta.Session` holding S, given S + D, returns ref(S + D); its `last_path` (repaired on window k,
   unchecked reuse, fallback and why) is counted per case.
 Rules and parameters come from the named control (`controls.get(name).rules / .params`), or are the correct
@@ -20,16 +19,21 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
-from corpora.errors import SuiteError
-from corpora.loader import FrozenTokenizer
+import controls
+from checks import differential
+from checks.battery import BatteryCase
+from delta import cuts as delta_cuts
+from delta.session import Session
+from frozen.errors import SuiteError
+from frozen.loader import FrozenTokenizer
 from fuzz.cases import CaseOutcome, Difference, FuzzCase, first_difference
+from spec.cut import DEFAULT_CUT_RULES, is_safe_cut
 from spec.reference import reference_encode, reference_encode_batch
+from spec.repair import DEFAULT_REPAIR_PARAMS
+from subjects import wiring
+from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, parse_subject
 
 INTERNAL_CONTROLS = {"internal.accept_every_cut": "cut"}
-
-
-class NotInstalled(SuiteError):
-    """A module the campaign needs (cut spec, repair session, controls) is not installed in this checkout."""
 
 
 class UnknownControl(SuiteError):
@@ -43,15 +47,6 @@ class CaseChecker(Protocol):
     subject: str
 
     def check(self, case: FuzzCase) -> CaseOutcome: ...
-
-
-def _import(modname: str, what: str):
-    try:
-        return __import__(modname, fromlist=["_"])
-    except ModuleNotFoundError as exc:
-        if exc.name and modname.startswith(exc.name):
-            raise NotInstalled(f"{what} is not installed ({modname} missing)") from exc
-        raise
 
 
 @dataclass
@@ -123,11 +118,10 @@ class DirectRepairChecker:
         self.tok, self.params, self.subject = tok, params, subject
         self.clock = ReferenceClock()
         self.subject_seconds = 0.0  # time inside the repairing Session.encode (initialization counts as reference)
-        self.session_cls = _import("delta.session", "the repair session (delta.session)").Session
 
     def check(self, case: FuzzCase) -> CaseOutcome:
         assert case.split is not None
-        session = self.session_cls(self.tok, params=self.params)
+        session = Session(self.tok, params=self.params)
         t0 = time.perf_counter()
         session.encode(case.text[: case.split])  # initialization: one reference encode of S with offsets (the floor)
         t1 = time.perf_counter()
@@ -145,51 +139,44 @@ class DirectRepairChecker:
         return out
 
 
-@lru_cache(maxsize=1)
-def _timed_memo_class() -> type:
-    """A `fuzz.checks.ReferenceMemo` whose reference encodes are timed on the `clock` it is given."""
-    checks = _import("fuzz.checks", "the battery checks (fuzz.checks)")
+class TimedMemo(differential.ReferenceMemo):
+    """A `checks.differential.ReferenceMemo` whose reference encodes are timed on the `clock` it is given."""
 
-    class TimedMemo(checks.ReferenceMemo):
-        def __init__(self, tok: FrozenTokenizer, clock: ReferenceClock) -> None:
-            super().__init__(tok)
-            self.clock = clock
+    def __init__(self, tok: FrozenTokenizer, clock: ReferenceClock) -> None:
+        super().__init__(tok)
+        self.clock = clock
 
-        def ids(self, text: str) -> list[int]:
-            t0 = time.perf_counter()
-            try:
-                return super().ids(text)
-            finally:
-                self.clock.seconds += time.perf_counter() - t0
+    def ids(self, text: str) -> list[int]:
+        t0 = time.perf_counter()
+        try:
+            return super().ids(text)
+        finally:
+            self.clock.seconds += time.perf_counter() - t0
 
-        def with_offsets(self, text: str):
-            t0 = time.perf_counter()
-            try:
-                return super().with_offsets(text)
-            finally:
-                self.clock.seconds += time.perf_counter() - t0
-
-    return TimedMemo
+    def with_offsets(self, text: str):
+        t0 = time.perf_counter()
+        try:
+            return super().with_offsets(text)
+        finally:
+            self.clock.seconds += time.perf_counter() - t0
 
 
 class BatteryCutChecker:
-    """The battery's cut check (`fuzz.checks.check_cut_case`: every accepted cut, the partition at all of them,
+    """The battery's cut check (`checks.differential.check_cut_case`: every accepted cut, the partition at all of them,
     and `encode_chunked` on texts long enough to plan) on one case, under the given rules."""
 
     path = "cut"
 
     def __init__(self, tok: FrozenTokenizer, rules, subject: str) -> None:
         self.tok, self.rules, self.subject = tok, rules, subject
-        self.checks = _import("fuzz.checks", "the battery checks (fuzz.checks)")
-        self.battery = _import("fuzz.battery", "the battery (fuzz.battery)")
         self.clock = ReferenceClock()
         self.subject_seconds = 0.0
 
     def check(self, case: FuzzCase) -> CaseOutcome:
-        bcase = self.battery.BatteryCase(0, case.origin or "fuzz", case.text, tuple(case.cuts), ())
-        memo = _timed_memo_class()(self.tok, self.clock)
+        bcase = BatteryCase(0, case.origin or "fuzz", case.text, tuple(case.cuts), ())
+        memo = TimedMemo(self.tok, self.clock)
         t0, ref0 = time.perf_counter(), self.clock.seconds
-        result = self.checks.check_cut_case(self.tok, bcase, self.rules, memo=memo)
+        result = differential.check_cut_case(self.tok, bcase, self.rules, memo=memo)
         # the cut decisions and encode_chunked: everything in the check that is not a timed reference encode
         self.subject_seconds += time.perf_counter() - t0 - (self.clock.seconds - ref0)
         out = CaseOutcome(cuts_checked=result.paths.get("accepted", 0), fast_path=result.fast_path,
@@ -206,13 +193,11 @@ class BatteryCutChecker:
             b = int(where.split("=", 1)[1])
             got, cuts = memo.ids(text[:b]) + memo.ids(text[b:]), [b]
         elif where == "partition":
-            cut = _import("spec.cut", "the cut spec (spec.cut)")
-            cuts = [b for b in case.cuts if cut.is_safe_cut(self.tok, text, b, self.rules)]
+            cuts = [b for b in case.cuts if is_safe_cut(self.tok, text, b, self.rules)]
             bounds = [0, *cuts, len(text)]
             got = [t for i in range(len(bounds) - 1) for t in memo.ids(text[bounds[i] : bounds[i + 1]])]
         else:
-            delta_cuts = _import("delta.cuts", "the chunked encoder (delta.cuts)")
-            chunks = self.checks.CHUNKED_PIECES
+            chunks = differential.CHUNKED_PIECES
             cuts = delta_cuts.plan_cuts(self.tok, text, chunks, self.rules)
             got = list(delta_cuts.encode_chunked(self.tok, text, chunks=chunks, workers=1, rules=self.rules))
         return Difference(whole, got, first_difference(whole, got), {"where": where, "cuts": cuts})
@@ -220,9 +205,8 @@ class BatteryCutChecker:
 
 def _cut_rules(control: str | None):
     """The cut rules of `control` (None: the correct spec)."""
-    cut = _import("spec.cut", "the cut spec (spec.cut)")
     if control is None:
-        return cut.DEFAULT_CUT_RULES
+        return DEFAULT_CUT_RULES
     rules = getattr(_control(control), "rules", None)
     if rules is None:
         raise UnknownControl(f"control {control!r} has no cut rules; it is not a cut-path control")
@@ -231,9 +215,8 @@ def _cut_rules(control: str | None):
 
 def _repair_params(control: str | None):
     """The repair parameters of `control` (None: the correct spec)."""
-    repair = _import("spec.repair", "the repair spec (spec.repair)")
     if control is None:
-        return repair.DEFAULT_REPAIR_PARAMS
+        return DEFAULT_REPAIR_PARAMS
     params = getattr(_control(control), "params", None)
     if params is None:
         raise UnknownControl(f"control {control!r} has no repair parameters; it is not a repair-path control")
@@ -241,27 +224,15 @@ def _repair_params(control: str | None):
 
 
 def _control(name: str):
-    registry = _import("controls", "the controls registry (controls)")
-    get = getattr(registry, "get", None)
-    if get is None:
-        raise UnknownControl(f"unknown control {name!r}: the controls registry (controls.get) is not installed; "
-                             f"known: {', '.join(control_names())}")
     try:
-        return get(name)
+        return controls.get(name)
     except KeyError as exc:
         raise UnknownControl(f"unknown control {name!r}; known: {', '.join(control_names())}") from exc
 
 
 def control_names() -> list[str]:
     """Every control a campaign can run against: the registry's and the campaign's own `internal.*` ones."""
-    names = list(INTERNAL_CONTROLS)
-    try:
-        import controls
-
-        names += list(controls.names()) if hasattr(controls, "names") else []
-    except ImportError:
-        pass
-    return names
+    return [*INTERNAL_CONTROLS, *controls.names()]
 
 
 def control_path(name: str) -> str:
@@ -296,20 +267,19 @@ class SubjectChecker:
         self.subject = f"{subject.name}=={subject.version}"
         self.clock = ReferenceClock()  # seconds in the reference encodes, kept apart from the subject's
         self.subject_seconds = 0.0  # seconds in calls into the subject (sessions opened and closed included)
-        self.wiring = _import("subjects.wiring", "the subjects wiring (subjects.wiring)")
-        if not self.wiring.supports(subject, "chunked" if path == "cut" else "repair"):
-            raise self.wiring.SubjectUnavailable(subject.name, f"offers no {'chunked' if path == 'cut' else path} path")
+        if not wiring.supports(subject, "chunked" if path == "cut" else "repair"):
+            raise SubjectUnavailable(subject.name, f"offers no {'chunked' if path == 'cut' else path} path")
 
     def check(self, case: FuzzCase) -> CaseOutcome:
         timing: dict = {}
         if self.path == "repair":
-            comparisons, differences, bad = self.wiring.check_on_subject(
+            comparisons, differences, bad = wiring.check_on_subject(
                 self.opened, self.tok, case.text, "repair", splits=(case.split,), timing=timing)
             out = CaseOutcome(repairs_checked=1)
             where = {"split": case.split}
         else:
-            chunks = _subject_chunks()
-            comparisons, differences, bad = self.wiring.check_on_subject(
+            chunks = differential.CHUNKED_PIECES
+            comparisons, differences, bad = wiring.check_on_subject(
                 self.opened, self.tok, case.text, "chunked", chunks=chunks, timing=timing)
             out = CaseOutcome(cuts_checked=comparisons)
             where = {"chunks": chunks}
@@ -326,26 +296,17 @@ class SubjectChecker:
         return out
 
 
-def _subject_chunks() -> int:
-    """How many chunks a subject's chunked encode is asked for on the cut path (the battery's count when present)."""
-    try:
-        return int(_import("fuzz.checks", "the battery checks (fuzz.checks)").CHUNKED_PIECES)
-    except NotInstalled:
-        return 4
-
-
 @lru_cache(maxsize=32)
 def opened_subject(spec: str, tok: FrozenTokenizer):
     """The subject `spec` bound to `tok`, opened once per process and tokenizer (a peer starts one process)."""
-    return _import("subjects.wiring", "the subjects wiring (subjects.wiring)").open_subject(spec, tok)
+    return wiring.open_subject(spec, tok)
 
 
 def is_default_subject(subject: str | None) -> bool:
     """Whether `subject` names the minimal implementation (the campaign's own checkers), not a third-party one."""
     if subject is None:
         return True
-    protocol = _import("subjects.protocol", "the subjects protocol (subjects.protocol)")
-    return protocol.parse_subject(subject).name == protocol.DEFAULT_SUBJECT
+    return parse_subject(subject).name == DEFAULT_SUBJECT
 
 
 def checker_for(tok: FrozenTokenizer, path: str, control: str | None = None, subject: str | None = None) -> CaseChecker:
@@ -358,12 +319,7 @@ def checker_for(tok: FrozenTokenizer, path: str, control: str | None = None, sub
     if control == "internal.accept_every_cut":
         return DirectCutChecker(tok, lambda text, b: True, subject)
     if path == "cut":
-        rules = _cut_rules(control)
-        try:
-            return BatteryCutChecker(tok, rules, subject)
-        except NotInstalled:
-            cut = _import("spec.cut", "the cut spec (spec.cut)")
-            return DirectCutChecker(tok, lambda text, b: cut.is_safe_cut(tok, text, b, rules), subject)
+        return BatteryCutChecker(tok, _cut_rules(control), subject)
     if path == "repair":
         return DirectRepairChecker(tok, _repair_params(control), subject)
     raise ValueError(f"unknown path {path!r}")

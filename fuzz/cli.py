@@ -11,15 +11,25 @@ import re
 import sys
 from pathlib import Path
 
-from corpora.errors import NotProvisioned, SuiteError
-from corpora.loader import load_tokenizer
-from corpora.registry import lookup, rows
+from frozen.errors import NotProvisioned, SuiteError
+from frozen.loader import load_tokenizer
+from frozen.registry import lookup, rows
 from fuzz.campaign import CampaignError, CampaignResult, CampaignSpec, latest_campaign, new_campaign_id, run_campaign
-from fuzz.checker import control_applies, control_names, control_path, is_default_subject
+from fuzz.checker import (
+    SubjectChecker,
+    control_applies,
+    control_names,
+    control_path,
+    is_default_subject,
+    opened_subject,
+)
 from fuzz.generate import PROFILES, generator_digest
 from fuzz.progress import Progress
 from fuzz.regressions import CORPUS
-from reports.ledger import append_records
+from ledger.records import append_records
+from spec.admission import admission_of
+from subjects.protocol import SubjectUnavailable
+from subjects.records import unavailable_record
 from subjects.wiring import add_subject_argument
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -54,8 +64,8 @@ def resolve_tokenizers(name: str) -> tuple[list[str], list[str]]:
         except NotProvisioned as exc:
             refused.append(f"{n}: not provisioned ({exc})")
             continue
-        if not tok.admission.admitted:
-            refused.append(f"{n}: not admitted ({tok.admission.reason})")
+        if not admission_of(tok).admitted:
+            refused.append(f"{n}: not admitted ({admission_of(tok).reason})")
             continue
         ok.append(n)
     if name != "all" and refused:
@@ -146,9 +156,6 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[
 def open_or_record(spec: str, tok, paths: list[str], out: Path, strict: bool) -> list[str]:
     """The paths subject `spec` offers on `tok`. Every path it cannot run gets a "not installed" ledger row (never a
     pass); SubjectUnavailable (exit 2) when it cannot run at all, or (`strict`) lacks a requested path."""
-    from fuzz.checker import SubjectChecker, opened_subject
-    from subjects.protocol import SubjectUnavailable
-    from subjects.records import unavailable_record
 
     level = {"cut": "chunked", "repair": "repair"}
     ledger = out / "fuzz-subject-unavailable.jsonl"

@@ -2,11 +2,10 @@
 
 Two sources, chosen per batch by its index:
 - "battery" (all batches but every `seam_every`-th: 4 in the ci profile, 16 in full; the throughput source):
-  consecutive cases of the battery generator (`fuzz.battery.battery_case`, full profile, an endless stream over
+  consecutive cases of the battery generator (`checks.battery.battery_case`, full profile, an endless stream over
   derived battery seeds) with the battery's own candidate cuts, and for repair one case per battery split
   (S | D at the seams, at ws and ws + margin);
-  before the battery was installed, a fast seeded splicer of the seam pieces stood in for it;
-- "seam": the shared Hypothesis seam strategies (`properties.strategies.seam_texts`) driven programmatically with a
+- "seam": the shared Hypothesis seam strategies (`fuzz.strategies.seam_texts`) driven programmatically with a
   seed derived from the batch (generate phase only, no database, Hypothesis's module-constant pool emptied), so the
   same seed gives the same texts in any process.
 
@@ -26,8 +25,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from corpora.loader import FrozenTokenizer
+import hypothesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hseed
+
+from checks import battery
+from frozen.loader import FrozenTokenizer
+from fuzz import strategies
 from fuzz.cases import FuzzCase
+from fuzz.strategies import seam_texts
+from spec.classes import CLASS_NAMES, O, class_table
 
 GENERATOR_VERSION = "fuzz-generate.v2"  # v2: long plain repair cases in seam batches
 MAX_CANDIDATE_CUTS = 96
@@ -62,17 +69,12 @@ def batch_source(batch_index: int, profile: Profile) -> str:
 
 
 def battery_version() -> str:
-    """The installed battery generator's version (recorded per batch), or "no-battery"."""
-    battery = _battery_module()
-    return battery.BATTERY_VERSION if battery is not None else "no-battery"
+    """The battery generator's version (recorded per batch)."""
+    return battery.BATTERY_VERSION
 
 
 def generator_digest() -> str:
     """A digest of what generation depends on: this module's version, Hypothesis's version and the seam pieces."""
-    import hypothesis
-
-    from properties import strategies
-
     h = hashlib.sha256(f"{GENERATOR_VERSION}\0hypothesis {hypothesis.__version__}\0{battery_version()}\0".encode())
     for piece in strategies.FIXED_SEAMS:
         h.update(piece.encode("utf-8", "surrogatepass") + b"\0")
@@ -85,7 +87,6 @@ def generator_digest() -> str:
 @lru_cache(maxsize=1)
 def _class_members() -> tuple[tuple[int, ...] | None, ...]:
     """Code points of each engine class (surrogates excluded); None for O, which is drawn by rejection instead."""
-    from spec.classes import CLASS_NAMES, O, class_table
 
     table = class_table()
     return tuple(
@@ -97,7 +98,6 @@ def _class_members() -> tuple[tuple[int, ...] | None, ...]:
 
 def _class_codepoint(rng: random.Random, cls: int) -> str:
     """A random code point of engine class `cls`."""
-    from spec.classes import class_table
 
     members = _class_members()[cls]
     if members is not None:
@@ -121,7 +121,6 @@ class Splicer:
     """Seam texts from a seeded `random.Random`: seam pieces, special-token fragments, engine-class code points."""
 
     def __init__(self, tok: FrozenTokenizer, rng: random.Random) -> None:
-        from properties import strategies
 
         self.rng = rng
         self.fixed = strategies.FIXED_SEAMS
@@ -157,7 +156,7 @@ def _no_local_constants():
     """Hypothesis mixes literals of the caller's loaded modules into generation (its "local constants"), so the same
     seed would draw differently under pytest than under the CLI; for the duration, that pool is empty."""
     try:
-        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.conjecture import providers  # private API: absent in some Hypothesis releases
     except ImportError:  # a Hypothesis without the pool
         yield
         return
@@ -177,11 +176,6 @@ def _no_local_constants():
 
 def _seam_texts(tok: FrozenTokenizer, n: int, seed: int, max_pieces: int) -> list[str]:
     """`n` texts from the Hypothesis seam strategy, generated deterministically from `seed` (generate phase only)."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hseed
-
-    from properties.strategies import seam_texts
-
     out: list[str] = []
 
     @settings(
@@ -210,22 +204,9 @@ def _splice_texts(tok: FrozenTokenizer, n: int, seed: int, max_pieces: int) -> l
     return [splicer.text(max_pieces) for _ in range(n)]
 
 
-def _battery_module():
-    """fuzz.battery, or None when it is not installed (a battery that fails to import is an error, not a fallback)."""
-    try:
-        from fuzz import battery
-    except ModuleNotFoundError as exc:
-        if exc.name in ("fuzz.battery", "fuzz.palette"):
-            return None
-        raise
-    return battery
-
-
 def battery_cases(tok: FrozenTokenizer, seed: int, start: int, count: int) -> list:
     """Battery cases `start .. start + count` of an endless battery stream: the full profile's strings, then the
     same profile under the next derived seed (battery seed derive_seed(seed, "battery", round))."""
-    battery = _battery_module()
-    assert battery is not None
     size = battery.get_profile("full").strings
     out = []
     for i in range(start, start + count):
@@ -337,7 +318,7 @@ def generate_batch(
     source = batch_source(batch_index, profile)
     rng = random.Random(bseed)
     origin = f"{source}:{batch_index}"
-    if source == "battery" and _battery_module() is not None:
+    if source == "battery":
         return _battery_batch(tok, path, seed, batch_index, size, origin)
     if path == "cut":
         make = _seam_texts if source == "seam" else _splice_texts
@@ -362,10 +343,7 @@ def generate_batch(
 def warm_up(tok: FrozenTokenizer, seed: int) -> None:
     """Build the generators' per-process tables (battery palettes, seam strategy pools, class members) once, so
     batch timings measure steady-state generation; the caller times this as setup."""
-    battery = _battery_module()
-    if battery is not None:
-        every = battery.get_profile("full").long_every
-        for i in range(every):
-            battery.battery_case(tok, "full", seed, i)
+    for i in range(battery.get_profile("full").long_every):
+        battery.battery_case(tok, "full", seed, i)
     _seam_texts(tok, 2, seed, 2)
     _class_members()

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reports.ledger import append_records, make_record, read_ledgers
+from ledger.records import append_records, make_record, read_ledgers
 
 KIND = "fuzz"
 

@@ -72,7 +72,7 @@ class Progress:
         )
 
     def _table(self, totals: Totals, prior_elapsed: float):
-        from rich.table import Table
+        from rich.table import Table  # optional display: only a live terminal loads rich
 
         el = prior_elapsed + self.elapsed()
         t = Table(title=self.title, show_header=False, expand=False)
@@ -89,7 +89,7 @@ class Progress:
 
     def start(self) -> None:
         if self.live_mode:
-            from rich.console import Console
+            from rich.console import Console  # optional display: only a live terminal loads rich
             from rich.live import Live
 
             self._live = Live(console=Console(file=self.stream), refresh_per_second=4, transient=False)

@@ -15,10 +15,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpora.errors import SuiteError
-from corpora.loader import FrozenTokenizer
+from frozen.errors import SuiteError
+from frozen.loader import FrozenTokenizer, load_tokenizer
 from fuzz.cases import Difference, FuzzCase
-from spec.reference import reference_version
+from fuzz.checker import checker_for
+from spec.reference import reference_encode, reference_version
 
 SCHEMA = "delta-suite.fuzz-regression.v1"
 CORPUS = Path(__file__).resolve().parent / "regressions"
@@ -128,9 +129,6 @@ class Replay:
 
 def replay(reg: Regression) -> Replay:
     """Replay a regression: the reference encode of its text, the real implementation's check, the control's check."""
-    from corpora.loader import load_tokenizer
-    from fuzz.checker import checker_for
-    from spec.reference import reference_encode
 
     tok = load_tokenizer(reg.tokenizer)
     real = checker_for(tok, reg.case.path, None).check(reg.case)

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from corpora.errors import NotProvisioned
-from corpora.loader import FrozenTokenizer, load_tokenizer
-from corpora.registry import rows
-from reports.ledger import append_records, make_record
+from frozen.errors import NotProvisioned
+from frozen.loader import FrozenTokenizer, load_tokenizer
+from frozen.registry import rows
+from ledger.records import append_records, make_record
+from spec.admission import admission_of
 
 settings.register_profile(
     "ci",
@@ -54,7 +55,7 @@ PROVISIONED = provisioned_names()
 
 
 def admitted_names() -> list[str]:
-    return [n for n in PROVISIONED if load_tokenizer(n).admission.admitted]
+    return [n for n in PROVISIONED if admission_of(load_tokenizer(n)).admitted]
 
 
 ADMITTED = admitted_names()

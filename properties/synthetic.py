@@ -10,7 +10,7 @@ import copy
 import json
 from pathlib import Path
 
-from corpora.loader import byte_decoder
+from frozen.loader import byte_decoder
 from spec.patterns import QWEN2
 
 

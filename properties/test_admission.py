@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from corpora.loader import load_tokenizer, load_tokenizer_file
+from frozen.loader import load_tokenizer, load_tokenizer_file
 from properties.conftest import PROVISIONED
 from properties.synthetic import variant, write
+from spec.admission import admission_of
 
 EXPECTED_PATTERN = {
     "qwen3_8b": "qwen2",
@@ -24,9 +25,9 @@ def test_provisioned_tokenizers_are_admitted_with_their_pattern(name: str, ledge
     if name not in PROVISIONED:
         pytest.fail(f"{name} should be provisioned from the mirror for this test run")
     tok = load_tokenizer(name)
-    assert tok.admission.admitted, tok.admission.reason
-    assert tok.admission.reason == "admitted"
-    assert tok.pattern == EXPECTED_PATTERN[name]
+    assert admission_of(tok).admitted, admission_of(tok).reason
+    assert admission_of(tok).reason == "admitted"
+    assert admission_of(tok).pattern == EXPECTED_PATTERN[name]
     ledger.record("harness", "admission.provisioned", tok, comparisons=1, differences=0, unit="tokenizers")
 
 
@@ -45,15 +46,15 @@ REFUSALS = [
 def test_synthetic_bad_configurations_are_refused_with_their_reason(kind: str, reason: str, tmp_path: Path) -> None:
     path, _ = write(tmp_path, variant(kind))
     tok = load_tokenizer_file(path)
-    assert not tok.admission.admitted
-    assert tok.admission.reason == reason
+    assert not admission_of(tok).admitted
+    assert admission_of(tok).reason == reason
 
 
 @pytest.mark.parametrize("kind", ["admissible", "normalized_under_identity"])
 def test_synthetic_good_configurations_are_admitted(kind: str, tmp_path: Path) -> None:
     path, _ = write(tmp_path, variant(kind))
     tok = load_tokenizer_file(path)
-    assert tok.admission.admitted, tok.admission.reason
-    assert tok.pattern == "qwen2"
+    assert admission_of(tok).admitted, admission_of(tok).reason
+    assert admission_of(tok).pattern == "qwen2"
     # the synthetic tokenizer really encodes: "the" is one merged token, the special token is kept whole
     assert tok.tokenizer.encode("the<|end|>", add_special_tokens=False).ids == [257, 258]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fuzz.battery import (
+from checks.battery import (
     BATTERY_VERSION,
     HAZARDS,
     PROFILES,
@@ -16,7 +16,7 @@ from fuzz.battery import (
     get_profile,
     iter_battery,
 )
-from fuzz.palette import nfc_class_changers, unicode_skew_pool
+from checks.palette import nfc_class_changers, unicode_skew_pool
 from spec.classes import M, class_table
 
 

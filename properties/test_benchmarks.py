@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 from benchmarks.__main__ import main
-from corpora.loader import load_tokenizer
+from frozen.loader import load_tokenizer
+from ledger.records import LEVELS, SCHEMA, read_ledgers
 from properties.conftest import ADMITTED
-from reports.ledger import LEVELS, SCHEMA, read_ledgers
 
 EXPECTED_CHECKS = {
     "benchmark.repair_vs_whole",

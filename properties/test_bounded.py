@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from corpora.loader import load_tokenizer
-from corpora.registry import rows
+from frozen.loader import load_tokenizer
+from frozen.registry import rows
 from properties.conftest import ADMITTED, PROVISIONED
 from spec.patterns import SPLIT_PATTERNS
 from spec.proofs.alphabet import family_alphabet

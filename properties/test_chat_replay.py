@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from corpora.loader import FrozenTokenizer
-from corpora.registry import rows
 from delta.chat import FALLBACK, OWN, render_turns
 from delta.chat_samples import CHATS, RAW_SESSIONS
 from delta.session import Session
+from frozen.loader import FrozenTokenizer
+from frozen.registry import rows
 from properties.conftest import PROVISIONED
 from spec.reference import reference_encode
 from spec.repair import RepairParams

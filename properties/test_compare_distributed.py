@@ -18,10 +18,20 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpora.compare import Options, finished_record, merge_ledger, outcome, plan_units, shards_of_files, unit_path
+from corpora.cli import main
+from corpora.compare import (
+    Options,
+    finished_record,
+    merge_ledger,
+    outcome,
+    plan_units,
+    shards_of_files,
+    slice_units,
+    unit_path,
+)
 from corpora.run_units import run_dask, run_local
+from ledger.records import read_ledgers
 from properties.conftest import PROVISIONED
-from reports.ledger import read_ledgers
 
 pytestmark = pytest.mark.skipif(not PROVISIONED, reason="no tokenizer provisioned")
 
@@ -145,7 +155,6 @@ def test_dask_cluster_with_killed_worker_equals_single_machine(units, single, tm
 
 def test_job_array_slices_partition_the_units(units) -> None:
     """`--shard i/N` slices are disjoint and together hold every unit exactly once."""
-    from corpora.compare import slice_units
 
     for n in (1, 2, 3, 7):
         keys = [u.key for i in range(n) for u in slice_units(units, i, n)]
@@ -154,7 +163,6 @@ def test_job_array_slices_partition_the_units(units) -> None:
 
 def test_cli_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A missing corpus, a bad slice or an unknown tokenizer exits 2 with one `error:` line, no traceback."""
-    from corpora.cli import main
 
     cases = [
         ["compare", "--corpus", str(tmp_path / "missing-*.jsonl"), "--out", str(tmp_path / "o")],

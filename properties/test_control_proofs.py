@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import pytest
 
+from checks.battery import battery, overlapping_pairs
 from controls import get
 from controls import proofs as P
-from corpora.loader import load_tokenizer
-from fuzz.battery import battery, overlapping_pairs
+from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
+from spec.admission import admission_of
 
 
 def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = False) -> None:
@@ -28,7 +29,7 @@ def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = Fal
 
 
 def _claimed(control: str, tok) -> bool:
-    return tok.pattern in get(control).redundant_for and get(control).applies(tok)
+    return admission_of(tok).pattern in get(control).redundant_for and get(control).applies(tok)
 
 
 def test_single_digit_pretokens(tok, ledger) -> None:

@@ -18,8 +18,8 @@ import zstandard
 
 from corpora import readers
 from corpora.build import build_corpus
-from corpora.digests import sha256_file
 from corpora.readers import UnreadableCorpus, read_documents
+from frozen.digests import sha256_file
 
 NON_NFC = "Vie\u0323\u0302t Nam, cafe\u0301, \u1100\u1161\u11a8"  # decomposed: must survive byte-exact
 

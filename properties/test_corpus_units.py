@@ -15,8 +15,8 @@ import pytest
 from corpora.build import build_corpus, default_out, load_sources
 from corpora.compare import CHUNK_COUNTS, Unit, run_unit, shards_of_manifest
 from corpora.compare_cli import select_tokenizers
-from corpora.loader import load_tokenizer
-from corpora.registry import names
+from frozen.loader import load_tokenizer
+from frozen.registry import names
 from properties.conftest import PROVISIONED
 
 SOURCES = load_sources()

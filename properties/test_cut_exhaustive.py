@@ -22,9 +22,9 @@ import regex
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import PreTokenizer, Sequence, Split
 
-from corpora.loader import FrozenTokenizer, load_tokenizer
+from frozen.loader import FrozenTokenizer, load_tokenizer
 from properties.conftest import ADMITTED
-from spec.admission import split_stages
+from spec.admission import admission_of, split_stages
 from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 from spec.cut import DEFAULT_CUT_RULES, pair_verdict, python_class_table
 from spec.engine_classes import engine_mask
@@ -63,7 +63,7 @@ def families() -> dict[str, FrozenTokenizer]:
     out: dict[str, FrozenTokenizer] = {}
     for name in ADMITTED:
         tok = load_tokenizer(name)
-        out.setdefault(tok.pattern, tok)
+        out.setdefault(admission_of(tok).pattern, tok)
     return out
 
 

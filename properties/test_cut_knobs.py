@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpora.loader import load_tokenizer
+from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from spec.classes import L, M, S, class_table
 from spec.cut import CutRules, is_safe_cut

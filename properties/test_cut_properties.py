@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from delta.cuts import MIN_TEXT, encode_chunked, min_chunk, plan_cuts, split_at
-from properties.strategies import seam_pieces, seam_texts
+from fuzz.strategies import seam_pieces, seam_texts
 from spec.cut import accepted_cuts, is_safe_cut
 from spec.reference import reference_encode, reference_encode_batch
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from corpora.loader import load_tokenizer
 from delta.cuts import MIN_TEXT, default_chunks, encode_chunked, min_chunk, plan_cuts
+from frozen.loader import load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED
-from spec.classes import L, N, O, S
+from spec.admission import admission_of
+from spec.classes import L, N, O, S, class_table
 from spec.cut import DEFAULT_CUT_RULES, CutRules, explain_cut, is_safe_cut
 from spec.guard import LiteralTrie
 from spec.normalization import COUNTEREXAMPLE, anchors_around, is_anchor, nfc
-from spec.reference import reference_encode
+from spec.reference import reference_encode, reference_encode_full
 from spec.transitions import ACCEPTED_PAIRS
 
 
@@ -70,7 +71,6 @@ def test_guard_reasons_and_overlaps() -> None:
 
 def test_nfc_anchors() -> None:
     """ASCII is an anchor; marks, NFC-changing characters and V/T jamo are not; anchors bracket the cut."""
-    from spec.classes import class_table
 
     table = class_table()
     assert is_anchor("a", table[ord("a")])
@@ -141,7 +141,6 @@ def test_missed_cut_stays_with_preceding_chunk() -> None:
 
 def test_inadmissible_or_post_processed(ledger) -> None:
     """add_special_tokens applies post-processing once, to the assembled sequence."""
-    from spec.reference import reference_encode_full
 
     for name in ADMITTED:
         tok = load_tokenizer(name)
@@ -154,14 +153,12 @@ def test_inadmissible_tokenizer_goes_to_reference(tmp_path, ledger) -> None:
     """A tokenizer that admission refuses (here: an NFD normalizer) gets no cuts and a whole reference encode."""
     import json
 
-    from corpora.loader import load_tokenizer_file
-
     base = json.loads(_tok("qwen3_8b").tokenizer.to_str())
     base["normalizer"] = {"type": "NFD"}
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(base), encoding="utf-8")
     tok = load_tokenizer_file(path, name="qwen3_nfd")
-    assert not tok.admission.admitted
+    assert not admission_of(tok).admitted
     text = "Hello, world! 123 " * 30
     assert plan_cuts(tok, text, 4) == []
     assert explain_cut(tok, text, 5) == "not_admitted"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from corpora.loader import load_tokenizer
+from frozen.loader import load_tokenizer
 from fuzz.campaign import CampaignSpec, schedule
 from fuzz.cases import FuzzCase
 from fuzz.checker import control_names

@@ -15,10 +15,11 @@ import pytest
 
 from controls import get, names
 from controls.kill_matrix import KillRow, ledger_records, run_matrix
-from corpora.errors import NotProvisioned
-from corpora.loader import FrozenTokenizer, load_tokenizer
-from corpora.registry import rows as registry_rows
+from frozen.errors import NotProvisioned
+from frozen.loader import FrozenTokenizer, load_tokenizer
+from frozen.registry import rows as registry_rows
 from properties.conftest import ADMITTED, PROVISIONED
+from spec.admission import admission_of
 
 _MATRIX: dict[str, list[KillRow]] = {}
 
@@ -64,7 +65,7 @@ def test_controls_recorded_and_consistent(tok, ledger) -> None:
         assert row.strings > 0
         if row.killed:
             assert row.strings_to_first_kill or row.strings_to_first_unit_kill
-            assert tok.pattern not in control.redundant_for, (
+            assert admission_of(tok).pattern not in control.redundant_for, (
                 f"{name} is killed on {tok.name} although {control.proof} claims it redundant: {row.first}"
             )
         if control.path == "harness":

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from corpora.errors import CorruptTokenizerFile, NotProvisioned, UnknownTokenizer
-from corpora.loader import (
+from frozen.errors import CorruptTokenizerFile, NotProvisioned, UnknownTokenizer
+from frozen.loader import (
     ParameterMismatch,
     build,
     compute_bound,
@@ -17,7 +17,7 @@ from corpora.loader import (
     load_tokenizer,
     load_tokenizer_file,
 )
-from corpora.registry import lookup
+from frozen.registry import lookup
 from properties.conftest import PROVISIONED
 from properties.synthetic import base_config, write
 

@@ -8,7 +8,7 @@ provisioned" for tokenizers whose files are absent.
 
 from __future__ import annotations
 
-from reports.ledger import make_record
+from ledger.records import make_record
 from spec.proofs.obligations import (
     BOUNDED,
     CONTROL,

@@ -15,8 +15,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from corpora.registry import rows
+from frozen.registry import rows
 from properties.conftest import PROVISIONED
+from spec.admission import admission_of
 from spec.patterns import CONFIRMED_AGAINST_FILE, SPLIT_PATTERNS
 from spec.proofs.pieces import cut_changes_pieces, family_pieces, pieces_of
 from spec.proofs.prove import FamilyProof, prove_family, prove_stages
@@ -92,7 +93,7 @@ def test_tokenizer_runs_a_proved_pattern(tok, ledger) -> None:
     """The tokenizer's pre-tokenizer is exactly its family's proved Split stages (Isolated, not inverted) then a
     ByteLevel without regex or prefix space; its pattern's proof holds; its own pre-tokenizer confirms every
     counterexample."""
-    family = tok.admission.pattern
+    family = admission_of(tok).pattern
     config = json.loads(tok.tokenizer.to_str())["pre_tokenizer"]
     splits, rest = _split_stages(config)
     assert tuple(s["pattern"]["Regex"] for s in splits) == SPLIT_PATTERNS[family]

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from corpora import provision
-from corpora.digests import sha256_bytes
-from corpora.errors import CacheNotWritable, DigestMismatch, SourceUnavailable
-from corpora.loader import load_from_cache
-from corpora.registry import FileDigest, PackageSource, lookup, rows
+from frozen import provision
+from frozen.digests import sha256_bytes
+from frozen.errors import CacheNotWritable, DigestMismatch, SourceUnavailable
+from frozen.loader import load_from_cache
+from frozen.registry import FileDigest, PackageSource, lookup, rows
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 needs_mirror = pytest.mark.skipif(not SHARED.is_dir(), reason="shared mirror not on this machine")

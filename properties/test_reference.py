@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from corpora.errors import InvalidText
+from checks.differential import joined, unit_difference
 from corpora.samples import SAMPLES
+from delta.cuts import encode_rows
+from frozen.errors import InvalidText
 from spec.reference import (
     post_process,
     reference_encode,
     reference_encode_batch,
     reference_encode_full,
+    reference_encode_unit_lengths,
+    reference_encode_units,
     reference_encode_with_offsets,
+    units_from_lengths,
 )
 
 
@@ -49,8 +54,6 @@ def test_unit_lengths_give_the_same_units_as_grouping_by_word(tok, ledger) -> No
     """Invariant: `units_from_lengths(*reference_encode_unit_lengths(S))` equals `reference_encode_units(S)` (the
     compact form the checks compare is the same units), on the samples, each sample with the tokenizer's special
     strings spliced in, and the empty text; and `unit_difference` reports a difference exactly when they differ."""
-    from fuzz.checks import joined, unit_difference
-    from spec.reference import reference_encode_unit_lengths, reference_encode_units, units_from_lengths
 
     specials = list(tok.special_strings[:3])
     texts = ["", *SAMPLES, *(s[: len(s) // 2] + sp + sp + s[len(s) // 2 :] for s in SAMPLES for sp in specials)]
@@ -71,7 +74,6 @@ def test_unit_lengths_give_the_same_units_as_grouping_by_word(tok, ledger) -> No
 def test_chunk_rows_equal_reference_batch(tok, ledger) -> None:
     """Invariant: the chunked encoder's batch call (`delta.cuts.encode_rows`, IDs only) returns the same IDs as
     the reference's batch path, row for row, on the samples and each sample's halves."""
-    from delta.cuts import encode_rows
 
     texts = [*SAMPLES, *(s[: len(s) // 2] for s in SAMPLES), *(s[len(s) // 2 :] for s in SAMPLES)]
     rows = encode_rows(tok, texts)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from corpora.errors import UnknownTokenizer
-from corpora.registry import lookup, names, rows
+from frozen.errors import UnknownTokenizer
+from frozen.registry import lookup, names, rows
 
 ROSTER = Path(__file__).resolve().parents[2] / "shared" / "tokenizers" / "roster.json"
 ALIASES = {

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from corpora.errors import NotProvisioned
-from corpora.loader import load_tokenizer
+from frozen.errors import NotProvisioned
+from frozen.loader import load_tokenizer
 from fuzz.regressions import corpus_files, load, replay
 from spec.reference import reference_version
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from corpora.loader import load_tokenizer
+from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from spec.reference import reference_encode, reference_encode_with_offsets
 from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams, repair

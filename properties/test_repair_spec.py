@@ -9,18 +9,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers.normalizers import NFC
 
-from corpora.loader import load_tokenizer
+from frozen.loader import load_tokenizer
+from fuzz.strategies import seam_texts
 from properties.conftest import ADMITTED
-from properties.strategies import seam_texts
-from spec.admission import Admission
 from spec.reference import reference_encode, reference_encode_with_offsets
 from spec.repair import (
     ANCHOR_SCAN,
     DEFAULT_REPAIR_PARAMS,
     RepairParams,
+    _longest_run_general,
     bound_premise,
     is_nfc_anchor,
     judge_run,
+    longest_common_run,
     longest_token_text,
     margin_premise,
     repair,
@@ -171,7 +172,8 @@ def test_invalid_prior_state_and_inadmissible(tok) -> None:
     old, delta = PROSE * 20, "tail"
     ids, spans = reference_encode_with_offsets(tok, old)
     assert repair(tok, old, ids, spans[:-1], delta).path == "fallback:invalid_prior_state"
-    refused = dataclasses.replace(tok, admission=Admission(False, "test_refusal"))
+    not_bpe = dataclasses.replace(tok.admission_inputs, model_type="WordPiece")  # refused: model_not_bpe
+    refused = dataclasses.replace(tok, admission_inputs=not_bpe)
     result = repair(refused, old, ids, spans, delta)
     assert result.path == "fallback:not_admitted" and result.ids == reference_encode(tok, old + delta)
 
@@ -222,7 +224,6 @@ def _key_streams(draw) -> tuple[dict, dict, list]:
 def test_unique_key_run_equals_the_general_search(streams) -> None:
     """Invariant: when every key occurs once in the new stream, the one-pass run search returns exactly what the
     general longest-common-run search returns (same run, same tie-breaking by covered span, then later end)."""
-    from spec.repair import _longest_run_general, longest_common_run
 
     old_keys, new_keys, spans = streams
     assert longest_common_run(old_keys, new_keys, spans) == _longest_run_general(old_keys, new_keys, spans)

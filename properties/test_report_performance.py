@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from ledger.records import append_records, make_record
 from reports.cli import main as reports_main
-from reports.ledger import append_records, make_record
 from reports.performance import CHUNKED_GOAL, NO_BENCHMARKS, REPAIR_GOALS, SUITE_OVERHEAD_GOAL, build_performance
 from reports.table3 import load_records
 

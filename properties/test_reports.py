@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from corpora.provision import status as provisioning_status
-from corpora.registry import rows as registry_rows
+from frozen.provision import status as provisioning_status
+from frozen.registry import rows as registry_rows
+from ledger.records import append_records, make_record
 from reports.cli import main as reports_main
-from reports.ledger import append_records, make_record
 from reports.table3 import NO_TOKENIZER, build_table3, load_records
 
 REGISTRY = [r.name for r in registry_rows()]

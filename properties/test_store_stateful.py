@@ -26,13 +26,12 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from corpora.loader import load_tokenizer
 from delta.chat_samples import CHATS, RAW_SESSIONS
 from delta.session import Session
 from delta.store import MIN_BYTES, SessionStore
+from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from properties.repair_strategies import JUNCTIONS, PROSE
-from spec.admission import Admission
 from spec.reference import reference_encode
 from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 
@@ -225,7 +224,8 @@ def test_session_paths_and_stats(tok) -> None:
     if len(ADMITTED) > 1:
         assert expected[5] == "initialized:tokenizer_changed"
     assert session.stats.calls == 7 and session.stats.add_up()
-    refused_tok = dataclasses.replace(tok, admission=Admission(False, "test_refusal"))
+    not_bpe = dataclasses.replace(tok.admission_inputs, model_type="WordPiece")  # refused: model_not_bpe
+    refused_tok = dataclasses.replace(tok, admission_inputs=not_bpe)
     refused, store = Session(refused_tok), SessionStore(refused_tok)
     for text in (base, base + " more"):
         assert refused.encode(text) == reference_encode(tok, text)

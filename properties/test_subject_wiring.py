@@ -12,9 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from corpora.loader import load_tokenizer
+import subjects.wiring as wiring
+from controls.kill_matrix import main as km_main
+from corpora.cli import main as corpora_main
+from frozen.loader import load_tokenizer
+from fuzz.cases import FuzzCase
+from fuzz.checker import SubjectChecker, checker_for, opened_subject
+from fuzz.cli import main as fuzz_main
 from properties.conftest import PROVISIONED
+from reports.cli import main as reports_main
 from spec.reference import reference_encode
+from subjects.protocol import SubjectUnavailable, get_subject, names
 
 QWEN3 = "qwen3_8b"
 ROUNDING = 1e-4  # records round seconds (wall to 4 decimals, the parts to 6)
@@ -29,8 +37,6 @@ def _records(folder: Path, pattern: str = "*.jsonl") -> list[dict]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One fuzz campaign and one corpus comparison (a slice of the small corpus, level 1) on LoPT under Qwen3."""
-    from corpora.cli import main as corpora_main
-    from fuzz.cli import main as fuzz_main
 
     root = tmp_path_factory.mktemp("subject-wiring")
     fuzz_out, corpus_out = root / "fuzz", root / "corpus"
@@ -63,8 +69,6 @@ def test_fuzz_on_lopt_checks_its_chunked_path_and_exits_by_its_differences(runs,
 def test_fuzz_unknown_subject_exits_2_with_the_known_names(capsys: pytest.CaptureFixture, tmp_path: Path,
                                                            ledger) -> None:
     """An unknown --subject is a usage error (exit 2) naming the known subjects, never a traceback or a pass."""
-    from fuzz.cli import main as fuzz_main
-    from subjects.protocol import names
 
     rc = fuzz_main(["--tokenizer", "qwen3", "--examples", "1", "--subject", "nosuch", "--out", str(tmp_path)])
     err = capsys.readouterr().err
@@ -102,9 +106,6 @@ class _BrokenSubject:
 def test_subject_checker_repair_path_passes_delta_and_catches_a_wrong_session(ledger) -> None:
     """The fuzz repair checker on a subject: the minimal implementation's session returns ref(S) and ref(S + D);
     a session that appends a token to S + D is reported as a difference at that position."""
-    from fuzz.cases import FuzzCase
-    from fuzz.checker import SubjectChecker
-    from subjects.protocol import get_subject
 
     tok = load_tokenizer(QWEN3)
     case = FuzzCase("repair", "Hello world, a session grows.\n  Then more text arrives here.", split=31)
@@ -138,7 +139,6 @@ def test_kill_matrix_subject_runs_the_unbroken_battery(tmp_path: Path, capsys: p
                                                        ledger) -> None:
     """python -m controls.kill_matrix --subject lopt: encoder and chunked battery rows ran on every case, repair
     "not installed"; exit 1 exactly when a difference was found."""
-    from controls.kill_matrix import main as km_main
 
     out = tmp_path / "battery.jsonl"
     rc = km_main(["--tokenizer", "qwen3", "--subject", "lopt", "--stop", "8", "--ledger", str(out)])
@@ -156,7 +156,6 @@ def test_kill_matrix_subject_runs_the_unbroken_battery(tmp_path: Path, capsys: p
 def test_report_lists_subjects_separately_and_deterministically(runs, tmp_path: Path, ledger) -> None:
     """The report's Subjects section lists lopt's ran and not-installed rows; subject records never enter the
     minimal implementation's rows; two builds of the same ledgers are byte-identical."""
-    from reports.cli import main as reports_main
 
     ledgers = [str(runs["fuzz"]), str(runs["corpus"] / "corpus-ledger.jsonl")]
     outs = []
@@ -164,7 +163,6 @@ def test_report_lists_subjects_separately_and_deterministically(runs, tmp_path: 
         assert reports_main(["table3", "--ledgers", *ledgers, "--out", str(tmp_path / name), "--format", "md,html,json"
                              ]) == 0
         outs.append(tmp_path / name)
-    from subjects.protocol import get_subject
 
     version = get_subject("lopt", load_tokenizer(QWEN3)).version
     md = (outs[0] / "table3.md").read_text()
@@ -206,8 +204,6 @@ def test_check_on_subject_times_the_subject_and_the_reference_apart(monkeypatch:
     on their own side (the slow side at least its sleeps, the other side below one sleep)."""
     import time
 
-    import subjects.wiring as wiring
-
     tok = load_tokenizer(QWEN3)
     text = "A session grows.\n  Then more arrives."
     slow = 0.2
@@ -231,9 +227,6 @@ def test_check_on_subject_times_the_subject_and_the_reference_apart(monkeypatch:
 @pytest.fixture(scope="module")
 def fastokens_campaign(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One batch (32 repair cases) of a fuzz campaign on fastokens 0.1.2, the SGLang pin, under Qwen3."""
-    from fuzz.checker import opened_subject
-    from fuzz.cli import main as fuzz_main
-    from subjects.protocol import SubjectUnavailable
 
     try:
         opened_subject(PINNED_FASTOKENS, load_tokenizer(QWEN3))
@@ -273,8 +266,6 @@ def test_fuzz_repair_checker_catches_the_fastokens_whitespace_trigger(fastokens_
     """The fuzz repair path on fastokens 0.1.2 reports the whitespace divergence when a case carries its trigger
     (S = 4,096 characters ending "\\n ", D = "\\n"), marks it as caused by the earlier call (a new session given
     S + D alone returns the reference), and passes the same case one character shorter."""
-    from fuzz.cases import FuzzCase
-    from fuzz.checker import checker_for
 
     tok = load_tokenizer(QWEN3)
     checker = checker_for(tok, "repair", None, PINNED_FASTOKENS)

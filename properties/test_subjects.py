@@ -14,11 +14,36 @@ from types import SimpleNamespace
 
 import pytest
 
-from corpora.loader import load_tokenizer
+import subjects.fastokens_repro as fastokens_repro
+from checks.battery import battery_case, get_profile
+from corpora.compare import document_text
+from corpora.readers import read_documents
+from corpora.samples import SAMPLES
+from frozen.cache import cache_root
+from frozen.loader import load_tokenizer
 from properties.conftest import PROVISIONED
+from spec.classes import N, S, class_table
+from spec.engine_classes import scalar_values
 from spec.reference import reference_encode
+from subjects.envs import version_key
+from subjects.fastokens_releases import (
+    DIVERGES,
+    FIRST_FIXED,
+    KNOWN_RELEASES,
+    MATCHES,
+    NEWEST_KNOWN,
+    NO_EXPECTATION,
+    NOT_INSTALLED,
+    WHITESPACE_REPLAY,
+    expected_outcome,
+    versions_to_sweep,
+)
+from subjects.fastokens_repro import replay_transcript, sweep_versions, two_call_diverges, whitespace_seam_turns
+from subjects.lopt_repro import describe_trigger, find_trigger
 from subjects.protocol import SubjectUnavailable, UnknownSubject, get_subject, names, parse_subject
 from subjects.records import compare_whole, subject_record, unavailable_record
+from subjects.replay import replay
+from subjects.unicode_skew import probe_skew, skew_candidates
 
 FIXTURES = Path(__file__).resolve().parent.parent / "subjects" / "fixtures"
 SGLANG_FASTOKENS = "0.1.2"
@@ -76,8 +101,6 @@ def test_uninstallable_version_is_reported_not_installed(ledger) -> None:
 def test_delta_subject_replays_and_chunks_exactly(tok, ledger) -> None:
     """The minimal implementation's session equals the reference on every turn of the whitespace-seam replay, and
     its chunked encode equals it on the joined turns."""
-    from subjects.fastokens_repro import whitespace_seam_turns
-    from subjects.replay import replay
 
     subject = get_subject("delta", tok)
     turns = whitespace_seam_turns(turns=4)
@@ -104,7 +127,6 @@ def test_lopt_position_matching_gives_a_wrong_id_that_id_matching_does_not(ledge
     fx = _lopt_fixture()
     tok = _tok_or_skip(fx["tokenizer"])
     assert tok.sha256 == fx["tokenizer_sha256"]
-    from subjects.lopt_repro import describe_trigger
 
     text = fx["text"]
     ref = reference_encode(tok, text)
@@ -125,7 +147,6 @@ def test_lopt_position_matching_gives_a_wrong_id_that_id_matching_does_not(ledge
 
 def test_lopt_joins_ordinary_text_exactly(tok, ledger) -> None:
     """LoPT (both variants) returns the reference IDs on ordinary multi-script text long enough for 32 chunks."""
-    from corpora.samples import SAMPLES
 
     text = ("".join(SAMPLES[:5]) + "\n") * 12
     ref = reference_encode(tok, text)
@@ -140,7 +161,6 @@ def test_lopt_joins_ordinary_text_exactly(tok, ledger) -> None:
 @pytest.mark.slow
 def test_lopt_search_regenerates_the_fixture(ledger) -> None:
     """The seeded search finds the fixture text again (the fixture is an output of the search, not hand-made)."""
-    from subjects.lopt_repro import find_trigger
 
     fx = _lopt_fixture()
     tok = _tok_or_skip(fx["tokenizer"])
@@ -175,8 +195,6 @@ def test_fastokens_splits_a_whitespace_run_across_turns_in_one_process(ledger) -
     spaces is followed by one beginning with a newline: a lone newline (ID 198) where the reference keeps the
     newline-spaces-newline token whole; every later turn differs too; a fresh object encodes the same text right.
     The expectations table records this release as diverging."""
-    from subjects.fastokens_releases import DIVERGES, expected_outcome
-    from subjects.fastokens_repro import replay_transcript, whitespace_seam_turns
 
     tok = _tok_or_skip("qwen3_8b")
     subject = _shared_subject(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "repair", "fastokens_whitespace_replay")
@@ -199,7 +217,6 @@ def test_fastokens_splits_a_whitespace_run_across_turns_in_one_process(ledger) -
 def test_fastokens_minimal_trigger(ledger) -> None:
     """The shrunk trigger: an earlier call of 4,096 characters ending "\\n " then the same text + "\\n" diverges on
     0.1.2; with 4,095 characters it does not (the reuse starts at 4,096)."""
-    from subjects.fastokens_repro import two_call_diverges
 
     tok = _tok_or_skip("qwen3_8b")
     subject = _shared_subject(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "repair", "fastokens_minimal_trigger")
@@ -267,8 +284,6 @@ def test_fastokens_pinned_release_composes_pairs_the_reference_leaves_apart(ledg
 def test_fastokens_fixed_releases_match_on_the_same_replay(version: str, ledger) -> None:
     """The newest release the table knows (0.3.5, pinned) and the first fixed one (0.3.3) replay the same transcript
     with 0 differences under qwen3_8b, as the expectations table records."""
-    from subjects.fastokens_releases import FIRST_FIXED, MATCHES, NEWEST_KNOWN, expected_outcome
-    from subjects.fastokens_repro import replay_transcript
 
     assert {version} <= {NEWEST_KNOWN, FIRST_FIXED}
     tok = _tok_or_skip("qwen3_8b")
@@ -291,10 +306,6 @@ def test_fastokens_sweep_verdicts_follow_the_table(monkeypatch: pytest.MonkeyPat
     as expected), a release past the table is "no expectation recorded", an outcome other than the recorded one is
     "unexpected", the recorded one "as expected"; with no list given it covers every table release. (The peer is
     replaced by the minimal implementation, which matches the reference on the replay, so no install is needed.)"""
-    import subjects.fastokens_subject as fs
-    from subjects.envs import version_key
-    from subjects.fastokens_releases import KNOWN_RELEASES, NO_EXPECTATION, NOT_INSTALLED, versions_to_sweep
-    from subjects.fastokens_repro import sweep_versions
 
     tok = _tok_or_skip("qwen3_8b")
 
@@ -312,7 +323,7 @@ def test_fastokens_sweep_verdicts_follow_the_table(monkeypatch: pytest.MonkeyPat
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(fs, "FastokensSubject", StandIn)
+    monkeypatch.setattr(fastokens_repro, "FastokensSubject", StandIn)  # the class sweep_versions builds
     sweep = sweep_versions(tok, ["9.9.9", "0.3.5", "0.3.4", "0.1.2"])
     verdicts = {v: row["verdict"] for v, row in sweep.items()}
     _add(ledger, subject_record(SimpleNamespace(name="fastokens-stand-in", version="delta"), tok, "harness",
@@ -330,8 +341,6 @@ def test_fastokens_release_sweep(name: str, ledger) -> None:
     """Every release of the expectations table (and every newer one the index lists) replays the transcript; each
     installed release's outcome equals the table's. A release past the table is recorded as "no expectation
     recorded" (not failed); a table release that cannot be installed is recorded as "not installed" (not passed)."""
-    from subjects.fastokens_releases import KNOWN_RELEASES, NO_EXPECTATION, NOT_INSTALLED, WHITESPACE_REPLAY
-    from subjects.fastokens_repro import sweep_versions
 
     tok = _tok_or_skip(name)
     sweep = sweep_versions(tok)
@@ -365,9 +374,6 @@ def test_gigatoken_unicode_skew_is_found_and_confirmed_on_whole_encodes(ledger) 
     (U+07FD ... U+1E6F5). Under Llama 3.1 (no normalizer) the Unicode 17 numbers the reference reads as O differ."""
     import unicodedata2
 
-    from spec.engine_classes import scalar_values
-    from subjects.unicode_skew import probe_skew
-
     qwen = _tok_or_skip("qwen3_8b")
     subject = _subject_or_skip(ledger, "gigatoken", qwen, "encoder", "gigatoken_unicode_skew")
     marks = [cp for cp in scalar_values() if unicodedata2.combining(chr(cp))]
@@ -378,7 +384,6 @@ def test_gigatoken_unicode_skew_is_found_and_confirmed_on_whole_encodes(ledger) 
     assert len(r.differing) == 154 and r.ranges()[0] == "U+07FD" and r.ranges()[-1] == "U+1E6F5"
     llama = _tok_or_skip("llama_3_1_8b")
     sub2 = _subject_or_skip(ledger, "gigatoken", llama, "encoder", "gigatoken_unicode_skew")
-    from spec.classes import N, S, class_table
 
     table = class_table()
     numbers = [cp for cp in scalar_values() if table[cp] not in (N, S) and unicodedata2.category(chr(cp))[0] == "N"]
@@ -394,7 +399,6 @@ def test_gigatoken_unicode_skew_is_found_and_confirmed_on_whole_encodes(ledger) 
 @pytest.mark.parametrize("name", ["qwen3_8b", "llama_3_1_8b", "gpt_oss_120b", "deepseek_v3", "deepseek_v4_flash"])
 def test_gigatoken_unicode_skew_all_candidates(name: str, ledger) -> None:
     """Every skew candidate (class differs, nonzero combining class, or canonical decomposition) on whole encodes."""
-    from subjects.unicode_skew import probe_skew, skew_candidates
 
     tok = _tok_or_skip(name)
     subject = _subject_or_skip(ledger, "gigatoken", tok, "encoder", "gigatoken_unicode_skew_all")
@@ -409,20 +413,12 @@ def test_gigatoken_unicode_skew_all_candidates(name: str, ledger) -> None:
 
 
 def _battery_slice(tok, step: int) -> list[tuple[str, tuple[int, ...]]]:
-    """(text, repair splits) of every `step`-th `ci` battery case; the built-in samples if the battery is absent."""
-    try:
-        from fuzz.battery import battery_case, get_profile
-    except ImportError:
-        from corpora.samples import SAMPLES
-
-        return [(t, ()) for t in SAMPLES]
+    """(text, repair splits) of every `step`-th `ci` battery case."""
     cases = [battery_case(tok, "ci", 0, i) for i in range(0, get_profile("ci").strings, step)]
     return [(c.text, c.splits) for c in cases]
 
 
 def _run_toktier(tok, ledger, step: int) -> None:
-    from subjects.fastokens_repro import whitespace_seam_turns
-    from subjects.replay import replay
 
     subject = _subject_or_skip(ledger, "toktier", tok, "encoder", "toktier_battery")
     cases = _battery_slice(tok, step)
@@ -480,9 +476,6 @@ def test_toktier_full_ci_battery(name: str, ledger) -> None:
 def test_toktier_corpus_slice(name: str, ledger) -> None:
     """toktier's whole, chunked (k=8) and session (document halves) encodes equal the reference on the first
     documents of every shard of the built `small` corpus under $DELTA_HOME/corpus/small (chat rows rendered)."""
-    from corpora.cache import cache_root
-    from corpora.compare import document_text
-    from corpora.readers import read_documents
 
     tok = _tok_or_skip(name)
     shards = sorted((cache_root() / "corpus" / "small").glob("*.jsonl"))

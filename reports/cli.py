@@ -7,7 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from corpora.errors import run_command
+from frozen.errors import run_command
+from frozen.provision import status
+from reports.render_data import render_csv, render_json
+from reports.render_md import render_markdown
 from reports.table3 import ReportInputError, Table3, build_table3, load_records
 
 FORMATS = ("md", "html", "json", "csv")
@@ -25,29 +28,21 @@ def parse_formats(text: str) -> list[str]:
 
 def provisioning_status() -> list[dict]:
     """The provisioning line of every registry row, without re-hashing (the loader re-hashes on use)."""
-    from corpora.provision import status
-
     return status(rehash=False)
 
 
 def render(model: Table3, formats: list[str]) -> dict[str, str]:
-    """File name -> text for the requested formats (renderers imported only when asked for)."""
+    """File name -> text for the requested formats."""
     out: dict[str, str] = {}
     if "md" in formats:
-        from reports.render_md import render_markdown
-
         out["table3.md"] = render_markdown(model)
     if "html" in formats:
-        from reports.render_html import render_html
+        from reports.render_html import render_html  # heavy optional: matplotlib, for the plots; only when asked for
 
         out["table3.html"] = render_html(model)
     if "json" in formats:
-        from reports.render_data import render_json
-
         out["table3.json"] = render_json(model)
     if "csv" in formats:
-        from reports.render_data import render_csv
-
         out.update(render_csv(model))
     return out
 

@@ -4,7 +4,7 @@ Nothing in the table is a constant: every figure is a sum over records, every ro
 (level, check) exist, and every one of the eleven registry tokenizers appears in every row's breakdown as
 "not provisioned", "not run", or its figures (never as a zero it did not record).
 
-Record conventions (how a writer's records land in the right row; see reports/ledger.py for the schema)
+Record conventions (how a writer's records land in the right row; see ledger/records.py for the schema)
 -------------------------------------------------------------------------------------------------------
 - One row per (level, check, unit), plus the control name for level "control". Use a stable `check` name;
   writing a new one adds a row by itself. `check` names starting with a known prefix (`KNOWN_CHECKS`) get a
@@ -22,7 +22,7 @@ Record conventions (how a writer's records land in the right row; see reports/le
   from stored IDs) and `fallbacks` (units that fell back to a whole encode). Leave both None only where the
   path does not apply; a chunked or repair row without them reads "not recorded", and a row whose share is
   below 50% reads "MOSTLY FELL BACK". Reasons may go in `details["fallback_reasons"]` as {reason: count}.
-- One record per tokenizer, with `tokenizer` = the registry name (corpora.registry) and `tokenizer_sha256`;
+- One record per tokenizer, with `tokenizer` = the registry name (frozen.registry) and `tokenizer_sha256`;
   tokenizer-independent checks (class tables, proofs about patterns) set `tokenizer` None and show in the
   "(no tokenizer)" column. A tokenizer with no record in a row is "not provisioned" (files absent here) or
   "not run" -- never 0.
@@ -56,11 +56,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corpora.errors import SuiteError
-from corpora.registry import rows as registry_rows
-from reports.ledger import LEVELS, SCHEMA, read_ledgers
+from frozen.errors import SuiteError
+from frozen.registry import rows as registry_rows
+from ledger.records import LEVELS, SCHEMA, read_ledgers
 from reports.performance import Performance, build_performance
 from reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
+from subjects.protocol import DEFAULT_SUBJECT, UnknownSubject, names, parse_subject
+from subjects.wiring import subjects_table
 
 NO_TOKENIZER = "(no tokenizer)"
 
@@ -375,7 +377,7 @@ class LedgerRecords(list):
 def load_records(paths: Iterable[Path]) -> tuple[list[dict], list[LedgerError], list[str]]:
     """Every usable record of the ledgers, every unusable line as (file, line, reason), and the files read.
 
-    Lines are read by reports.ledger.read_ledgers; a record that parses but has wrongly typed fields is also
+    Lines are read by ledger.records.read_ledgers; a record that parses but has wrongly typed fields is also
     reported with its line, found by pairing the file's non-blank, parsed lines with the records in order.
     """
     records = LedgerRecords()
@@ -761,7 +763,6 @@ def third_party_subject(rec: dict) -> bool:
     name = (rec.get("details") or {}).get("subject")
     if rec.get("kind") != "fuzz" or not isinstance(name, str) or rec.get("level") == "control":
         return False
-    from subjects.protocol import DEFAULT_SUBJECT, UnknownSubject, names, parse_subject
 
     try:
         parsed = parse_subject(name).name
@@ -796,7 +797,6 @@ def subject_rows(model: Table3) -> tuple[list[list[str]], list[list[str]]]:
 def _subjects_table(records: list[dict]) -> list[dict]:
     if not records:
         return []
-    from subjects.wiring import subjects_table
 
     return subjects_table(records)
 

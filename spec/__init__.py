@@ -14,6 +14,7 @@ _EXPORTS = {
     "reference_version": "spec.reference",
     "admit": "spec.admission",
     "Admission": "spec.admission",
+    "admission_of": "spec.admission",
     "CutRules": "spec.cut",
     "DEFAULT_CUT_RULES": "spec.cut",
     "is_safe_cut": "spec.cut",

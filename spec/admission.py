@@ -10,8 +10,10 @@ back to the reference encode. Reason codes are stable strings; consumers must to
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
+from frozen.loader import FrozenTokenizer, normalizer_kind
 from spec.patterns import identify
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
@@ -28,19 +30,6 @@ class Admission:
 
     def __bool__(self) -> bool:
         return self.admitted
-
-
-def normalizer_kind(normalizer: dict | None) -> str:
-    """"none" (null), "empty_sequence", "nfc", or a lower-case description of anything else."""
-    if normalizer is None:
-        return "none"
-    kind = str(normalizer.get("type", "unknown"))
-    if kind == "Sequence":
-        inner = normalizer.get("normalizers") or []
-        if not inner:
-            return "empty_sequence"
-        return "sequence[" + ",".join(normalizer_kind(n) for n in inner) + "]"
-    return kind.lower()
 
 
 def split_stages(pre_tokenizer: dict | None) -> tuple[tuple[str, ...], str | None]:
@@ -89,3 +78,17 @@ def admit(config: dict, added_tokens: list[dict]) -> Admission:
     if family is None:
         return Admission(False, "split_pattern_unknown")
     return Admission(True, "admitted", family)
+
+
+_DECIDED: weakref.WeakKeyDictionary[FrozenTokenizer, Admission] = weakref.WeakKeyDictionary()
+
+
+def admission_of(tok: FrozenTokenizer) -> Admission:
+    """The admission of a loaded tokenizer, decided once per object from its `admission_inputs`."""
+    decided = _DECIDED.get(tok)
+    if decided is None:
+        inputs = tok.admission_inputs
+        config = {"model": {"type": inputs.model_type, "dropout": inputs.dropout},
+                  "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
+        decided = _DECIDED[tok] = admit(config, list(inputs.added_tokens))
+    return decided

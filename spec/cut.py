@@ -19,7 +19,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from corpora.loader import FrozenTokenizer
+from frozen.loader import FrozenTokenizer
+from spec.admission import admission_of
 from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 from spec.guard import GUARD_MODES, cut_inside_special, special_touches
 from spec.normalization import anchors_around, nfc_split
@@ -96,7 +97,7 @@ def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAU
     """
     if not 0 < b < len(text):
         return "out_of_range"
-    if not tok.admission.admitted:
+    if not admission_of(tok).admitted:
         return "not_admitted"
     if cut_inside_special(tok, text, b, rules.guard) is not None:
         return "inside_special"

@@ -8,12 +8,16 @@ Surrogates (U+D800..U+DFFF) are not scalar values, cannot reach the engine, and 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from functools import lru_cache
+from importlib.metadata import version
 from pathlib import Path
 
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
+
+from frozen.cache import cache_root
 
 CODE_SPACE = 0x110000
 SURROGATES = range(0xD800, 0xE000)
@@ -45,7 +49,6 @@ def probe_membership(regex: str, codepoints: list[int] | None = None) -> bytearr
 
 
 def _disk_cache(key: str) -> Path | None:
-    from corpora.cache import cache_root
 
     try:
         folder = cache_root() / "engine-classes"
@@ -58,9 +61,6 @@ def _disk_cache(key: str) -> Path | None:
 @lru_cache(maxsize=64)
 def engine_mask(regex: str) -> bytes:
     """`probe_membership` for all scalar values, memoized in-process and on disk per `tokenizers` version."""
-    import hashlib
-    from importlib.metadata import version
-
     key = f"{version('tokenizers')}-{hashlib.sha256(regex.encode()).hexdigest()[:24]}.mask"
     path = _disk_cache(key)
     if path is not None and path.is_file():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from corpora.loader import FrozenTokenizer
+from frozen.loader import FrozenTokenizer
 
 _END = ""  # trie key marking the end of a literal (never a character)
 

@@ -13,10 +13,10 @@ from importlib.metadata import version
 from itertools import compress, count, islice
 from typing import TYPE_CHECKING
 
-from corpora.errors import InvalidText
+from frozen.errors import InvalidText
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
 
 PROBE_TEXT = "probe"
 

@@ -56,7 +56,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from corpora.loader import FrozenTokenizer
+from frozen.loader import FrozenTokenizer
+from spec.admission import admission_of
 from spec.classes import class_table
 from spec.normalization import ANCHOR_SCAN, is_anchor, nfc
 from spec.reference import reference_encode_with_offsets
@@ -342,7 +343,7 @@ def repair_splice(
     if not params.check_seam:
         d_ids, d_spans = reference_encode_with_offsets(tok, delta)
         return Splice(len(old_ids), d_ids, [(s + n, e + n) for s, e in d_spans], "unchecked:reuse")
-    if not tok.admission.admitted:
+    if not admission_of(tok).admitted:
         return _whole(tok, old_text + delta, "not_admitted", [])
     margin = tok.margin if params.margin is None else params.margin
     bound = tok.bound if params.bound is None else params.bound

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reports.ledger import suite_version
+from delta.cuts import encode_chunked
+from delta.session import Session
+from ledger.records import suite_version
 from spec.reference import reference_encode
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
 
 
 class DeltaSubject:
@@ -30,12 +32,10 @@ class DeltaSubject:
 
     def session(self):
         """A repairing session (`delta.session.Session`): every call takes the whole grown text."""
-        from delta.session import Session
 
         return Session(self.tok)
 
     def encode_chunked(self, text: str, chunks: int | None = None) -> list[int]:
         """IDs by encoding disjoint chunks at planned safe cuts (`delta.cuts.encode_chunked`)."""
-        from delta.cuts import encode_chunked
 
         return encode_chunked(self.tok, text, chunks)

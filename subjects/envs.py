@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corpora.cache import cache_root
+from frozen.cache import cache_root
 from subjects.protocol import SubjectUnavailable
 
 MARKER = "delta-subject-env.json"

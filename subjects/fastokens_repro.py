@@ -13,6 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from spec.reference import reference_encode
+from subjects.envs import available_versions
+from subjects.fastokens_releases import NOT_INSTALLED, expected_outcome, verdict, versions_to_sweep
+from subjects.fastokens_subject import FastokensSubject
+from subjects.protocol import SubjectUnavailable
 from subjects.replay import ReplayResult, first_difference, replay
 
 _WORDS = ("state", "host", "prev", "buffer", "index", "count", "value", "result", "config", "node", "item", "path")
@@ -141,10 +145,6 @@ def sweep_versions(tok, versions: list[str] | None = None) -> dict[str, dict]:
     "expected", "verdict"}, where "expected" is the table's outcome (None past the table) and "verdict" says how the
     measured status compares with it (`fastokens_releases.verdict`).
     """
-    from subjects.envs import available_versions
-    from subjects.fastokens_releases import NOT_INSTALLED, expected_outcome, verdict, versions_to_sweep
-    from subjects.fastokens_subject import FastokensSubject
-    from subjects.protocol import SubjectUnavailable
 
     out: dict[str, dict] = {}
     for v in versions or versions_to_sweep(available_versions("fastokens")):

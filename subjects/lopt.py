@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from spec.reference import check_text, reference_encode
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
 
 CHUNKS = 32
 OVERLAP = 512

@@ -14,13 +14,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from corpora.cache import tokenizers_dir
-from corpora.digests import sha256_file
+from frozen.cache import tokenizers_dir
+from frozen.digests import sha256_file
 from subjects.envs import envs_root
 from subjects.protocol import SubjectUnavailable
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
 
 SERVER = Path(__file__).resolve().with_name("peer_server.py")
 _LIVE: list[PeerProcess] = []

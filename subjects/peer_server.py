@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -179,7 +180,7 @@ class FastokensAdapter:
     """
 
     def __init__(self, req: dict) -> None:
-        import fastokens
+        import fastokens  # the peer: installed only in its own environment
 
         self.mod = fastokens
         self.path = req["tokenizer_json"]
@@ -229,7 +230,7 @@ class GigatokenAdapter:
     """gigatoken: `Tokenizer(path)`; whole encodes only (its cache of pre-tokenized pieces is process state)."""
 
     def __init__(self, req: dict) -> None:
-        import gigatoken
+        import gigatoken  # the peer: installed only in its own environment
 
         self.mod = gigatoken
         self.path = req["tokenizer_json"]
@@ -258,9 +259,7 @@ class TokTierAdapter:
         os.environ["TOKTIER_HOME"] = req["home"]
         os.environ["TOKTIER_OFFLINE"] = "1"
         os.environ["TOKTIER_DISABLE_GPU"] = "1"
-        import shutil
-
-        import toktier
+        import toktier  # the peer: installed only in its own environment
         from toktier.artifacts.manifest import ArtifactManifest
         from toktier.artifacts.store import ArtifactStore, sha256_file
         from toktier.config import Config
@@ -315,7 +314,7 @@ class TokTierAdapter:
         return {"ids": ids, "replace_from": replace_from}
 
     def chunked(self, text: str, chunks: int | None) -> dict:
-        from toktier import chunked
+        from toktier import chunked  # the peer: installed only in its own environment
 
         enc = chunked.encode(self.tok, text, k=chunks)
         return {
@@ -327,7 +326,7 @@ class TokTierAdapter:
         }
 
     def info(self) -> dict:
-        from toktier import chunked
+        from toktier import chunked  # the peer: installed only in its own environment
 
         plan = self.tok.plan
         facts: dict = {"distribution": "toktier", "version": _version("toktier"), "family": self.family}
@@ -353,8 +352,8 @@ class ParallelTokenizerAdapter:
     """paralleltokenizer: `ParallelTokenizer` over a transformers fast tokenizer built from the staged files."""
 
     def __init__(self, req: dict) -> None:
-        from parallel_tokenizer import ParallelTokenizer
-        from transformers import PreTrainedTokenizerFast
+        from parallel_tokenizer import ParallelTokenizer  # the peer: installed only in its own environment
+        from transformers import PreTrainedTokenizerFast  # the peer's own dependency, in its environment
 
         inner = PreTrainedTokenizerFast(tokenizer_file=req["tokenizer_json"])
         self.inner = inner

@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from corpora.errors import SuiteError
+from frozen.errors import SuiteError
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
 
 
 class SubjectUnavailable(SuiteError):
@@ -85,58 +86,37 @@ def parse_subject(spec: str) -> SubjectSpec:
 Factory = Callable[["FrozenTokenizer", "str | None"], Subject]
 
 
-def _factories() -> dict[str, Factory]:
-    """Subject name -> factory(tok, version); imported lazily so a peer's absence never breaks the suite."""
+@dataclass(frozen=True)
+class SubjectEntry:
+    """Where a subject's class lives (`module:attribute`) and the fixed keyword options it is built with."""
 
-    def delta(tok, version):
-        from subjects.delta_subject import DeltaSubject
+    target: str
+    options: tuple[tuple[str, object], ...] = ()
 
-        return DeltaSubject(tok, version)
+    def factory(self) -> Factory:
+        """The class, imported only now: a subject's module (and its peer) is loaded when that subject is asked for."""
+        module, _, attribute = self.target.partition(":")
+        cls = getattr(import_module(module), attribute)
+        options = dict(self.options)
+        return lambda tok, version: cls(tok, version, **options)
 
-    def lopt(tok, version):
-        from subjects.lopt import LoptSubject
 
-        return LoptSubject(tok, version, compare_ids=False)
-
-    def lopt_ids(tok, version):
-        from subjects.lopt import LoptSubject
-
-        return LoptSubject(tok, version, compare_ids=True)
-
-    def toktier(tok, version):
-        from subjects.toktier_subject import TokTierSubject
-
-        return TokTierSubject(tok, version)
-
-    def fastokens(tok, version):
-        from subjects.fastokens_subject import FastokensSubject
-
-        return FastokensSubject(tok, version)
-
-    def gigatoken(tok, version):
-        from subjects.gigatoken_subject import GigatokenSubject
-
-        return GigatokenSubject(tok, version)
-
-    def paralleltokenizer(tok, version):
-        from subjects.paralleltokenizer_subject import ParallelTokenizerSubject
-
-        return ParallelTokenizerSubject(tok, version)
-
-    return {
-        "delta": delta,
-        "lopt": lopt,
-        "lopt-ids": lopt_ids,
-        "toktier": toktier,
-        "fastokens": fastokens,
-        "gigatoken": gigatoken,
-        "paralleltokenizer": paralleltokenizer,
-    }
+# Subject name -> where it lives. Nothing here imports a subject: the table names module paths, so the protocol
+# sits below every concrete subject and a peer's absence never breaks the suite.
+SUBJECTS: dict[str, SubjectEntry] = {
+    "delta": SubjectEntry("subjects.delta_subject:DeltaSubject"),
+    "lopt": SubjectEntry("subjects.lopt:LoptSubject", (("compare_ids", False),)),
+    "lopt-ids": SubjectEntry("subjects.lopt:LoptSubject", (("compare_ids", True),)),
+    "toktier": SubjectEntry("subjects.toktier_subject:TokTierSubject"),
+    "fastokens": SubjectEntry("subjects.fastokens_subject:FastokensSubject"),
+    "gigatoken": SubjectEntry("subjects.gigatoken_subject:GigatokenSubject"),
+    "paralleltokenizer": SubjectEntry("subjects.paralleltokenizer_subject:ParallelTokenizerSubject"),
+}
 
 
 def names() -> list[str]:
     """Every known subject name, the default (`delta`) first."""
-    return list(_factories())
+    return list(SUBJECTS)
 
 
 DEFAULT_SUBJECT = "delta"
@@ -145,7 +125,7 @@ DEFAULT_SUBJECT = "delta"
 def get_subject(spec: str | None, tok: FrozenTokenizer) -> Subject:
     """Build subject `spec` (`NAME[==VERSION]`, default `delta`) bound to `tok`; SubjectUnavailable if it cannot run."""
     parsed = parse_subject(spec or DEFAULT_SUBJECT)
-    factory = _factories().get(parsed.name)
-    if factory is None:
+    entry = SUBJECTS.get(parsed.name)
+    if entry is None:
         raise UnknownSubject(f"unknown subject {parsed.name!r}; known: {', '.join(names())}")
-    return factory(tok, parsed.version)
+    return entry.factory()(tok, parsed.version)

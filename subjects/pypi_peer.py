@@ -14,7 +14,7 @@ from subjects.peer_client import PeerProcess, config_file, staged_tokenizer_file
 from subjects.protocol import SubjectUnavailable
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
 
 
 class PeerSession:

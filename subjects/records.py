@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reports.ledger import make_record
+from ledger.records import make_record
+from spec.reference import reference_encode_batch
+from subjects.replay import first_difference
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
 
 KIND = "subject"
 
@@ -75,8 +77,6 @@ def compare_whole(subject, tok: FrozenTokenizer, texts: list[str]) -> tuple[int,
 
     The proposition per text: subject.encode(text) == reference_encode(tok, text).
     """
-    from spec.reference import reference_encode_batch
-    from subjects.replay import first_difference
 
     got = subject.encode_many(texts) if hasattr(subject, "encode_many") else [subject.encode(t) for t in texts]
     want = reference_encode_batch(tok, texts)

@@ -13,7 +13,7 @@ from spec.reference import reference_encode
 from subjects.protocol import SubjectUnavailable, has_session
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
     from subjects.protocol import Subject
 
 

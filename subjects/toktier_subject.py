@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from corpora.registry import lookup
+from frozen.registry import lookup
 from subjects.envs import envs_root
 from subjects.peer_client import config_file, staged_tokenizer_file
 from subjects.pypi_peer import PeerSubject
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
 
 
 class TokTierSubject(PeerSubject):

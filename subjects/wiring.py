@@ -20,7 +20,7 @@ from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, get_subject, 
 from subjects.replay import first_difference
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
+    from frozen.loader import FrozenTokenizer
 
 PATHS = ("encoder", "chunked", "repair")
 

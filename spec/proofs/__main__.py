@@ -7,6 +7,9 @@ import argparse
 import sys
 
 from spec.patterns import SPLIT_PATTERNS
+from spec.proofs.alphabet import family_alphabet
+from spec.proofs.bounded import bounded_check, default_lengths
+from spec.proofs.pieces import family_pieces
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,10 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [f for f in args.families if f not in SPLIT_PATTERNS]
     if unknown:
         parser.error(f"unknown pattern family: {', '.join(unknown)}")
-    from spec.proofs.alphabet import family_alphabet
-    from spec.proofs.bounded import bounded_check, default_lengths
-    from spec.proofs.pieces import family_pieces
-    from spec.proofs.prove import prove_family
+    from spec.proofs.prove import prove_family  # heavy optional: z3, loaded only once the arguments parse
 
     failed = False
     for family in args.families or list(SPLIT_PATTERNS):

@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from fnmatch import fnmatch
 
+from frozen.registry import rows
+
 Z3 = "z3 proof"
 EXHAUSTIVE = "exhaustive per-code-point test"
 BOUNDED = "bounded enumeration"
@@ -252,7 +254,6 @@ def _pattern_level(record: dict) -> bool:
 
 
 def _registry() -> tuple[list[str], dict[str, str], set[str]]:
-    from corpora.registry import rows
 
     table = rows()
     normalizing = {r.name for r in table if r.normalizer not in ("none", "empty_sequence")}

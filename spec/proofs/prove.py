@@ -41,7 +41,7 @@ from functools import cache
 
 import z3
 
-from corpora.errors import SuiteError
+from frozen.errors import SuiteError
 from spec.classes import CLASS_NAMES
 from spec.patterns import SPLIT_PATTERNS
 from spec.proofs.alphabet import Alphabet, partition

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from corpora.errors import SuiteError
+from frozen.errors import SuiteError
 
 
 class PatternSyntaxUnsupported(SuiteError):

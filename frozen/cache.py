@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from corpora.errors import CacheNotWritable
+from frozen.errors import CacheNotWritable
 
 
 def cache_root() -> Path:

@@ -35,9 +35,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from corpora.errors import SuiteError
-from corpora.loader import FrozenTokenizer
-from fuzz import palette as P
+from checks import palette as P
+from frozen.errors import SuiteError
+from frozen.loader import FrozenTokenizer
 from spec.classes import L, M, N, O, S, class_table
 
 BATTERY_VERSION = "delta-suite.battery.v3"  # v2: the periodic_tail hazard; v3: its contraction units

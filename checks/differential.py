@@ -4,7 +4,7 @@
   the single comparison the harness self-test controls target: a planted fault must always produce a Difference.
 - `check_cut_case(tok, case, rules)`: for every candidate cut b of the case that `rules` accept,
   ref(S[:b]) + ref(S[b:]) == ref(S); the pieces at all accepted cuts together concatenate to ref(S); and, where
-  the chunked encoder is installed and the text is long enough to be cut, encode_chunked(S) == ref(S). The
+  the text is long enough to be cut, encode_chunked(S) == ref(S). The
   same comparisons are made on units (the IDs grouped per pre-token, compared as IDs plus unit lengths): the cut
   proposition holds there too, and a broken cut whose IDs happen to coincide still shows as a unit difference.
 - `check_repair_case(tok, case, params)`: for every repair split s, the repair of S = text[:s] by D = text[s:]
@@ -25,11 +25,14 @@ from itertools import chain
 from time import perf_counter
 from typing import TYPE_CHECKING
 
+from delta.cuts import encode_chunked
+from spec.cut import DEFAULT_CUT_RULES, is_safe_cut
 from spec.reference import reference_encode_unit_lengths, reference_encode_with_offsets, units_from_lengths
+from spec.repair import DEFAULT_REPAIR_PARAMS, repair
 
 if TYPE_CHECKING:
-    from corpora.loader import FrozenTokenizer
-    from fuzz.battery import BatteryCase
+    from checks.battery import BatteryCase
+    from frozen.loader import FrozenTokenizer
 
 CHUNKED_MIN_CHARS = 256  # below this the chunked encoder serves the text whole; not worth a comparison
 CHUNKED_MAX_CHARS = 4096  # the planner scans every offset near its targets; the long repair strings are left out
@@ -164,15 +167,6 @@ def unit_difference(expected: Units, actual: Units) -> Difference | None:
     return first_difference(units_from_lengths(*expected), units_from_lengths(*actual))
 
 
-def _chunked_encoder():
-    """`delta.encode_chunked` when the chunked encoder is installed, else None."""
-    try:
-        from delta import cuts
-    except ImportError:
-        return None
-    return getattr(cuts, "encode_chunked", None)
-
-
 def _bill(timing: Counter | None, since: float) -> None:
     """Add the seconds since `since` to `timing["subject"]` (the implementation under test), when timing."""
     if timing is not None:
@@ -195,7 +189,6 @@ def check_cut_case(
     characters. The same holds for units (IDs grouped per pre-token), counted in `unit_differences`.
     A case with no accepted cut counts as one fallback (served whole).
     """
-    from spec.cut import DEFAULT_CUT_RULES, is_safe_cut
 
     rules = DEFAULT_CUT_RULES if rules is None else rules
     memo = memo or ReferenceMemo(tok)
@@ -226,8 +219,7 @@ def check_cut_case(
     else:
         out.fallbacks += 1
     long_enough = CHUNKED_MIN_CHARS <= len(text) <= CHUNKED_MAX_CHARS
-    encode_chunked = _chunked_encoder() if chunked and long_enough else None
-    if encode_chunked is not None:
+    if chunked and long_enough:
         t0 = perf_counter()
         got = list(encode_chunked(tok, text, chunks=CHUNKED_PIECES, workers=1, rules=rules))
         _bill(timing, t0)
@@ -251,7 +243,6 @@ def check_repair_case(
     anything re-encoded through the reference as a fallback; returned spans that differ from the reference's
     offsets are counted in `span_differences` (they poison the next repair) but are not ID differences.
     """
-    from spec.repair import DEFAULT_REPAIR_PARAMS, repair
 
     params = DEFAULT_REPAIR_PARAMS if params is None else params
     memo = memo or ReferenceMemo(tok)

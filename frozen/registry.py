@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from corpora.errors import UnknownTokenizer
+from frozen.errors import UnknownTokenizer
 
 REGISTRY_PATH = Path(__file__).with_name("registry.json")
 TOKENIZER_FILE = "tokenizer.json"

@@ -14,11 +14,10 @@ from pathlib import Path
 
 from tokenizers import AddedToken, Tokenizer
 
-from corpora.cache import tokenizers_dir
-from corpora.digests import sha256_bytes
-from corpora.errors import CorruptTokenizerFile, DigestMismatch, NotProvisioned, SuiteError
-from corpora.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup
-from spec.admission import Admission, admit, normalizer_kind
+from frozen.cache import tokenizers_dir
+from frozen.digests import sha256_bytes
+from frozen.errors import CorruptTokenizerFile, DigestMismatch, NotProvisioned, SuiteError
+from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup
 
 MIN_MARGIN = 8
 
@@ -27,9 +26,45 @@ class ParameterMismatch(SuiteError):
     """A margin or bound computed from the files that differs from the registry's value."""
 
 
+def normalizer_kind(normalizer: dict | None) -> str:
+    """"none" (null), "empty_sequence", "nfc", or a lower-case description of anything else."""
+    if normalizer is None:
+        return "none"
+    kind = str(normalizer.get("type", "unknown"))
+    if kind == "Sequence":
+        inner = normalizer.get("normalizers") or []
+        if not inner:
+            return "empty_sequence"
+        return "sequence[" + ",".join(normalizer_kind(n) for n in inner) + "]"
+    return kind.lower()
+
+
+@dataclass(frozen=True)
+class AdmissionInputs:
+    """What the admission decision (`spec.admission.admission_of`) reads from a loaded configuration: the model's
+    type and dropout, the normalizer and pre-tokenizer sections of tokenizer.json as they are, and every added
+    token of the loaded configuration (tokenizer.json's and the config-only ones) with its flags."""
+
+    model_type: str | None
+    dropout: float | None
+    normalizer: dict | None
+    pre_tokenizer: dict | None
+    added_tokens: tuple[dict, ...]
+
+    @classmethod
+    def of(cls, config: dict, added: list[dict]) -> AdmissionInputs:
+        """The inputs of a parsed tokenizer.json and the full list of added tokens."""
+        model = config.get("model") or {}
+        return cls(model.get("type"), model.get("dropout"), config.get("normalizer"), config.get("pre_tokenizer"),
+                   tuple(dict(t) for t in added))
+
+
 @dataclass(frozen=True, eq=False)
 class FrozenTokenizer:
-    """A loaded tokenizer with the facts every check needs; `.tokenizer` is the reference object."""
+    """A loaded tokenizer with the facts every check needs; `.tokenizer` is the reference object.
+
+    Whether the propositions apply to it is decided above this floor, by `spec.admission.admission_of(tok)`,
+    from `admission_inputs`."""
 
     name: str
     tokenizer: Tokenizer
@@ -38,16 +73,11 @@ class FrozenTokenizer:
     special_strings: tuple[str, ...]
     margin: int
     bound: int
-    admission: Admission
+    admission_inputs: AdmissionInputs
     provenance: str = "exact"  # exact | sibling | file
     config_sha256: str | None = None
     chat_template: str | None = None
     config: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def pattern(self) -> str | None:
-        """The split-pattern family, when admitted."""
-        return self.admission.pattern
 
     @property
     def is_nfc(self) -> bool:
@@ -151,7 +181,7 @@ def build(
         special_strings=specials,
         margin=margin,
         bound=bound,
-        admission=admit(config, added),
+        admission_inputs=AdmissionInputs.of(config, added),
         provenance=provenance,
         config_sha256=sha256_bytes(config_bytes) if config_bytes is not None else None,
         chat_template=_chat_template(tok_config),

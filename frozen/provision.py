@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from corpora.cache import ensure_writable, tokenizers_dir
-from corpora.digests import sha256_file
-from corpora.errors import DigestMismatch, SourceUnavailable, SuiteError
-from corpora.registry import RegistryRow, rows
+from frozen.cache import ensure_writable, tokenizers_dir
+from frozen.digests import sha256_file
+from frozen.errors import DigestMismatch, SourceUnavailable, SuiteError
+from frozen.registry import RegistryRow, rows
 
 PROVENANCE = "provenance.json"
 MIRROR_ENV = "DELTA_TOKENIZER_MIRROR"
@@ -70,7 +70,7 @@ def hub_download(repo_id: str, filename: str, revision: str, local_dir: Path) ->
     """Download one file from the model hub at a pinned revision (replaced in tests by a fake endpoint)."""
     os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", str(int(HUB_TIMEOUT_SECONDS)))
     os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", str(int(HUB_TIMEOUT_SECONDS)))
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import hf_hub_download  # heavy optional: only a hub download loads it
 
     return Path(hf_hub_download(repo_id=repo_id, filename=filename, revision=revision, local_dir=str(local_dir)))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class SuiteError(Exception):
     """Base of every user-facing error; the CLIs print its message and exit with status 2."""
@@ -44,8 +46,6 @@ class InvalidText(SuiteError):
 def run_command(parser, argv: list[str] | None = None) -> int:
     """Parse `argv` and run the chosen sub-command: a `SuiteError` becomes "error: ..." on stderr and its exit
     status (2), Ctrl-C becomes 130; never a traceback for bad input."""
-    import sys
-
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -17,7 +17,7 @@ from functools import cache, lru_cache
 
 from tokenizers.normalizers import NFC
 
-from corpora.loader import FrozenTokenizer, byte_decoder
+from frozen.loader import FrozenTokenizer, byte_decoder
 from spec.classes import CLASS_NAMES, L, M, N, class_table
 from spec.engine_classes import engine_mask
 from spec.reference import reference_encode_with_offsets

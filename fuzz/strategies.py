@@ -25,7 +25,7 @@ from functools import lru_cache
 import unicodedata2
 from hypothesis import strategies as st
 
-from corpora.loader import FrozenTokenizer
+from frozen.loader import FrozenTokenizer
 from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 
 # --- fixed pieces -------------------------------------------------------------------------------------------
