@@ -43,7 +43,6 @@ REPO = Path(__file__).resolve().parent.parent
 @dataclass(frozen=True)
 class Plan:
     """Sizes and repetitions of one run (`DEFAULT` or `QUICK`)."""
-
     repair_sizes: tuple[int, ...]
     repair_appends: tuple[int, ...]
     repair_kinds: tuple[str, ...]
@@ -106,7 +105,6 @@ QUICK = Plan(
 def record(check: str, tok: FrozenTokenizer | None, details: dict, comparisons: int = 0, differences: int = 0,
            unit: str = "encodes", fast_path: int | None = None, fallbacks: int | None = None) -> dict:
     """One benchmark ledger record; details always carry the machine facts."""
-
     return make_record(
         KIND, LEVEL, check,
         tokenizer=tok.name if tok else None, tokenizer_sha256=tok.sha256 if tok else None,
@@ -129,7 +127,6 @@ def _source_facts(kind: str) -> dict:
 def repair_vs_whole(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
     """A Session holding `size` characters, extended by an append: the repair call against a whole reference
     encode of the same new text (interleaved; outputs compared each repetition)."""
-
     out: list[dict] = []
     for kind in plan.repair_kinds:
         growth: dict[int, dict[str, dict]] = {length: {} for length in plan.repair_appends}
@@ -232,7 +229,6 @@ def fit_cost_model(ks: list[int], seconds: list[float], workers: int) -> dict:
 def chunked_figure(tok: FrozenTokenizer, plan: Plan, workers: int) -> list[dict]:
     """encode_chunked at each chunk count against one serial reference encode of the same text, planning timed
     separately; run in a process whose Rust pool has `workers` threads."""
-
     out: list[dict] = []
     for size in plan.chunked_sizes:
         text = text_of("prose", size)
@@ -303,7 +299,6 @@ def fallback_confinement(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
     encode (the chunked side through its batch path), so there is no slow path to confine. The ratio measured
     is what chunking costs or saves on one core with such a character present, next to the same document
     without it."""
-
     size, k = plan.fallback_size, plan.fallback_chunks
     dirty, clean = decomposed_document(size), text_of("prose", size)
     want = reference_encode(tok, dirty)
@@ -459,7 +454,6 @@ def gate_wall(workers: tuple[int, ...] = (1, 2)) -> list[dict]:
 def peer_figures(tok: FrozenTokenizer, plan: Plan, peer: str = "toktier") -> list[dict]:
     """The repair and chunked figures for a PyPI peer through its server process (timings include the JSON
     round trip of the text and IDs, on both sides of each ratio); "not installed" when it cannot run."""
-
     try:
         subject = get_subject(peer, tok)
     except SubjectUnavailable as exc:

@@ -29,7 +29,6 @@ NON_PROSE = ("code", "chat", "vectors")
 @dataclass(frozen=True)
 class Source:
     """Where a kind's text comes from: the corpus shards read, or the built-in samples."""
-
     origin: str  # "corpus:<dir>" or "samples"
     pieces: tuple[str, ...]
 
@@ -71,7 +70,6 @@ def source(kind: str) -> Source:
                 pieces = [json.dumps(m, ensure_ascii=False) for m in pieces]
             return Source(f"corpus:{root}", tuple(pieces))
     if kind == "chat":
-
         return Source("samples", tuple(json.dumps(m, ensure_ascii=False) for m in CHATS.values()))
     if kind == "code":
         return Source("samples", tuple(s for s in SAMPLES if "def " in s or "return" in s) or SAMPLES)
@@ -124,7 +122,6 @@ def chat_messages(min_chars: int) -> list[dict]:
 @lru_cache(maxsize=16)
 def chat_text(tok: FrozenTokenizer, size: int) -> str:
     """`size` characters of a long conversation rendered through `tok`'s chat template (delta.chat.render)."""
-
     messages = chat_messages(size)
     text = render(tok, messages).text
     while len(text) < size:  # templates add markup, rarely drop content; grow until long enough

@@ -58,7 +58,6 @@ class Profile:
     `long_prefix_every`-th short case with a prefix longer than the first window (and so repair splits), at most
     `max_splits` repair splits per short case, and long_window splits at ws and ws + margin exactly (`jitter`
     False) or also one character either side (True)."""
-
     name: str
     strings: int
     long_every: int
@@ -76,7 +75,6 @@ PROFILES = {
 @dataclass(frozen=True)
 class BatteryCase:
     """One battery string with the positions to test on it."""
-
     index: int
     hazard: str
     text: str

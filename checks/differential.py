@@ -42,7 +42,6 @@ CHUNKED_PIECES = 4
 @dataclass(frozen=True)
 class Difference:
     """The first position where the IDs under test leave the reference, with both sequences' lengths."""
-
     position: int
     expected: int | tuple | None  # the reference ID (or unit) at `position` (None: the reference ended there)
     actual: int | tuple | None  # the ID (or unit) under test at `position` (None: the sequence ended there)
@@ -89,7 +88,6 @@ def first_difference(expected: list, actual: list) -> Difference | None:
 @dataclass
 class CheckResult:
     """What one case's check compared and found."""
-
     case: int
     hazard: str
     comparisons: int = 0
@@ -189,7 +187,6 @@ def check_cut_case(
     characters. The same holds for units (IDs grouped per pre-token), counted in `unit_differences`.
     A case with no accepted cut counts as one fallback (served whole).
     """
-
     rules = DEFAULT_CUT_RULES if rules is None else rules
     memo = memo or ReferenceMemo(tok)
     text = case.text
@@ -243,7 +240,6 @@ def check_repair_case(
     anything re-encoded through the reference as a fallback; returned spans that differ from the reference's
     offsets are counted in `span_differences` (they poison the next repair) but are not ID differences.
     """
-
     params = DEFAULT_REPAIR_PARAMS if params is None else params
     memo = memo or ReferenceMemo(tok)
     text = case.text

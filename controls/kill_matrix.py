@@ -55,7 +55,6 @@ class UnknownControlName(SuiteError):
 @dataclass
 class KillRow:
     """One (subject, tokenizer) cell of the matrix: a control, or the unbroken implementation of a path."""
-
     control: str
     path: str
     tokenizer: str
@@ -278,7 +277,6 @@ def run_subject_battery(tok: FrozenTokenizer, spec: str, profile: str = "ci", se
     A subject that raises on a case counts one difference there. A path the subject lacks, or a subject that cannot
     run at all, gets a "not installed" record (never a pass); the latter raises SubjectUnavailable after recording.
     """
-
     try:
         subject = open_subject(spec, tok)
     except SubjectUnavailable as exc:
@@ -308,7 +306,6 @@ def run_subject_battery(tok: FrozenTokenizer, spec: str, profile: str = "ci", se
 
 def _subject_main(args: argparse.Namespace) -> int:
     """`--subject`: the unbroken battery on that subject; exit 1 on a difference, 2 if it cannot run."""
-
     records: list[dict] = []
     try:
         get_profile(args.profile)

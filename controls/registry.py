@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from controls.faults import FAULTS, Planter
+from controls.proofs import overlapped_tails_without_witness
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
 from spec.classes import L, M, N, O, S
@@ -51,10 +52,15 @@ class Control:
     applies: Callable[[FrozenTokenizer], bool] = _always
     redundant_for: frozenset[str] = field(default_factory=frozenset)  # pattern families with a redundancy proof
     proof: str = ""  # the controls.proofs function that proves it, when redundant_for is not empty
+    premise: Callable[[FrozenTokenizer], bool] = _always  # a tokenizer-level premise of that proof, where it has one
+
+    def redundant_on(self, tok: FrozenTokenizer) -> bool:
+        """Whether the redundancy proof covers `tok`: its pattern family is claimed and its premise holds there."""
+        return admission_of(tok).pattern in self.redundant_for and self.premise(tok)
 
     def status_if_survives(self, tok: FrozenTokenizer) -> str:
         """What a survival on `tok` means: "survives-by-proof" where proven redundant, else "survived" (a finding)."""
-        return "survives-by-proof" if admission_of(tok).pattern in self.redundant_for else "survived"
+        return "survives-by-proof" if self.redundant_on(tok) else "survived"
 
 
 def _cut(name: str, breaks: str, rules: CutRules, **kw) -> Control:
@@ -76,14 +82,14 @@ _CONTROLS: tuple[Control, ...] = (
     _cut("cut.guard_selected_only", "the guard checks only the selected, non-overlapping occurrences",
          CutRules(guard="selected"), redundant_for=ALL_FAMILIES, proof="selected_occurrences_match_reference"),
     _cut("cut.add_N_N", "N->N added to the accepted transitions", CutRules(pairs=_pairs_plus((N, N))),
-         redundant_for=frozenset({"qwen2"}), proof="single_digit_pretokens"),
+         redundant_for=frozenset({"qwen2", "tekken"}), proof="single_digit_pretokens"),
     _cut("cut.add_S_L", "S->L added to the accepted transitions", CutRules(pairs=_pairs_plus((S, L)))),
     _cut("cut.add_O_L", "O->L added to the accepted transitions", CutRules(pairs=_pairs_plus((O, L)))),
     _cut("cut.add_M_O", "M->O added to the accepted transitions", CutRules(pairs=_pairs_plus((M, O))),
          redundant_for=frozenset({"deepseek"}), proof="marks_end_before_other"),
     _cut("cut.no_crlf_carveout", "the CR/LF carve-out of O->S removed", CutRules(cr_lf_carveout=False)),
     _cut("cut.no_apostrophe_carveout", "the apostrophe carve-out of L->O removed",
-         CutRules(apostrophe_carveout=False), redundant_for=frozenset({"qwen2", "llama3", "deepseek"}),
+         CutRules(apostrophe_carveout=False), redundant_for=frozenset({"qwen2", "llama3", "tekken", "deepseek"}),
          proof="letter_runs_stop_before_apostrophe"),
     _cut("cut.anchor_no_hangul", "the anchor predicate without the Hangul probes",
          CutRules(anchor_hangul_probes=False), applies=_nfc_only, redundant_for=ALL_FAMILIES,
@@ -99,10 +105,12 @@ _CONTROLS: tuple[Control, ...] = (
     _repair("repair.match_spans_only", "runs matched on spans only (LoPT's position matching)",
             RepairParams(match_key="spans")),
     _repair("repair.no_bound", "no bound on the matched run's coverage", RepairParams(require_bound=False),
-            redundant_for=ALL_FAMILIES, proof="accepted_witnesses_are_safe_cuts"),
+            redundant_for=ALL_FAMILIES, proof="accepted_witnesses_are_safe_cuts",
+            premise=overlapped_tails_without_witness),
     _repair("repair.no_witness", "no sync witness inside the matched run", RepairParams(require_witness=False)),
     _repair("repair.margin_0", "margin 0: the overlap starts at the window start", RepairParams(margin=0),
-            redundant_for=ALL_FAMILIES, proof="accepted_witnesses_are_safe_cuts"),
+            redundant_for=ALL_FAMILIES, proof="accepted_witnesses_are_safe_cuts",
+            premise=overlapped_tails_without_witness),
     _repair("repair.one_token_match", "one-token matched runs accepted", RepairParams(min_match_tokens=1),
             redundant_for=ALL_FAMILIES, proof="one_token_runs_rejected"),
     *(

@@ -28,10 +28,12 @@ def _cmd_pull(args: argparse.Namespace) -> int:
             note = " (already provisioned)" if "already provisioned" in res.refusals else ""
             cfg = res.files.get("tokenizer_config.json", {}).get("status")
             extra = f"; tokenizer_config.json {cfg}" if cfg and cfg != res.status else ""
-            print(f"{row.name:20s} {res.status:12s} {res.source}{extra}{note}")
+            print(f"{row.name:20s} {res.status:16s} {res.source}{extra}{note}")
             for r in res.refusals:
                 if r != "already provisioned":
-                    print(f"{'':20s} refused      {r}")
+                    print(f"{'':20s} refused          {r}")
+            for n in res.notes:
+                print(f"{'':20s} note             {n}")
     if failed and not args.allow_missing:
         print(f"{failed} of {len(targets)} tokenizers could not be provisioned", file=sys.stderr)
         return 1
@@ -46,7 +48,8 @@ def _cmd_status(args: argparse.Namespace) -> int:
     for line in lines:
         files = ", ".join(f"{k}: {v}" for k, v in line.get("files", {}).items())
         digest = line["sha256"][:16] + "…" if line["sha256"] else ""
-        print(f"{line['name']:20s} {line['alias']:15s} {line['status']:24s} {digest:18s} {line['source']}  {files}")
+        where = line["source"] or line.get("reason", "")
+        print(f"{line['name']:20s} {line['alias']:15s} {line['status']:32s} {digest:18s} {where}  {files}")
     return 0
 
 

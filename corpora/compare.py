@@ -85,7 +85,6 @@ def _known_subject(subject: str) -> bool:
 @dataclass(frozen=True)
 class Shard:
     """One corpus file compared as a unit: its path, digest, and (if known) size for largest-first ordering."""
-
     path: str
     sha256: str
     characters: int = 0
@@ -100,7 +99,6 @@ class Shard:
 @dataclass(frozen=True)
 class Unit:
     """(shard, tokenizer, level) under one subject: what one ledger record covers."""
-
     shard: Shard
     tokenizer: str
     level: int
@@ -121,7 +119,6 @@ class Unit:
 @dataclass(frozen=True)
 class Options:
     """Knobs of a comparison run; `pause_seconds` holds each unit open after it starts (kill tests only)."""
-
     chunk_counts: tuple[int, ...] = CHUNK_COUNTS
     pause_seconds: float = 0.0
     running_dir: str | None = None
@@ -157,7 +154,6 @@ def plan_units(shards: list[Shard], tokenizers: list[str], levels: tuple[int, ..
                subject: str = "delta") -> list[Unit]:
     """Every (shard, tokenizer, level) unit, largest first (ties in name order); level 3 only for chat shards."""
     if not _known_subject(subject):
-
         raise UnknownSubject(f"unknown subject {subject!r}; one of {', '.join(dict.fromkeys([*SUBJECTS, *names()]))}")
     if subject not in SUBJECTS and not is_third_party(subject):
         subject = "delta"  # delta==VERSION: the minimal implementation of this checkout
@@ -176,14 +172,12 @@ def document_text(tok: FrozenTokenizer, doc: dict) -> str:
     """The text a document stands for under `tok`: its text, or its whole chat rendered by `delta.chat.render`
     (the tokenizer's own template, or the generic fallback for tokenizers that ship none)."""
     if "messages" in doc:
-
         return render(tok, doc["messages"]).text
     return doc["text"]
 
 
 def chat_rendering(tok: FrozenTokenizer) -> str:
-    """Which template renders chats for `tok`: "own" or "generic_fallback" (delta.chat)."""
-
+    """Which template renders chats for `tok`: "own", "generic_fallback" or "no_config" (delta.chat)."""
     return template_for(tok)[1]
 
 
@@ -300,13 +294,11 @@ def _mark_running(options: Options, unit: Unit) -> Path | None:
 @lru_cache(maxsize=32)
 def _opened_subject(spec: str, tok_name: str):
     """The third-party subject `spec` bound to tokenizer `tok_name`, opened once per worker process and tokenizer."""
-
     return open_subject(spec, load_tokenizer(tok_name))
 
 
 def _subject_turn_splits(tok: FrozenTokenizer, messages: list) -> tuple[str, tuple[int, ...]]:
     """The whole rendered chat and the ends of its earlier turns that are prefixes of it (the session's S values)."""
-
     texts = [r.text for r in render_turns(tok, messages)]
     final = texts[-1] if texts else ""
     return final, tuple(len(t) for t in texts[:-1] if 0 < len(t) < len(final) and final.startswith(t))
@@ -316,7 +308,6 @@ def run_subject_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
     """One unit on a third-party subject: level 1 its whole encode, level 2 its chunked encode at each k, level 3
     one session per split (S, then the whole chat) - each equal to the reference (`check_on_subject`). A subject
     that cannot run (or lacks the level's path) gives its "not installed" row, never a pass."""
-
     wall0 = time.perf_counter()
     tok = load_tokenizer(unit.tokenizer)
     level, check = LEVEL_NAMES[unit.level], f"corpus.{LEVEL_NAMES[unit.level]}"

@@ -3,8 +3,10 @@
 The template comes from the tokenizer's tokenizer_config.json and runs in an `ImmutableSandboxedEnvironment` set
 up as Hugging Face sets it up (trim_blocks, lstrip_blocks, the loop-controls extension, a `tojson` filter,
 `raise_exception` and `strftime_now` globals, and bos_token / eos_token / pad_token / unk_token from the config).
-A tokenizer whose config has no template (gpt_oss_120b, deepseek_v4_flash) gets `GENERIC_TEMPLATE`, and every
-rendering says which one it used (`Rendered.source`: "own" or "generic_fallback").
+A tokenizer whose config has no template (gpt_oss_120b, deepseek_v4_flash) gets `GENERIC_TEMPLATE`, and so does
+one provisioned without its config (olmo_3_7b, ministral_3_8b: no config can be had); every rendering says which
+it used (`Rendered.source`: "own", "generic_fallback", or "no_config"), so a check that needs the tokenizer's own
+template records "no config" for such a row instead of passing on the generic one.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer
 
-OWN, FALLBACK = "own", "generic_fallback"
+OWN, FALLBACK, NO_CONFIG = "own", "generic_fallback", "no_config"
 GENERIC_TEMPLATE = (
     "{{ bos_token or '' }}{% for message in messages %}"
     "{{ '<|' + message['role'] + '|>\\n' + message['content'] + '\\n' }}{% endfor %}"
@@ -39,7 +41,7 @@ class Rendered:
     """One rendered prefix of a transcript, and whether the tokenizer's own template produced it."""
 
     text: str
-    source: str  # OWN | FALLBACK
+    source: str  # OWN | FALLBACK | NO_CONFIG
     turns: int  # messages rendered
 
 
@@ -75,7 +77,9 @@ def special_token_strings(tok: FrozenTokenizer) -> dict[str, str | None]:
 
 
 def template_for(tok: FrozenTokenizer) -> tuple[str, str]:
-    """(template source, OWN | FALLBACK) for `tok`."""
+    """(template source, OWN | FALLBACK | NO_CONFIG) for `tok`."""
+    if not tok.has_config:
+        return GENERIC_TEMPLATE, NO_CONFIG
     return (tok.chat_template, OWN) if tok.chat_template else (GENERIC_TEMPLATE, FALLBACK)
 
 

@@ -16,6 +16,9 @@ def cache_root() -> Path:
     return Path(xdg).expanduser() / "delta-suite"
 
 
+PROVENANCE = "provenance.json"  # beside each provisioned row's files: where they came from, what was verified
+
+
 def tokenizers_dir(root: Path | None = None) -> Path:
     """The folder holding one sub-folder per provisioned tokenizer."""
     return (root or cache_root()) / "tokenizers"

@@ -7,7 +7,6 @@ import sys
 
 class SuiteError(Exception):
     """Base of every user-facing error; the CLIs print its message and exit with status 2."""
-
     exit_code = 2
 
 

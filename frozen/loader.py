@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tokenizers import AddedToken, Tokenizer
 
-from frozen.cache import tokenizers_dir
+from frozen.cache import PROVENANCE, tokenizers_dir
 from frozen.digests import sha256_bytes
 from frozen.errors import CorruptTokenizerFile, DigestMismatch, NotProvisioned, SuiteError
 from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup
@@ -44,7 +44,6 @@ class AdmissionInputs:
     """What the admission decision (`spec.admission.admission_of`) reads from a loaded configuration: the model's
     type and dropout, the normalizer and pre-tokenizer sections of tokenizer.json as they are, and every added
     token of the loaded configuration (tokenizer.json's and the config-only ones) with its flags."""
-
     model_type: str | None
     dropout: float | None
     normalizer: dict | None
@@ -65,7 +64,6 @@ class FrozenTokenizer:
 
     Whether the propositions apply to it is decided above this floor, by `spec.admission.admission_of(tok)`,
     from `admission_inputs`."""
-
     name: str
     tokenizer: Tokenizer
     sha256: str
@@ -82,6 +80,12 @@ class FrozenTokenizer:
     @property
     def is_nfc(self) -> bool:
         return self.normalizer == "nfc"
+
+    @property
+    def has_config(self) -> bool:
+        """Whether tokenizer_config.json was loaded (a row provisioned "no config" has none: no chat template,
+        no config-only special tokens; checks that need them record "no config")."""
+        return self.config_sha256 is not None
 
 
 def _parse_json(data: bytes, what: str) -> dict:
@@ -209,8 +213,11 @@ def load_from_cache(row: RegistryRow, root: Path | None = None) -> FrozenTokeniz
         raise NotProvisioned(f"{row.name} is not provisioned; run: corpora tokenizers pull {row.alias}")
     contents: dict[str, bytes | None] = {}
     kinds = {}
+    without = provisioned_without(row, folder)
     for fname, frozen in row.files.items():
         path = folder / fname
+        if fname in without and not path.is_file():
+            continue  # provisioned "no config": the special-token strings come from tokenizer.json alone
         if not path.is_file():
             raise NotProvisioned(
                 f"{row.name}: {fname} missing from {folder}; run: corpora tokenizers pull {row.alias} --force"
@@ -223,6 +230,15 @@ def load_from_cache(row: RegistryRow, root: Path | None = None) -> FrozenTokeniz
         contents[fname], kinds[fname] = data, kind
     provenance = "sibling" if kinds[TOKENIZER_FILE] == "sibling" else "exact"
     return build(row.name, contents[TOKENIZER_FILE] or b"", contents.get(CONFIG_FILE), provenance=provenance, row=row)
+
+
+def provisioned_without(row: RegistryRow, folder: Path) -> frozenset[str]:
+    """The optional files (the config) that the row's provenance record says were provisioned without."""
+    try:
+        recorded = json.loads((folder / PROVENANCE).read_text(encoding="utf-8")).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        return frozenset()
+    return frozenset(f for f in row.optional_files if f not in recorded)
 
 
 @lru_cache(maxsize=16)

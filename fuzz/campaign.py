@@ -48,7 +48,6 @@ class CampaignError(SuiteError):
 @dataclass
 class CampaignSpec:
     """Everything that determines a campaign's inputs and checks; saved as campaign-<id>.json in its folder."""
-
     campaign: str
     tokenizers: list[str]
     paths: list[str]
@@ -138,7 +137,6 @@ def cases_digest(cases: list[FuzzCase]) -> str:
 @dataclass
 class WorkerContext:
     """What one worker needs: the campaign, where to write, what is done, when to stop, and where to report."""
-
     spec: CampaignSpec
     out: Path
     segment: int
@@ -172,7 +170,6 @@ def _fails(checker) -> Callable[[FuzzCase], bool]:
 
 def _handle_differences(ctx: WorkerContext, tok, checker, found: list, batch: int, saved_count: dict) -> list[str]:
     """Shrink and save the differences of a batch (up to the cap); every one goes unshrunk to differences-*.jsonl."""
-
     spec = ctx.spec
     control = spec.control
     # a third-party subject's differences are its own, not regressions of the minimal implementation: listed, not saved
@@ -207,7 +204,6 @@ def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: lis
                           **timing: float) -> dict:
     """The kind "subject" row of one batch checked on a third-party subject, with its first counterexample and the
     batch's seconds (`timing`: subject_seconds, reference_seconds, check_seconds)."""
-
     example = None
     for _index, case, diff, error in found:
         example = {"text": case.text, "path": path, "error": error} if diff is None else {
@@ -223,7 +219,6 @@ def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: lis
 
 def run_worker(ctx: WorkerContext) -> None:
     """Run this worker's share of the schedule until it ends, the budget runs out, or a stop is requested."""
-
     spec = ctx.spec
     profile = PROFILES[spec.profile]
     toks = {name: load_tokenizer(name) for name in spec.tokenizers}
@@ -348,7 +343,6 @@ def tally_of(record: dict) -> dict:
 @dataclass
 class CampaignResult:
     """What a campaign run ended with (over every segment of the campaign)."""
-
     spec: CampaignSpec
     totals: Totals
     elapsed: float

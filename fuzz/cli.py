@@ -156,7 +156,6 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[
 def open_or_record(spec: str, tok, paths: list[str], out: Path, strict: bool) -> list[str]:
     """The paths subject `spec` offers on `tok`. Every path it cannot run gets a "not installed" ledger row (never a
     pass); SubjectUnavailable (exit 2) when it cannot run at all, or (`strict`) lacks a requested path."""
-
     level = {"cut": "chunked", "repair": "repair"}
     ledger = out / "fuzz-subject-unavailable.jsonl"
     try:

@@ -43,7 +43,6 @@ MAX_CANDIDATE_CUTS = 96
 @dataclass(frozen=True)
 class Profile:
     """Sizes of one campaign profile."""
-
     name: str
     batch_size: int
     pieces: int  # seam pieces per cut text (upper bound)
@@ -87,7 +86,6 @@ def generator_digest() -> str:
 @lru_cache(maxsize=1)
 def _class_members() -> tuple[tuple[int, ...] | None, ...]:
     """Code points of each engine class (surrogates excluded); None for O, which is drawn by rejection instead."""
-
     table = class_table()
     return tuple(
         None if cls == O else tuple(m.start() for m in re.finditer(re.escape(bytes([cls])), table)
@@ -98,7 +96,6 @@ def _class_members() -> tuple[tuple[int, ...] | None, ...]:
 
 def _class_codepoint(rng: random.Random, cls: int) -> str:
     """A random code point of engine class `cls`."""
-
     members = _class_members()[cls]
     if members is not None:
         return chr(rng.choice(members))

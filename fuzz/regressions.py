@@ -32,7 +32,6 @@ class BadRegression(SuiteError):
 @dataclass(frozen=True)
 class Regression:
     """One saved counterexample."""
-
     tokenizer: str
     tokenizer_sha256: str
     reference_version: str
@@ -120,7 +119,6 @@ def corpus_files(folder: Path = CORPUS) -> list[Path]:
 @dataclass(frozen=True)
 class Replay:
     """A saved case run again: the reference now, the real implementation, and the control (when there is one)."""
-
     reference_ids: list[int]
     real_difference: object | None  # fuzz.cases.Difference or None
     control_difference: object | None
@@ -129,7 +127,6 @@ class Replay:
 
 def replay(reg: Regression) -> Replay:
     """Replay a regression: the reference encode of its text, the real implementation's check, the control's check."""
-
     tok = load_tokenizer(reg.tokenizer)
     real = checker_for(tok, reg.case.path, None).check(reg.case)
     control = checker_for(tok, reg.case.path, reg.control).check(reg.case) if reg.control else None

@@ -119,7 +119,6 @@ def append_records(path: Path, records: Iterable[dict]) -> int:
 @dataclass
 class LedgerRead:
     """Records read from ledger files, and every line that could not be read (file, line number, reason)."""
-
     records: list[dict] = field(default_factory=list)
     errors: list[tuple[str, int, str]] = field(default_factory=list)
 

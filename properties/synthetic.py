@@ -74,6 +74,13 @@ def variant(kind: str) -> dict:
         cfg["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"\w+|\s+"
     elif kind == "byte_level_with_regex":
         cfg["pre_tokenizer"]["pretokenizers"][1]["use_regex"] = True
+    elif kind == "removed_inverted_total":  # olmo_3_7b's form over a pattern whose matches tile every text
+        cfg["pre_tokenizer"]["pretokenizers"][0].update(behavior="Removed", invert=True)
+    elif kind == "removed_inverted_not_total":  # the same form over DeepSeek's digit stage: gaps would be dropped
+        cfg["pre_tokenizer"]["pretokenizers"][0].update(behavior="Removed", invert=True,
+                                                        pattern={"Regex": r"\p{N}{1,3}"})
+    elif kind == "removed_not_inverted":
+        cfg["pre_tokenizer"]["pretokenizers"][0].update(behavior="Removed", invert=False)
     elif kind == "dropout":
         cfg["model"]["dropout"] = 0.1
     else:

@@ -17,6 +17,8 @@ EXPECTED_PATTERN = {
     "gpt_oss_120b": "o200k",
     "deepseek_v3": "deepseek",
     "deepseek_v4_flash": "deepseek",
+    "olmo_3_7b": "llama3",  # its Split stage is Removed and inverted over the Llama 3 pattern (spec.proofs.coverage)
+    "ministral_3_8b": "tekken",
 }
 
 
@@ -39,6 +41,8 @@ REFUSALS = [
     ("unknown_pattern", "split_pattern_unknown"),
     ("byte_level_with_regex", "not_byte_level:ByteLevel stage has use_regex or add_prefix_space set"),
     ("dropout", "bpe_dropout"),
+    ("removed_inverted_not_total", "not_byte_level:split_removed_inverted_not_total"),
+    ("removed_not_inverted", "not_byte_level:Split stage is neither Isolated nor Removed and inverted"),
 ]
 
 
@@ -50,7 +54,7 @@ def test_synthetic_bad_configurations_are_refused_with_their_reason(kind: str, r
     assert admission_of(tok).reason == reason
 
 
-@pytest.mark.parametrize("kind", ["admissible", "normalized_under_identity"])
+@pytest.mark.parametrize("kind", ["admissible", "normalized_under_identity", "removed_inverted_total"])
 def test_synthetic_good_configurations_are_admitted(kind: str, tmp_path: Path) -> None:
     path, _ = write(tmp_path, variant(kind))
     tok = load_tokenizer_file(path)

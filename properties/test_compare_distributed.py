@@ -155,7 +155,6 @@ def test_dask_cluster_with_killed_worker_equals_single_machine(units, single, tm
 
 def test_job_array_slices_partition_the_units(units) -> None:
     """`--shard i/N` slices are disjoint and together hold every unit exactly once."""
-
     for n in (1, 2, 3, 7):
         keys = [u.key for i in range(n) for u in slice_units(units, i, n)]
         assert sorted(keys) == sorted(u.key for u in units)
@@ -163,7 +162,6 @@ def test_job_array_slices_partition_the_units(units) -> None:
 
 def test_cli_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A missing corpus, a bad slice or an unknown tokenizer exits 2 with one `error:` line, no traceback."""
-
     cases = [
         ["compare", "--corpus", str(tmp_path / "missing-*.jsonl"), "--out", str(tmp_path / "o")],
         ["compare", "--corpus", str(tmp_path), "--shard", "3/2", "--out", str(tmp_path / "o")],

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from checks.battery import battery, overlapping_pairs
+from checks.battery import BatteryCase, battery, overlapping_pairs
 from controls import get
 from controls import proofs as P
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
-from spec.admission import admission_of
 
 
 def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = False) -> None:
@@ -29,7 +28,7 @@ def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = Fal
 
 
 def _claimed(control: str, tok) -> bool:
-    return admission_of(tok).pattern in get(control).redundant_for and get(control).applies(tok)
+    return get(control).redundant_on(tok) and get(control).applies(tok)
 
 
 def test_single_digit_pretokens(tok, ledger) -> None:
@@ -116,11 +115,35 @@ def test_one_token_runs_rejected(tok, ledger) -> None:
     assert check.holds, check.counterexamples[:3]
 
 
+def _overlap_chains(tok) -> list[BatteryCase]:
+    """Chains of overlapping special strings straddling the first window (S ends inside the chain), one per
+    overlapping pair: where the overlapped tail has an accepted transition, a run there has a witness."""
+    cases = []
+    for z, o, k in P.overlapping_specials(tok.special_strings)[:4]:
+        unit = o[: len(o) - k] if z == o else z[: len(z) - k] + o[: len(o) - k]
+        old = "ok " + unit * (700 // len(unit) + 1)
+        cases.append(BatteryCase(len(cases), f"overlap_chain:{z}", old + o[:k], (), (len(old),)))
+    return cases
+
+
 @pytest.mark.parametrize("control", ["repair.no_bound", "repair.margin_0"])
 def test_accepted_witnesses_are_safe_cuts(tok, ledger, control: str) -> None:
-    """repair.no_bound and repair.margin_0: every splice the control accepts on the ci battery rests on a witness
-    that is an accepted cut of S, of S + D and of the window text."""
-    cases = [c for c in battery(tok, "ci") if c.splits and c.window is None][:48]
+    """repair.no_bound and repair.margin_0: every splice the control accepts on the ci battery and on chains of
+    overlapping special strings rests on a witness that is an accepted cut of S, of S + D and of the window text,
+    on every tokenizer where the redundancy is claimed; where a tokenizer-level premise excludes it (no_bound on
+    olmo_3_7b), the check finds the counterexample that makes the bound necessary there."""
+    cases = [c for c in battery(tok, "ci") if c.splits and c.window is None][:48] + _overlap_chains(tok)
     check = P.accepted_witnesses_are_safe_cuts(tok, cases, get(control).params)
-    _record(ledger, tok, check)
-    assert check.holds, check.counterexamples[:3]
+    claimed = _claimed(control, tok)
+    _record(ledger, tok, check, expect_counterexamples=not claimed)
+    if claimed:
+        assert check.holds, check.counterexamples[:3]
+    else:
+        assert check.counterexamples, f"{control} is not claimed redundant on {tok.name}, yet no counterexample"
+
+
+def test_no_bound_premise_fails_only_with_witnessed_overlaps(tok) -> None:
+    """The no_bound premise is a fact about the special strings: it fails exactly where an overlapped tail holds an
+    accepted transition (olmo_3_7b's PII markers), never on a tokenizer without overlapping strings."""
+    if not P.overlapping_specials(tok.special_strings):
+        assert P.overlapped_tails_without_witness(tok)

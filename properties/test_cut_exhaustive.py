@@ -116,6 +116,10 @@ EXPECTED = {
         "contexts": ("A+c", "c+a", "!!+c", "1+c"),
         "L": "JJSS", "M": "JJJS", "N": "SSSJ", "S": "SJSS", "CRLF": "SSJS", "O": "SJJS",
     },
+    "tekken": {  # o200k's letter runs without its contraction suffix, and single digits
+        "contexts": ("A+c", "c+a", "!!+c", "1+c"),
+        "L": "JJSS", "M": "JJJS", "N": "SSSS", "S": "SJSS", "CRLF": "SSJS", "O": "SJJS",
+    },
     "deepseek": {
         "contexts": ("A+c", "c+a", ".+c", "1+c", "!!+c"),
         "L_ASCII": "JJJSS", "L": "JJSSS", "M": "JJSSS", "N": "SSSJS", "S": "SJSSS", "CRLF": "SSJSJ",

@@ -71,7 +71,6 @@ def test_guard_reasons_and_overlaps() -> None:
 
 def test_nfc_anchors() -> None:
     """ASCII is an anchor; marks, NFC-changing characters and V/T jamo are not; anchors bracket the cut."""
-
     table = class_table()
     assert is_anchor("a", table[ord("a")])
     assert is_anchor("中", table[ord("中")])
@@ -141,7 +140,6 @@ def test_missed_cut_stays_with_preceding_chunk() -> None:
 
 def test_inadmissible_or_post_processed(ledger) -> None:
     """add_special_tokens applies post-processing once, to the assembled sequence."""
-
     for name in ADMITTED:
         tok = load_tokenizer(name)
         text = "Hello, world! 123 " * 30

@@ -19,7 +19,6 @@ from frozen.errors import NotProvisioned
 from frozen.loader import FrozenTokenizer, load_tokenizer
 from frozen.registry import rows as registry_rows
 from properties.conftest import ADMITTED, PROVISIONED
-from spec.admission import admission_of
 
 _MATRIX: dict[str, list[KillRow]] = {}
 
@@ -65,7 +64,7 @@ def test_controls_recorded_and_consistent(tok, ledger) -> None:
         assert row.strings > 0
         if row.killed:
             assert row.strings_to_first_kill or row.strings_to_first_unit_kill
-            assert admission_of(tok).pattern not in control.redundant_for, (
+            assert not control.redundant_on(tok), (
                 f"{name} is killed on {tok.name} although {control.proof} claims it redundant: {row.first}"
             )
         if control.path == "harness":
@@ -86,9 +85,10 @@ def _by_control() -> dict[str, list[KillRow]]:
 
 def test_every_control_killed_somewhere_or_proven() -> None:
     """Every control is killed on at least one provisioned tokenizer, unless it is proven redundant on every
-    tokenizer where it applies."""
+    tokenizer where it applies but those where its survival is a stated open finding (OPEN_FINDINGS)."""
     never = [n for n, rows in _by_control().items()
-             if not any(r.killed for r in rows) and any(r.status == "survived" for r in rows)]
+             if not any(r.killed for r in rows)
+             and any(r.status == "survived" and (n, r.tokenizer) not in OPEN_FINDINGS for r in rows)]
     assert not never, f"controls the battery never kills and no proof covers: {never}"
 
 
@@ -101,8 +101,21 @@ OPEN_FINDINGS: dict[tuple[str, str], str] = {
         "No proof of redundancy yet, so the witness stays required by the implementation."
     )
     for control in ("repair.no_witness",)
-    for tok in ("deepseek_v3", "deepseek_v4_flash", "llama_3_1_8b", "qwen3_8b")
+    for tok in ("deepseek_v3", "deepseek_v4_flash", "llama_3_1_8b", "qwen3_8b", "olmo_3_7b", "ministral_3_8b")
 }
+# olmo_3_7b's PII markers overlap on "|||" with letter-to-"|" transitions in the overlapped tails, so the witness
+# argument that makes the bound and the margin redundant (controls.proofs.accepted_witnesses_are_safe_cuts) does
+# not cover it (controls.proofs.overlapped_tails_without_witness is false there).
+OPEN_FINDINGS[("repair.no_bound", "olmo_3_7b")] = (
+    "the bound is needed here: a chain of 111 '|||EMAIL_ADDRESS' then '|||' is repaired wrongly without it "
+    "(test_repair_knobs.py, require_bound=False); the ci battery has no overlap chain longer than the first window, "
+    "so the battery itself does not kill it yet"
+)
+OPEN_FINDINGS[("repair.margin_0", "olmo_3_7b")] = (
+    "the witness argument does not cover olmo's overlapping markers (test_accepted_witnesses_are_safe_cuts finds a "
+    "witness that is not a safe cut of the window); no input found that margin 0 gets wrong (864 overlap-chain "
+    "candidates); the bound >= margin argument (test_single_knob_redundancy_premises) is what remains"
+)
 
 
 def _unproven_survivals() -> set[tuple[str, str]]:
@@ -121,8 +134,8 @@ def test_no_survival_without_proof() -> None:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="open finding: repair.no_witness survives the battery on qwen2, llama3 "
-                   "and deepseek patterns (see OPEN_FINDINGS)")
+@pytest.mark.xfail(strict=True, reason="open findings: repair.no_witness survives the battery on qwen2, llama3, "
+                   "tekken and deepseek patterns; repair.no_bound and repair.margin_0 on olmo3 (see OPEN_FINDINGS)")
 def test_open_findings_resolved() -> None:
     """Stays visible as an expected failure until every open finding is killed or proven redundant."""
     assert not {k for k in OPEN_FINDINGS if k[1] in ADMITTED}

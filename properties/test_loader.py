@@ -28,11 +28,13 @@ EXPECTED = [
     ("gpt_oss_120b", "none", 21, 19, 128),
     ("deepseek_v3", "empty_sequence", 818, 23, 128),
     ("deepseek_v4_flash", "empty_sequence", 1283, 36, 128),
+    ("olmo_3_7b", "none", 22, 19, 128),  # provisioned without a config: the strings come from tokenizer.json alone
+    ("ministral_3_8b", "none", 1000, 18, 76),
 ]
 
 
 @pytest.mark.parametrize(("name", "normalizer", "specials", "margin", "bound"), EXPECTED)
-def test_five_provisioned_tokenizers_load_with_computed_parameters(name, normalizer, specials, margin, bound) -> None:
+def test_provisioned_tokenizers_load_with_computed_parameters(name, normalizer, specials, margin, bound) -> None:
     assert name in PROVISIONED, f"{name} must be provisioned from the mirror"
     tok = load_tokenizer(name, fresh=True)
     assert tok.normalizer == normalizer

@@ -15,10 +15,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from frozen.loader import load_tokenizer
 from frozen.registry import rows
 from properties.conftest import PROVISIONED
 from spec.admission import admission_of
-from spec.patterns import CONFIRMED_AGAINST_FILE, SPLIT_PATTERNS
+from spec.patterns import CONFIRMED_AGAINST_FILE, RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES
 from spec.proofs.pieces import cut_changes_pieces, family_pieces, pieces_of
 from spec.proofs.prove import FamilyProof, prove_family, prove_stages
 from spec.proofs.regex import PatternSyntaxUnsupported, parse
@@ -90,14 +91,17 @@ def _split_stages(pre_tokenizer: dict) -> tuple[list[dict], list[dict]]:
 
 
 def test_tokenizer_runs_a_proved_pattern(tok, ledger) -> None:
-    """The tokenizer's pre-tokenizer is exactly its family's proved Split stages (Isolated, not inverted) then a
+    """The tokenizer's pre-tokenizer is exactly its family's proved Split stages (Isolated and not inverted, or
+    Removed and inverted over a stage proved total: spec.proofs.coverage) then a
     ByteLevel without regex or prefix space; its pattern's proof holds; its own pre-tokenizer confirms every
     counterexample."""
     family = admission_of(tok).pattern
     config = json.loads(tok.tokenizer.to_str())["pre_tokenizer"]
     splits, rest = _split_stages(config)
     assert tuple(s["pattern"]["Regex"] for s in splits) == SPLIT_PATTERNS[family]
-    assert all(s["behavior"] == "Isolated" and not s["invert"] for s in splits)
+    assert all((s["behavior"], s["invert"]) == ("Isolated", False)
+               or ((s["behavior"], s["invert"]) == ("Removed", True) and s["pattern"]["Regex"] in TOTAL_STAGES)
+               for s in splits)
     assert [r["type"] for r in rest] == ["ByteLevel"]
     assert rest[0]["use_regex"] is False and rest[0]["add_prefix_space"] is False
     proof = prove_family(family)
@@ -171,3 +175,16 @@ def test_parser_refuses_constructs_the_proofs_do_not_model(regex: str) -> None:
     flags are refused, never approximated."""
     with pytest.raises(PatternSyntaxUnsupported):
         parse(regex)
+
+
+def test_confirmed_and_reconstructed_patterns_partition_the_families() -> None:
+    """Every family is either confirmed against a real file or a named reconstruction; a confirmed family whose
+    tokenizer is provisioned runs its string byte for byte (the Tekken string against ministral_3_8b's file)."""
+    assert CONFIRMED_AGAINST_FILE | set(RECONSTRUCTED) == set(SPLIT_PATTERNS)
+    assert not CONFIRMED_AGAINST_FILE & set(RECONSTRUCTED)
+    for family in CONFIRMED_AGAINST_FILE:
+        for name in _tokenizers_of(family):
+            if name in PROVISIONED:
+                config = json.loads(load_tokenizer(name).tokenizer.to_str())["pre_tokenizer"]
+                splits, _ = _split_stages(config)
+                assert tuple(s["pattern"]["Regex"] for s in splits) == SPLIT_PATTERNS[family], name

@@ -54,7 +54,6 @@ def test_unit_lengths_give_the_same_units_as_grouping_by_word(tok, ledger) -> No
     """Invariant: `units_from_lengths(*reference_encode_unit_lengths(S))` equals `reference_encode_units(S)` (the
     compact form the checks compare is the same units), on the samples, each sample with the tokenizer's special
     strings spliced in, and the empty text; and `unit_difference` reports a difference exactly when they differ."""
-
     specials = list(tok.special_strings[:3])
     texts = ["", *SAMPLES, *(s[: len(s) // 2] + sp + sp + s[len(s) // 2 :] for s in SAMPLES for sp in specials)]
     diffs = 0
@@ -74,7 +73,6 @@ def test_unit_lengths_give_the_same_units_as_grouping_by_word(tok, ledger) -> No
 def test_chunk_rows_equal_reference_batch(tok, ledger) -> None:
     """Invariant: the chunked encoder's batch call (`delta.cuts.encode_rows`, IDs only) returns the same IDs as
     the reference's batch path, row for row, on the samples and each sample's halves."""
-
     texts = [*SAMPLES, *(s[: len(s) // 2] for s in SAMPLES), *(s[len(s) // 2 :] for s in SAMPLES)]
     rows = encode_rows(tok, texts)
     diffs = sum(a != b for a, b in zip(rows, reference_encode_batch(tok, texts), strict=True))

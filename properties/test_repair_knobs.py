@@ -64,6 +64,9 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
         (
             Candidate(FILLER * 2 + "<|im_", "end|>", why="special-token head ends S"),
             Candidate("ok " + "｜DSML" * 150, "｜", tok="deepseek_v4_flash", why="a chain of overlapping specials"),
+            Candidate("ok " + "|||EMAIL_ADDRESS" * 111, "|||", tok="olmo_3_7b",
+                      why="olmo3's PII markers overlap on '|||' and their tails hold letter-to-'|' transitions: a "
+                      "run inside the chain has a witness, and only the bound refuses it"),
         ),
     ),
     "margin=0": (
@@ -85,8 +88,8 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
 REDUNDANT = {
     "require_witness=False": "no counterexample found: under the full key an equal-span run re-synchronizes the "
     "streams on these patterns; the witness is what makes the proof independent of the pattern",
-    "require_bound=False": "redundant alone: needed only where special strings overlap, and there the overlapped "
-    "tail has no accepted transition (test_single_knob_redundancy_premises); jointly needed with the witness "
+    "require_bound=False": "redundant alone where overlapped special tails hold no accepted transition "
+    "(test_single_knob_redundancy_premises; olmo_3_7b, where they do, kills it); jointly needed with the witness "
     "(test_witness_and_bound_are_jointly_needed)",
     "margin=0": "redundant given bound >= margin: every token of an accepted run is a boundary in both streams, and "
     "the bound already keeps the run start at least a margin before len(S) (test_single_knob_redundancy_premises)",
@@ -158,11 +161,19 @@ def test_single_knob_redundancy_premises(tok, ledger) -> None:
     """The premises under which margin=0 and require_bound=False cannot change an answer (spec/repair.py sketch):
     the bound is at least the margin (so an accepted run starts before len(S) - margin, where the special-token
     scans of S and S + D agree); and for every pair of overlapping special strings Z, O, the part of O that can lie
-    in S after Z ends (O[k:-1]) has no accepted transition, so a run there has no witness."""
+    in S after Z ends (O[k:-1]) has no accepted transition, so a run there has no witness. Where the second premise
+    fails (olmo_3_7b), require_bound=False is not redundant: a concrete input must show it wrong there."""
     assert tok.bound >= tok.margin
     overlaps = overlapping_specials(tok.special_strings)
     witnessed = [(z, o) for z, o, k in overlaps
                  if any(is_accepted_transition(a, b) for a, b in zip(o[k:-1], o[k + 1 : -1], strict=False))]
+    kills = []
+    if witnessed:
+        params, candidates = KNOBS["require_bound=False"]
+        kills = [c.why for c in candidates if c.tok == tok.name and _kills(tok.name, c, params)[0]]
     ledger.record("proof", "repair_redundancy_premises", tok, comparisons=len(overlaps) + 1,
-                  differences=len(witnessed), unit="premise", details={"overlaps": len(overlaps)})
-    assert not witnessed, witnessed[:3]
+                  differences=len(witnessed) if not kills else 0, unit="premise",
+                  details={"overlaps": len(overlaps), "witnessed_overlaps": len(witnessed),
+                           "bound_needed_here": bool(kills)})
+    assert not witnessed or kills, (f"{tok.name}: overlapped tails with a witness {witnessed[:3]}, but no input "
+                                    "shows require_bound=False wrong here")

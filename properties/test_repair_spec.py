@@ -224,6 +224,5 @@ def _key_streams(draw) -> tuple[dict, dict, list]:
 def test_unique_key_run_equals_the_general_search(streams) -> None:
     """Invariant: when every key occurs once in the new stream, the one-pass run search returns exactly what the
     general longest-common-run search returns (same run, same tie-breaking by covered span, then later end)."""
-
     old_keys, new_keys, spans = streams
     assert longest_common_run(old_keys, new_keys, spans) == _longest_run_general(old_keys, new_keys, spans)

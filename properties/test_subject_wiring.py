@@ -37,7 +37,6 @@ def _records(folder: Path, pattern: str = "*.jsonl") -> list[dict]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One fuzz campaign and one corpus comparison (a slice of the small corpus, level 1) on LoPT under Qwen3."""
-
     root = tmp_path_factory.mktemp("subject-wiring")
     fuzz_out, corpus_out = root / "fuzz", root / "corpus"
     fuzz_rc = fuzz_main(["--tokenizer", "qwen3", "--examples", "5", "--subject", "lopt", "--out", str(fuzz_out),
@@ -69,7 +68,6 @@ def test_fuzz_on_lopt_checks_its_chunked_path_and_exits_by_its_differences(runs,
 def test_fuzz_unknown_subject_exits_2_with_the_known_names(capsys: pytest.CaptureFixture, tmp_path: Path,
                                                            ledger) -> None:
     """An unknown --subject is a usage error (exit 2) naming the known subjects, never a traceback or a pass."""
-
     rc = fuzz_main(["--tokenizer", "qwen3", "--examples", "1", "--subject", "nosuch", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert rc == 2
@@ -106,7 +104,6 @@ class _BrokenSubject:
 def test_subject_checker_repair_path_passes_delta_and_catches_a_wrong_session(ledger) -> None:
     """The fuzz repair checker on a subject: the minimal implementation's session returns ref(S) and ref(S + D);
     a session that appends a token to S + D is reported as a difference at that position."""
-
     tok = load_tokenizer(QWEN3)
     case = FuzzCase("repair", "Hello world, a session grows.\n  Then more text arrives here.", split=31)
     good = SubjectChecker(tok, "repair", get_subject("delta", tok)).check(case)
@@ -139,7 +136,6 @@ def test_kill_matrix_subject_runs_the_unbroken_battery(tmp_path: Path, capsys: p
                                                        ledger) -> None:
     """python -m controls.kill_matrix --subject lopt: encoder and chunked battery rows ran on every case, repair
     "not installed"; exit 1 exactly when a difference was found."""
-
     out = tmp_path / "battery.jsonl"
     rc = km_main(["--tokenizer", "qwen3", "--subject", "lopt", "--stop", "8", "--ledger", str(out)])
     capsys.readouterr()
@@ -156,7 +152,6 @@ def test_kill_matrix_subject_runs_the_unbroken_battery(tmp_path: Path, capsys: p
 def test_report_lists_subjects_separately_and_deterministically(runs, tmp_path: Path, ledger) -> None:
     """The report's Subjects section lists lopt's ran and not-installed rows; subject records never enter the
     minimal implementation's rows; two builds of the same ledgers are byte-identical."""
-
     ledgers = [str(runs["fuzz"]), str(runs["corpus"] / "corpus-ledger.jsonl")]
     outs = []
     for name in ("a", "b"):
@@ -182,7 +177,6 @@ def test_report_lists_subjects_separately_and_deterministically(runs, tmp_path: 
 
 class _SleepySubject:
     """A subject whose whole encode and session calls take `seconds` each and answer the reference's IDs."""
-
     name, version = "sleepy", "0"
 
     def __init__(self, tok, seconds: float) -> None:
@@ -227,7 +221,6 @@ def test_check_on_subject_times_the_subject_and_the_reference_apart(monkeypatch:
 @pytest.fixture(scope="module")
 def fastokens_campaign(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One batch (32 repair cases) of a fuzz campaign on fastokens 0.1.2, the SGLang pin, under Qwen3."""
-
     try:
         opened_subject(PINNED_FASTOKENS, load_tokenizer(QWEN3))
     except SubjectUnavailable as exc:
@@ -266,7 +259,6 @@ def test_fuzz_repair_checker_catches_the_fastokens_whitespace_trigger(fastokens_
     """The fuzz repair path on fastokens 0.1.2 reports the whitespace divergence when a case carries its trigger
     (S = 4,096 characters ending "\\n ", D = "\\n"), marks it as caused by the earlier call (a new session given
     S + D alone returns the reference), and passes the same case one character shorter."""
-
     tok = load_tokenizer(QWEN3)
     checker = checker_for(tok, "repair", None, PINNED_FASTOKENS)
     s = "x" * 4094 + "\n "

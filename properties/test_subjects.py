@@ -101,7 +101,6 @@ def test_uninstallable_version_is_reported_not_installed(ledger) -> None:
 def test_delta_subject_replays_and_chunks_exactly(tok, ledger) -> None:
     """The minimal implementation's session equals the reference on every turn of the whitespace-seam replay, and
     its chunked encode equals it on the joined turns."""
-
     subject = get_subject("delta", tok)
     turns = whitespace_seam_turns(turns=4)
     r = replay(subject, tok, turns)
@@ -147,7 +146,6 @@ def test_lopt_position_matching_gives_a_wrong_id_that_id_matching_does_not(ledge
 
 def test_lopt_joins_ordinary_text_exactly(tok, ledger) -> None:
     """LoPT (both variants) returns the reference IDs on ordinary multi-script text long enough for 32 chunks."""
-
     text = ("".join(SAMPLES[:5]) + "\n") * 12
     ref = reference_encode(tok, text)
     for spec in ("lopt", "lopt-ids"):
@@ -161,7 +159,6 @@ def test_lopt_joins_ordinary_text_exactly(tok, ledger) -> None:
 @pytest.mark.slow
 def test_lopt_search_regenerates_the_fixture(ledger) -> None:
     """The seeded search finds the fixture text again (the fixture is an output of the search, not hand-made)."""
-
     fx = _lopt_fixture()
     tok = _tok_or_skip(fx["tokenizer"])
     trig = find_trigger(tok, "cjk", seed=0, length=len(fx["text"]), max_trials=fx["trial"] + 1)
@@ -195,7 +192,6 @@ def test_fastokens_splits_a_whitespace_run_across_turns_in_one_process(ledger) -
     spaces is followed by one beginning with a newline: a lone newline (ID 198) where the reference keeps the
     newline-spaces-newline token whole; every later turn differs too; a fresh object encodes the same text right.
     The expectations table records this release as diverging."""
-
     tok = _tok_or_skip("qwen3_8b")
     subject = _shared_subject(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "repair", "fastokens_whitespace_replay")
     turns = whitespace_seam_turns()
@@ -217,7 +213,6 @@ def test_fastokens_splits_a_whitespace_run_across_turns_in_one_process(ledger) -
 def test_fastokens_minimal_trigger(ledger) -> None:
     """The shrunk trigger: an earlier call of 4,096 characters ending "\\n " then the same text + "\\n" diverges on
     0.1.2; with 4,095 characters it does not (the reuse starts at 4,096)."""
-
     tok = _tok_or_skip("qwen3_8b")
     subject = _shared_subject(ledger, f"fastokens=={SGLANG_FASTOKENS}", tok, "repair", "fastokens_minimal_trigger")
     a = "x" * 4094 + "\n "
@@ -284,7 +279,6 @@ def test_fastokens_pinned_release_composes_pairs_the_reference_leaves_apart(ledg
 def test_fastokens_fixed_releases_match_on_the_same_replay(version: str, ledger) -> None:
     """The newest release the table knows (0.3.5, pinned) and the first fixed one (0.3.3) replay the same transcript
     with 0 differences under qwen3_8b, as the expectations table records."""
-
     assert {version} <= {NEWEST_KNOWN, FIRST_FIXED}
     tok = _tok_or_skip("qwen3_8b")
     subject = _subject_or_skip(ledger, f"fastokens=={version}", tok, "repair", "fastokens_whitespace_replay")
@@ -306,7 +300,6 @@ def test_fastokens_sweep_verdicts_follow_the_table(monkeypatch: pytest.MonkeyPat
     as expected), a release past the table is "no expectation recorded", an outcome other than the recorded one is
     "unexpected", the recorded one "as expected"; with no list given it covers every table release. (The peer is
     replaced by the minimal implementation, which matches the reference on the replay, so no install is needed.)"""
-
     tok = _tok_or_skip("qwen3_8b")
 
     class StandIn:
@@ -341,7 +334,6 @@ def test_fastokens_release_sweep(name: str, ledger) -> None:
     """Every release of the expectations table (and every newer one the index lists) replays the transcript; each
     installed release's outcome equals the table's. A release past the table is recorded as "no expectation
     recorded" (not failed); a table release that cannot be installed is recorded as "not installed" (not passed)."""
-
     tok = _tok_or_skip(name)
     sweep = sweep_versions(tok)
     unexpected = {}
@@ -399,7 +391,6 @@ def test_gigatoken_unicode_skew_is_found_and_confirmed_on_whole_encodes(ledger) 
 @pytest.mark.parametrize("name", ["qwen3_8b", "llama_3_1_8b", "gpt_oss_120b", "deepseek_v3", "deepseek_v4_flash"])
 def test_gigatoken_unicode_skew_all_candidates(name: str, ledger) -> None:
     """Every skew candidate (class differs, nonzero combining class, or canonical decomposition) on whole encodes."""
-
     tok = _tok_or_skip(name)
     subject = _subject_or_skip(ledger, "gigatoken", tok, "encoder", "gigatoken_unicode_skew_all")
     r = probe_skew(subject, tok, skew_candidates())
@@ -476,7 +467,6 @@ def test_toktier_full_ci_battery(name: str, ledger) -> None:
 def test_toktier_corpus_slice(name: str, ledger) -> None:
     """toktier's whole, chunked (k=8) and session (document halves) encodes equal the reference on the first
     documents of every shard of the built `small` corpus under $DELTA_HOME/corpus/small (chat rows rendered)."""
-
     tok = _tok_or_skip(name)
     shards = sorted((cache_root() / "corpus" / "small").glob("*.jsonl"))
     if not shards:

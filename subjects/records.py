@@ -77,7 +77,6 @@ def compare_whole(subject, tok: FrozenTokenizer, texts: list[str]) -> tuple[int,
 
     The proposition per text: subject.encode(text) == reference_encode(tok, text).
     """
-
     got = subject.encode_many(texts) if hasattr(subject, "encode_many") else [subject.encode(t) for t in texts]
     want = reference_encode_batch(tok, texts)
     bad = [(len(t), t, g, w) for t, g, w in zip(texts, got, want, strict=False) if g != w]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from spec.patterns import SPLIT_PATTERNS
+from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES
 from spec.proofs.alphabet import family_alphabet
 from spec.proofs.bounded import bounded_check, default_lengths
 from spec.proofs.pieces import family_pieces
@@ -20,13 +20,16 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [f for f in args.families if f not in SPLIT_PATTERNS]
     if unknown:
         parser.error(f"unknown pattern family: {', '.join(unknown)}")
-    from spec.proofs.prove import prove_family  # heavy optional: z3, loaded only once the arguments parse
+    # heavy optional: z3, loaded only once the arguments parse
+    from spec.proofs.coverage import family_coverage
+    from spec.proofs.prove import prove_family
 
     failed = False
     for family in args.families or list(SPLIT_PATTERNS):
         proof = prove_family(family)
         s = proof.summary()
-        print(f"{family}: {s['symbols']} symbols, {s['stages']} stage(s), "
+        origin = f" (reconstruction: {RECONSTRUCTED[family]})" if family in RECONSTRUCTED else " (confirmed: file)"
+        print(f"{family}{origin}: {s['symbols']} symbols, {s['stages']} stage(s), "
               f"{s['obligations_proved']}/{s['obligations_total']} obligations proved, solver {s['solver_seconds']}s")
         print(f"  accepted pairs proved (separating stage): {s['accepted_pairs_proved']}")
         print(f"  accepted pairs FAILED: {s['accepted_pairs_failed']}")
@@ -37,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         if s["unresolved_exclusions"]:
             print(f"  excluded pairs with neither proof nor confirmed counterexample: {s['unresolved_exclusions']}")
         failed |= bool(s["accepted_pairs_failed"] or s["unresolved_exclusions"])
+        for cov in family_coverage(family):
+            claimed = SPLIT_PATTERNS[family][cov.stage] in TOTAL_STAGES
+            verdict = "total (matches tile every text)" if cov.total else (
+                "matches the empty string" if cov.empty_match else f"not total: {cov.witness!r} starts no match")
+            print(f"  coverage of stage {cov.stage}: {verdict}; may run Removed + inverted: {claimed}")
+            failed |= cov.total != claimed
         if args.bounded:
             alphabet = family_alphabet(family)
             for r in bounded_check(family_pieces(family), alphabet, *default_lengths(alphabet, False)):

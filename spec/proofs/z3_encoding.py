@@ -15,7 +15,7 @@ import z3
 from spec.proofs.alphabet import Alphabet
 from spec.proofs.regex import Alt, Cat, Look, Node, Rep, Sym
 
-SYMBOL_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # ascending, so ranges work
+SYMBOL_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # ascending; ranges only within a run
 RE_SORT = z3.ReSort(z3.StringSort())
 
 
@@ -35,7 +35,9 @@ class Encoder:
             return z3.Empty(RE_SORT)
         runs: list[list[int]] = []
         for s in members:
-            if runs and runs[-1][1] == s - 1:
+            # a run continues only where the characters are adjacent code points: "9" and "A" are consecutive
+            # symbols but not consecutive characters, and Range("9", "A") would admit ":" to "@" as well
+            if runs and runs[-1][1] == s - 1 and ord(self.chars[s]) == ord(self.chars[s - 1]) + 1:
                 runs[-1][1] = s
             else:
                 runs.append([s, s])
