@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -31,7 +30,7 @@ from urllib.parse import urlsplit
 from frozen.cache import PROVENANCE, ensure_writable, tokenizers_dir
 from frozen.digests import sha256_file
 from frozen.errors import DigestMismatch, SourceUnavailable, SuiteError
-from frozen.recipes import rebuild
+from frozen.recipes import rebuild, run_client
 from frozen.registry import TOKENIZER_FILE, RegistryRow, rows
 
 MIRROR_ENV = "DELTA_TOKENIZER_MIRROR"
@@ -127,15 +126,8 @@ def hub_fetcher(row: RegistryRow, staging: Path) -> str:
 
 
 def _run(cmd: list[str], cwd: Path) -> None:
-    try:
-        subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, timeout=600)
-    except FileNotFoundError as exc:
-        raise SourceUnavailable(f"{cmd[0]} is not installed") from exc
-    except subprocess.CalledProcessError as exc:
-        tail = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()[-1:]
-        raise SourceUnavailable(f"{' '.join(cmd)} failed: {' '.join(tail)}") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise SourceUnavailable(f"{' '.join(cmd)} timed out") from exc
+    """A registry client's command; any failure is one `SourceUnavailable` naming it."""
+    run_client(cmd, cwd, cmd[-1])
 
 
 def package_fetcher(row: RegistryRow, staging: Path) -> str:

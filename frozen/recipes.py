@@ -71,7 +71,8 @@ class Recipe:
 ArchiveFetcher = Callable[[Recipe, Path], Path]
 
 
-def _run(cmd: list[str], cwd: Path, what: str) -> None:
+def run_client(cmd: list[str], cwd: Path, what: str) -> None:
+    """Run a registry client (pip, npm) or a serializer; a failure is one `SourceUnavailable` saying what failed."""
     try:
         subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, timeout=900)
     except FileNotFoundError as exc:
@@ -87,11 +88,11 @@ def registry_archive(recipe: Recipe, work: Path) -> Path:
     """Download the recipe's package with the registry's ordinary client (pip download / npm pack)."""
     what = f"{recipe.package}@{recipe.version}"
     if recipe.registry == "pypi":
-        _run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(work),
+        run_client([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(work),
               f"{recipe.package}=={recipe.version}"], work, what)
         found = sorted(work.glob("*.whl"))
     elif recipe.registry == "npm":
-        _run(["npm", "pack", "--silent", f"{recipe.package}@{recipe.version}"], work, what)
+        run_client(["npm", "pack", "--silent", f"{recipe.package}@{recipe.version}"], work, what)
         found = sorted(work.glob("*.tgz"))
     else:
         raise SourceUnavailable(f"recipe registry {recipe.registry!r} is not supported (pypi, npm)")
@@ -154,7 +155,7 @@ def serializer_python(release: str) -> str:
     python = env / "bin" / "python"
     if not python.exists():
         venv.EnvBuilder(with_pip=True, clear=True).create(env)
-        _run([str(python), "-m", "pip", "install", "-q", f"tokenizers=={release}"], env, f"tokenizers=={release}")
+        run_client([str(python), "-m", "pip", "install", "-q", f"tokenizers=={release}"], env, f"tokenizers=={release}")
     return str(python)
 
 

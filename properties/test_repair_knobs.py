@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from controls.proofs import overlapping_specials
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from spec.reference import reference_encode, reference_encode_with_offsets
@@ -147,14 +148,6 @@ def test_witness_and_bound_are_jointly_needed(ledger) -> None:
                   details={"path": path, "single_knob_wrong": singles})
     assert not default_wrong and wrong and not any(singles)
 
-
-def overlapping_specials(specials: tuple[str, ...]) -> list[tuple[str, str, int]]:
-    """(Z, O, k): special strings where Z's last k characters are O's first k (0 < k < both lengths)."""
-    by_prefix: dict[str, list[str]] = {}
-    for s in specials:
-        for k in range(1, len(s)):
-            by_prefix.setdefault(s[:k], []).append(s)
-    return [(z, o, k) for z in specials for k in range(1, len(z)) for o in by_prefix.get(z[len(z) - k :], ())]
 
 
 def test_single_knob_redundancy_premises(tok, ledger) -> None:
