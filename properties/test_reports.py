@@ -10,6 +10,7 @@ import sys
 from collections import defaultdict
 from html.parser import HTMLParser
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,6 +19,7 @@ from frozen.registry import rows as registry_rows
 from ledger.records import append_records, make_record
 from reports.cli import main as reports_main
 from reports.table3 import NO_TOKENIZER, build_table3, load_records
+from subjects.records import subject_record
 
 REGISTRY = [r.name for r in registry_rows()]
 PROVISIONED_HERE = {line["name"] for line in provisioning_status(rehash=False) if line["status"].startswith("prov")}
@@ -400,3 +402,35 @@ def test_missing_tokenizers_show_as_not_provisioned_whatever_the_cache(built) ->
     assert info[only].digest_note == "records carry a digest other than the provisioned file's"
     for name in named & set(REGISTRY) - {only}:
         assert info[name].digest_note == "records made elsewhere (not provisioned here)"
+
+
+def _obligation_cells(model) -> dict[str, dict[str, str]]:
+    return {row["id"]: {k: v for k, v in row.items() if k in REGISTRY} for row in model.obligations.rows}
+
+
+def test_a_subject_record_never_changes_an_obligation(tmp_path: Path) -> None:
+    """A third-party subject's record with differences (fastokens 0.1.2's NFC skew, matching the `*nfc*` pattern
+    of the normalization premise) goes to the Subjects section and leaves every obligation cell as it was."""
+    own = [_rec("exhaustive", "exhaustive.nfc_equation", "qwen3_8b", comparisons=1000, differences=0,
+                unit="code points")]
+    fastokens = SimpleNamespace(name="fastokens", version="0.1.2")
+    qwen3 = SimpleNamespace(name="qwen3_8b", sha256="sha-qwen3_8b")
+    skew = subject_record(fastokens, qwen3, "encoder", "fastokens_nfc_skew", comparisons=279, differences=150,
+                          unit="strings")
+    provisioning = [{"name": "qwen3_8b", "alias": "qwen3", "status": "provisioned (exact)", "sha256": "x"}]
+    before = build_table3(own, provisioning=provisioning)
+    after = build_table3([*own, skew], provisioning=provisioning)
+    assert before.obligations.available
+    assert _obligation_cells(after) == _obligation_cells(before)
+    assert all(cells.get("qwen3_8b") != "failed" for cells in _obligation_cells(after).values())
+    assert [r["subject"] for r in after.subjects] == ["fastokens"]
+
+
+def test_a_provisioned_tokenizer_without_records_is_never_not_provisioned() -> None:
+    """A tokenizer the provisioning status lists as provisioned reads "open" (or better) in every obligation
+    cell even when no record names it; only a tokenizer that is not provisioned reads "not provisioned"."""
+    provisioning = [{"name": "gpt_oss_120b", "alias": "gpt-oss", "status": "provisioned (exact)", "sha256": "x"}]
+    model = build_table3([_rec("encoder", "corpus.whole", "qwen3_8b", comparisons=3)], provisioning=provisioning)
+    cells = _obligation_cells(model)
+    assert cells and all(c["gpt_oss_120b"] != "not provisioned" for c in cells.values())
+    assert any(c["glm_5_2"] in ("not provisioned", "pattern only") for c in cells.values())

@@ -701,8 +701,13 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def obligation_table(records: list[dict], module_name: str = "spec.proofs.obligations") -> ObligationTable:
-    """The proof-obligation table from `obligations()` and `status_from_ledger(records)`, if that module exists."""
+def obligation_table(records: list[dict], module_name: str = "spec.proofs.obligations",
+                     provisioned: list[str] | None = None) -> ObligationTable:
+    """The proof-obligation table from `obligations()` and `status_from_ledger(records)`, if that module exists.
+
+    `records` must be the suite's own (a third-party subject's record never discharges or fails an obligation of
+    the suite: `build_table3` passes only those); `provisioned` (the names provisioned when the report is made)
+    keeps a provisioned tokenizer without records from reading "not provisioned"."""
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -711,7 +716,8 @@ def obligation_table(records: list[dict], module_name: str = "spec.proofs.obliga
         return ObligationTable(False, f"obligation table not available: {module_name} failed to import ({exc})")
     try:
         obligations = [_plain(o) for o in module.obligations()]
-        status = _plain(module.status_from_ledger(records))
+        kwargs = {"provisioned": provisioned} if provisioned is not None else {}
+        status = _plain(module.status_from_ledger(records, **kwargs))
     except Exception as exc:  # a bug in the proofs module must show in the report, not abort it
         why = f"{module_name} raised {type(exc).__name__}: {exc}"
         return ObligationTable(False, f"obligation table not available: {why}")
@@ -753,6 +759,16 @@ def count_duplicates(records: list[dict]) -> int:
 SUBJECT_HEADER = ["subject", "version", "tokenizer", "level", "status", "comparisons", "differences", "reasons",
                   "counterexample"]
 NO_SUBJECTS = "No third-party subject records: only the minimal implementation was checked."
+
+
+def provisioned_names(tokenizers: list[TokenizerInfo], records: list[dict]) -> list[str] | None:
+    """The tokenizers provisioned now, plus those the records say were provisioned when they ran; None when the
+    report has no provisioning status (then the obligations module infers it from the records)."""
+    now = [t.name for t in tokenizers if t.provisioned]
+    if not now:
+        return None
+    ran = {r["tokenizer"] for r in records if r.get("tokenizer") and (r.get("tokenizer_sha256") or "")}
+    return sorted(set(now) | ran)
 
 
 def third_party_subject(rec: dict) -> bool:
@@ -820,7 +836,7 @@ def build_table3(
         throughput=build_throughput(own),
         subjects=_subjects_table(subject_recs),
         provenance=gather(records),
-        obligations=obligation_table(records, obligations_module),
+        obligations=obligation_table(own, obligations_module, provisioned_names(tokenizers, own)),
         ledger_files=list(ledger_files_read or []),
         ledger_errors=sorted(ledger_errors or [], key=lambda e: (e.file, e.line, e.reason)),
         duplicate_records=count_duplicates(records),
