@@ -36,6 +36,7 @@ from checks.differential import (
     first_difference,
 )
 from checks.palette import derived_seed
+from controls.findings import open_finding
 from controls.registry import Control, get, names
 from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer, load_tokenizer
@@ -235,6 +236,7 @@ def ledger_records(rows: list[KillRow], kind: str = "controls") -> list[dict]:
             "control": r.control,
             "path": r.path,
             "status": r.status,
+            "open_finding": open_finding(r.control, r.tokenizer) if r.status == "survived" else None,
             "killed": r.killed,
             "killed_by": r.killed_by,
             "strings_to_first_kill": r.strings_to_first_kill,

@@ -39,6 +39,15 @@ settings.load_profile(os.environ.get("DELTA_HYPOTHESIS_PROFILE", "ci"))
 REPO = Path(__file__).resolve().parent.parent
 
 
+def exhaustive_stride() -> int:
+    """1 (every scalar value), or k from DELTA_EXHAUSTIVE_STRIDE: the per-code-point tests then check every k-th
+    scalar value only, and each exhaustive record says so (`details.sampled`)."""
+    try:
+        return max(1, int(os.environ.get("DELTA_EXHAUSTIVE_STRIDE", "1")))
+    except ValueError:
+        return 1
+
+
 def provisioned_names() -> list[str]:
     """Registry names whose files are in the cache (missing ones are reported by the registry tests)."""
     out = []
@@ -67,8 +76,23 @@ def tok(request: pytest.FixtureRequest) -> FrozenTokenizer:
     return load_tokenizer(request.param)
 
 
+def _ledger_dir() -> Path:
+    return Path(os.environ.get("DELTA_LEDGER_DIR", REPO / "out" / "ledgers" / "gate"))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The ledger folder holds the latest run only (`reports table3 --gate` renders it): the controller removes the
+    gate ledgers of earlier runs before any test writes."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    folder = _ledger_dir()
+    if folder.is_dir():
+        for old in folder.glob("gate-*.jsonl"):
+            old.unlink(missing_ok=True)
+
+
 def _ledger_path() -> Path:
-    folder = Path(os.environ.get("DELTA_LEDGER_DIR", REPO / "out" / "ledgers" / "gate"))
+    folder = _ledger_dir()
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     return folder / f"gate-{worker}-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
 
@@ -90,6 +114,8 @@ class GateLedger:
             **counts,
         )
         rec["details"]["test"] = self.test_id
+        if level == "exhaustive" and exhaustive_stride() > 1:
+            rec["details"]["sampled"] = f"every {exhaustive_stride()}th scalar value (DELTA_EXHAUSTIVE_STRIDE)"
         self.records.append(rec)
         return rec
 

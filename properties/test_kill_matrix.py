@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from controls import get, names
+from controls.findings import OPEN_FINDINGS
 from controls.kill_matrix import KillRow, ledger_records, run_matrix
 from frozen.errors import NotProvisioned
 from frozen.loader import FrozenTokenizer, load_tokenizer
@@ -90,32 +91,6 @@ def test_every_control_killed_somewhere_or_proven() -> None:
              if not any(r.killed for r in rows)
              and any(r.status == "survived" and (n, r.tokenizer) not in OPEN_FINDINGS for r in rows)]
     assert not never, f"controls the battery never kills and no proof covers: {never}"
-
-
-# Open findings: survivals with neither a kill nor a redundancy proof. Each is stated here, with what is known,
-# so that the gate fails on any NEW survival and also when a listed one changes (killed or proven: update it).
-OPEN_FINDINGS: dict[tuple[str, str], str] = {
-    (control, tok): (
-        "the sync witness is not shown necessary here: under the full match key an equal-span run re-synchronizes "
-        "the streams for this pattern in every case found (33,577 searched); on o200k a periodic 's run kills it. "
-        "No proof of redundancy yet, so the witness stays required by the implementation."
-    )
-    for control in ("repair.no_witness",)
-    for tok in ("deepseek_v3", "deepseek_v4_flash", "llama_3_1_8b", "qwen3_8b", "olmo_3_7b", "ministral_3_8b")
-}
-# olmo_3_7b's PII markers overlap on "|||" with letter-to-"|" transitions in the overlapped tails, so the witness
-# argument that makes the bound and the margin redundant (controls.proofs.accepted_witnesses_are_safe_cuts) does
-# not cover it (controls.proofs.overlapped_tails_without_witness is false there).
-OPEN_FINDINGS[("repair.no_bound", "olmo_3_7b")] = (
-    "the bound is needed here: a chain of 111 '|||EMAIL_ADDRESS' then '|||' is repaired wrongly without it "
-    "(test_repair_knobs.py, require_bound=False); the ci battery has no overlap chain longer than the first window, "
-    "so the battery itself does not kill it yet"
-)
-OPEN_FINDINGS[("repair.margin_0", "olmo_3_7b")] = (
-    "the witness argument does not cover olmo's overlapping markers (test_accepted_witnesses_are_safe_cuts finds a "
-    "witness that is not a safe cut of the window); no input found that margin 0 gets wrong (864 overlap-chain "
-    "candidates); the bound >= margin argument (test_single_knob_redundancy_premises) is what remains"
-)
 
 
 def _unproven_survivals() -> set[tuple[str, str]]:

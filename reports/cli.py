@@ -9,9 +9,11 @@ from pathlib import Path
 
 from frozen.errors import run_command
 from frozen.provision import status
+from reports.diff import diff_reports, load_report
 from reports.render_data import render_csv, render_json
 from reports.render_md import render_markdown
 from reports.table3 import ReportInputError, Table3, build_table3, load_records
+from reports.verdict import verdict
 
 FORMATS = ("md", "html", "json", "csv")
 
@@ -65,9 +67,18 @@ def write_files(out_dir: Path, files: dict[str, str]) -> list[Path]:
     return written
 
 
+def gate_ledger_dir() -> Path:
+    """Where the gate writes its ledger (the latest run only): $DELTA_LEDGER_DIR, else out/ledgers/gate."""
+    return Path(os.environ.get("DELTA_LEDGER_DIR", "out/ledgers/gate"))
+
+
 def _cmd_table3(args: argparse.Namespace) -> int:
     formats = parse_formats(args.format)
-    ledgers = [Path(p) for p in (args.ledgers or ["out/ledgers"])]
+    if args.gate and args.ledgers:
+        raise ReportInputError("--gate reads the gate's own ledger folder; give --ledgers or --gate, not both")
+    ledgers = [gate_ledger_dir()] if args.gate else [Path(p) for p in (args.ledgers or ["out/ledgers"])]
+    if args.gate and not gate_ledger_dir().is_dir():
+        raise ReportInputError(f"no gate ledger at {gate_ledger_dir()}: run the gate first (./run test)")
     records, errors, files = load_records(ledgers)
     model = build_table3(records, provisioning=provisioning_status(), ledger_errors=errors, ledger_files_read=files)
     written = write_files(Path(args.out), render(model, formats))
@@ -80,7 +91,19 @@ def _cmd_table3(args: argparse.Namespace) -> int:
     )
     for path in written:
         print(f"wrote {path}")
-    return 0
+    result = verdict(model)
+    print(result.line)
+    return 1 if args.require_pass and not result.passed else 0
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    result = diff_reports(load_report(Path(args.old)), load_report(Path(args.new)))
+    for line in result.regressions:
+        print(f"regression: {line}")
+    for line in result.changes:
+        print(f"change: {line}")
+    print(f"{len(result.regressions)} regressions, {len(result.changes)} other changes")
+    return 1 if result.regressions else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,7 +118,21 @@ def build_parser() -> argparse.ArgumentParser:
     t3.add_argument("--ledgers", nargs="+", metavar="PATH", help="ledger folders or files (default: out/ledgers)")
     t3.add_argument("--out", default="out/report", metavar="DIR", help="output folder (default: out/report)")
     t3.add_argument("--format", default=",".join(FORMATS), help=f"comma-separated subset of {','.join(FORMATS)}")
+    t3.add_argument("--gate", action="store_true",
+                    help="render the gate's own ledger ($DELTA_LEDGER_DIR or out/ledgers/gate: its latest run)")
+    t3.add_argument("--require-pass", action="store_true",
+                    help="exit 1 unless the verdict (the last line printed) is PASS")
     t3.set_defaults(func=_cmd_table3)
+    df = sub.add_parser(
+        "diff",
+        help="what changed between two reports (table3.json); exit 1 on a regression",
+        description="Compare two Table 3 reports: new differences, lost coverage, obligations that left "
+        "'discharged' or failed, controls no longer killed, a verdict gone from PASS to FAIL are regressions "
+        "(exit 1); other changes are listed. Exit 2 when a file is missing or not a report.",
+    )
+    df.add_argument("old", help="the earlier table3.json (or its folder)")
+    df.add_argument("new", help="the later table3.json (or its folder)")
+    df.set_defaults(func=_cmd_diff)
     return parser
 
 

@@ -96,12 +96,14 @@ def kill_heatmap(model: Table3) -> str | None:
     km = model.kill_matrix
     if not km.controls:
         return None
-    independent_ran = any(km.cells[n][NO_TOKENIZER].status in ("killed", "survived", "redundant") for n in km.controls)
+    independent_ran = any(km.cells[n][NO_TOKENIZER].status in ("killed", "survived", "redundant", "open finding")
+                          for n in km.controls)
     cols = [c for c in km.columns if c != NO_TOKENIZER or independent_ran]
     aliases = {t.name: t.alias for t in model.tokenizers}
     # value scale: 0 = not run / not provisioned, 1 = survived, 2..6 = killed with increasing failing share
-    # 7 = declared redundant (not killable)
-    cmap = ListedColormap(["#eeeeee", "#d62728", "#c7e9c0", "#a1d99b", "#74c476", "#31a354", "#006d2c", "#c6dbef"])
+    # 7 = declared redundant (not killable), 8 = a stated open finding (neutral: not a failure of the suite)
+    cmap = ListedColormap(["#eeeeee", "#d62728", "#c7e9c0", "#a1d99b", "#74c476", "#31a354", "#006d2c", "#c6dbef",
+                           "#efe6c8"])
     grid = []
     for name in km.controls:
         line = []
@@ -111,6 +113,8 @@ def kill_heatmap(model: Table3) -> str | None:
                 line.append(1)
             elif cell.status == "redundant":
                 line.append(7)
+            elif cell.status == "open finding":
+                line.append(8)
             elif cell.status == "killed":
                 share = cell.failing_share or 0.0
                 line.append(2 + min(4, int(share * 5)))
@@ -120,7 +124,7 @@ def kill_heatmap(model: Table3) -> str | None:
     with rc_context({"font.family": FONT, "font.size": 8}):
         fig = _figure(max(6.0, 0.85 * len(cols) + 2.5), 0.45 * len(km.controls) + 1.6)
         ax = fig.add_subplot()
-        ax.pcolormesh(grid, cmap=cmap, vmin=0, vmax=7, edgecolors="white", linewidth=1.5)
+        ax.pcolormesh(grid, cmap=cmap, vmin=0, vmax=8, edgecolors="white", linewidth=1.5)
         ax.invert_yaxis()
         ax.set_xticks([x + 0.5 for x in range(len(cols))], [aliases.get(c, c) for c in cols], rotation=35, ha="right")
         ax.set_yticks([y + 0.5 for y in range(len(km.controls))], km.controls)
@@ -133,6 +137,8 @@ def kill_heatmap(model: Table3) -> str | None:
                     label = "survived"
                 elif cell.status == "redundant":
                     label = "redundant"
+                elif cell.status == "open finding":
+                    label = "open"
                 else:
                     label = "n/p" if cell.status == "not provisioned" else "–"
                 color = "white" if grid[y][x] in (1, 5, 6) else "#222222"

@@ -10,11 +10,15 @@ import io
 import json
 
 from reports.table3 import Table3
+from reports.verdict import verdict
 
 
 def render_json(model: Table3) -> str:
-    """The model as sorted, indented JSON (byte-stable for a given model)."""
-    return json.dumps(model.to_dict(), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    """The model as sorted, indented JSON (byte-stable for a given model), with its verdict."""
+    data = model.to_dict()
+    result = verdict(model)
+    data["verdict"] = {"passed": result.passed, "line": result.line, "problems": result.problems}
+    return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
 def _csv(header: list[str], rows: list[list[object]]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
+from reports.paper import beside
 from reports.plots import comparisons_per_tokenizer, kill_heatmap, performance_plot, throughput_plot
 from reports.provenance import provenance_items
 from reports.render_md import LEGEND
@@ -27,6 +28,7 @@ from reports.text import (
     num,
     rate_text,
 )
+from reports.verdict import verdict
 
 CSS = """
 body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; font-size: 13px; color: #222; margin: 24px;
@@ -43,6 +45,9 @@ td.na { color: #888; }
 td.diff, span.diff { color: #b00020; font-weight: bold; }
 td.killed { background: #e3f4e0; } td.survived { background: #fde0e0; font-weight: bold; }
 td.redundant { background: #e0ecf8; }
+p.verdict.pass { color: #1a6b1a; }
+p.verdict.fail { color: #b00020; }
+td.open-finding { background: #f4f0e0; }
 td.fellback { color: #b00020; font-weight: bold; }
 code { font-size: 12px; }
 .scroll { overflow-x: auto; max-width: 100%; }
@@ -65,6 +70,7 @@ TEMPLATE = """<!DOCTYPE html>
 </head>
 <body>
 <h1>Table 3: what was checked, how much, and what differed</h1>
+<p class="verdict {{ 'pass' if verdict.passed else 'fail' }}"><strong>{{ verdict.line }}</strong></p>
 <p>Built from {{ records }} records in {{ files }} ledger files; {{ nrows }} rows; {{ diffs }} differences outside the
 controls.</p>
 {% if errors %}<p class="warn">{{ errors|length }} ledger lines could not be used; they are listed at the end.</p>
@@ -91,6 +97,12 @@ a ledger read twice would double-count).</p>{% endif %}
 {% for n in sec.notes %}<p class="note">{{ n }}</p>{% endfor %}
 {% endif %}
 {% endfor %}
+
+<h2 id="paper">The paper beside us</h2>
+<p>The paper's Table 3 (§4.7) next to what this report counted; the gap is the scale, not a result.</p>
+<table><thead><tr><th>level</th><th>check</th><th>the paper</th><th>this report</th><th>scale gap</th></tr></thead>
+<tbody>{% for b in paper %}<tr><td>{{ b.level }}</td><td>{{ b.check }}</td><td>{{ b.paper }}</td><td>{{ b.ours }}</td>
+<td>{{ b.gap }}</td></tr>{% endfor %}</tbody></table>
 
 <h2 id="breakdown">Per-tokenizer breakdown</h2>
 <p class="note">{{ legend }}</p>
@@ -229,7 +241,7 @@ def _context(model: Table3) -> dict:
             diff_class = "diff" if r.total.differences and r.level != "control" else ""
             if r.level == "control":
                 diff += CONTROL_OUTCOME[r.control_status or "survived"]
-                diff_class = r.control_status or "survived"
+                diff_class = (r.control_status or "survived").replace(" ", "-")
             if r.total.failed_records:
                 diff += f", {r.total.failed_records} failed test records"
             rows.append({
@@ -251,7 +263,8 @@ def _context(model: Table3) -> dict:
         cells = km.cells[name]
         kill_lines.append({
             "name": name,
-            "cells": [{"text": kill_text(cells[c]), "cls": _CELL_CLASS.get(cells[c].status, cells[c].status)}
+            "cells": [{"text": kill_text(cells[c]),
+                       "cls": _CELL_CLASS.get(cells[c].status, cells[c].status.replace(" ", "-"))}
                       for c in km.columns],
             "killers": ", ".join(sorted({k for cell in cells.values() for k in cell.killed_by})) or "nothing",
         })
@@ -273,6 +286,8 @@ def _context(model: Table3) -> dict:
     kill_svg = kill_heatmap(model)
     throughput_svg = throughput_plot(model)
     return {
+        "verdict": verdict(model),
+        "paper": beside(model),
         "css": Markup(CSS),
         "records": num(model.provenance.records),
         "files": len(model.ledger_files),

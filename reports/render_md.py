@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reports.paper import beside
 from reports.provenance import provenance_items
 from reports.table3 import NO_SUBJECTS, NO_TOKENIZER, SUBJECT_HEADER, Table3, subject_rows, throughput_summary
 from reports.text import (
@@ -15,6 +16,7 @@ from reports.text import (
     num,
     rate_text,
 )
+from reports.verdict import verdict
 
 LEGEND = (
     "Breakdown cells read `comparisons / differences`, with the fast-path share where the path applies; "
@@ -203,11 +205,22 @@ def _errors(model: Table3) -> list[str]:
     return out + _table(["file", "line", "reason"], body)
 
 
+def _paper(model: Table3) -> list[str]:
+    """The paper's Table 3 rows beside this run's counts, with the scale gap."""
+    lines = ["## The paper beside us", "",
+             "The paper's Table 3 (§4.7) next to what this report counted; the gap is the scale, not a result.", "",
+             "| level | check | the paper | this report | scale gap |", "|---|---|---|---|---|"]
+    for b in beside(model):
+        lines.append(f"| {b.level} | {b.check} | {b.paper} | {b.ours} | {b.gap} |")
+    return [*lines, ""]
+
+
 def render_markdown(model: Table3) -> str:
     """The whole report as Markdown; deterministic for a given model."""
-    lines = ["# Table 3: what was checked, how much, and what differed", ""]
+    lines = ["# Table 3: what was checked, how much, and what differed", "", f"**{verdict(model).line}**", ""]
     lines += _summary(model)
     lines += _main_table(model)
+    lines += _paper(model)
     lines += _breakdown(model)
     lines += _kill_matrix(model)
     lines += _throughput(model)

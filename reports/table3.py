@@ -240,7 +240,7 @@ class Section:
 class KillCell:
     """A control under one tokenizer, over every check that ran it: killed?, first kill, failing share."""
 
-    status: str  # killed | survived | redundant | not run | not provisioned
+    status: str  # killed | survived | redundant | open finding | not applicable | not run | not provisioned
     records: int = 0
     comparisons: int = 0
     differences: int = 0
@@ -552,15 +552,23 @@ def control_name(rec: dict) -> str:
 
 
 def _not_killable(rec: dict) -> bool:
-    """A control record that declares its removed condition redundant (`details.killable` is False)."""
-    return rec["details"].get("killable") is False
+    """A control record that declares its removed condition redundant (`details.killable` is False), or that the
+    kill matrix marks proven redundant on its tokenizer (status "survives-by-proof")."""
+    return rec["details"].get("killable") is False or rec["details"].get("status") == "survives-by-proof"
 
 
 def control_outcome(recs: list[dict]) -> str:
-    """killed if any record killed; redundant if every record declares itself not killable; else survived."""
+    """killed if any record killed; redundant if every record declares itself not killable; "open finding" if every
+    surviving record is a stated open finding (details.open_finding, controls.findings); else survived."""
     if any(_killed(r) for r in recs):
         return "killed"
-    return "redundant" if all(_not_killable(r) for r in recs) else "survived"
+    if all(r["details"].get("status") in ("not applicable", "not provisioned") for r in recs):
+        return "not applicable"  # the broken condition does not exist there (or nothing ran): no evidence either way
+    if all(_not_killable(r) or r["details"].get("status") in ("not applicable", "not provisioned") for r in recs):
+        return "redundant"
+    if all(_not_killable(r) or r["details"].get("open_finding") for r in recs):
+        return "open finding"
+    return "survived"
 
 
 def _killed(rec: dict) -> bool:
@@ -571,7 +579,8 @@ def _killed(rec: dict) -> bool:
 
 def build_kill_matrix(records: list[dict], tokenizers: list[TokenizerInfo]) -> KillMatrix:
     """Controls by tokenizer from level-"control" records; a control killed nowhere is listed as a survivor."""
-    controls = [r for r in records if r["level"] == "control"]
+    # a "not provisioned" note (a tokenizer the kill matrix could not run on) is coverage, not a control's run
+    controls = [r for r in records if r["level"] == "control" and r["details"].get("status") != "not provisioned"]
     names = sorted({control_name(r) for r in controls})
     columns = [t.name for t in tokenizers] + [NO_TOKENIZER]
     info = {t.name: t for t in tokenizers}
@@ -625,6 +634,10 @@ def build_kill_matrix(records: list[dict], tokenizers: list[TokenizerInfo]) -> K
     if redundant:
         notes.append("declared redundant by their records (details.killable false), shown apart from survivors: "
                      + ", ".join(redundant))
+    findings = sorted(f"{n} on {col}" for n in names for col, c in cells[n].items() if c.status == "open finding")
+    if findings:
+        notes.append("open findings (controls/findings.py: surviving with neither a kill nor a proof, each stated "
+                     "with what is known; not a failure of the suite): " + ", ".join(findings))
     return KillMatrix(names, columns, cells, survivors, notes)
 
 

@@ -77,6 +77,8 @@ CONTROL_OUTCOME = {
     "killed": " (control killed: expected)",
     "survived": " (control SURVIVED)",
     "redundant": " (control declared redundant)",
+    "open finding": " (control survived: a stated open finding)",
+    "not applicable": " (control not applicable: the broken condition does not exist there)",
 }
 
 
@@ -89,5 +91,7 @@ def kill_text(cell: KillCell) -> str:
     if cell.status == "survived":
         return f"SURVIVED ({num(cell.comparisons)} compared)"
     if cell.status == "redundant":
-        return f"not killable (declared redundant), {num(cell.comparisons)} compared"
+        return f"not killable (proven or declared redundant), {num(cell.comparisons)} compared"
+    if cell.status == "open finding":
+        return f"open finding ({num(cell.comparisons)} compared)"
     return cell.status

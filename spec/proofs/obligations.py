@@ -15,8 +15,9 @@ Passing means: the run compared something (comparisons > 0), found no difference
 for a control record (level "control") it means the broken variant was killed (details.status "killed", or
 details.killed true, or differences > 0) or proved redundant for that tokenizer (status "survives-by-proof");
 a control record that found no difference is no evidence (one check need not reach every control), "not
-applicable" is none either, and it fails only when it says so (status "survived" or killed false). Control
-records count only for the "control kill" mechanism.
+applicable" is none either, and it fails only when it says so (status "survived" or killed false), unless the
+survival is a stated open finding (details.open_finding), which leaves the mechanism open. Control records count
+only for the "control kill" mechanism.
 """
 
 from __future__ import annotations
@@ -225,7 +226,8 @@ def record_passed(record: dict) -> bool | None:
         if status in ("killed", "survives-by-proof"):  # the kill matrix's own verdicts
             return True
         if status == "survived":
-            return False
+            # a listed open finding (controls.findings) is neither a discharge nor a failure of the suite: open
+            return None if details.get("open_finding") else False
         if status == "not applicable":
             return None
         if "killed" in details:

@@ -1,0 +1,126 @@
+"""The report's verdict line: PASS only when everything the suite owns agreed; FAIL names each reason.
+
+Built from small hand-written ledgers: a difference, a failed test record, a surviving control and an obligation
+that failed each turn PASS into FAIL; a stated open finding, a control proven redundant, a control that does not
+apply and a third-party subject's differences do not. `reports table3 --require-pass` exits by the verdict, which
+is the last line it prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from ledger.records import append_records, make_record
+from reports.cli import main as reports_main
+from reports.table3 import build_table3
+from reports.verdict import verdict
+from subjects.records import subject_record
+
+PROVISIONING = [{"name": "qwen3_8b", "alias": "qwen3", "status": "provisioned (exact)", "sha256": "x"},
+                {"name": "gpt_oss_120b", "alias": "gpt-oss", "status": "provisioned (exact)", "sha256": "y"}]
+
+
+def _rec(level: str, check: str, tok: str | None, **kw) -> dict:
+    return make_record("test-verdict", level, check, tokenizer=tok, tokenizer_sha256=f"sha-{tok}" if tok else None,
+                       **kw)
+
+
+def _control(name: str, tok: str, status: str, **details) -> dict:
+    killed = status == "killed"
+    return _rec("control", f"control.{name}", tok, comparisons=10, differences=3 if killed else 0, unit="strings",
+                details={"control": name, "status": status, "killed": killed, **details})
+
+
+CLEAN = [
+    _rec("encoder", "corpus.whole", "qwen3_8b", comparisons=100, unit="documents"),
+    _rec("chunked", "corpus.chunked", "gpt_oss_120b", comparisons=50, fast_path=40, fallbacks=10, unit="documents"),
+    _control("cut.no_guard", "qwen3_8b", "killed"),
+    _control("cut.anchor_no_hangul", "qwen3_8b", "survives-by-proof"),
+    _control("cut.anchor_no_hangul", "gpt_oss_120b", "not applicable"),
+    _control("repair.no_witness", "qwen3_8b", "survived", open_finding="stated in controls/findings.py"),
+]
+
+
+def _verdict(records: list[dict]):
+    return verdict(build_table3(records, provisioning=PROVISIONING))
+
+
+def test_a_clean_run_passes_and_counts_what_ran() -> None:
+    v = _verdict(CLEAN)
+    assert v.passed, v.problems
+    assert v.line.startswith("PASS: 2 tokenizers, 150 comparisons, 0 differences; controls killed or proven 2/3")
+    assert "1 open findings: repair.no_witness" in v.line
+
+
+def test_a_subject_difference_does_not_fail_the_verdict() -> None:
+    peer = subject_record(SimpleNamespace(name="fastokens", version="0.1.2"),
+                          SimpleNamespace(name="qwen3_8b", sha256="sha-qwen3_8b"), "encoder", "fastokens_nfc_skew",
+                          comparisons=279, differences=150)
+    assert _verdict([*CLEAN, peer]).passed
+
+
+@pytest.mark.parametrize(("extra", "reason"), [
+    (_rec("encoder", "corpus.whole", "qwen3_8b", comparisons=10, differences=1), "1 differences outside"),
+    (_rec("battery", "battery.cut", "qwen3_8b", comparisons=5, details={"outcome": "failed"}), "records of failed"),
+    (_control("cut.add_S_L", "gpt_oss_120b", "survived"), "controls surviving without"),
+], ids=["difference", "failed-test", "survivor"])
+def test_each_reason_fails_the_verdict(extra: dict, reason: str) -> None:
+    v = _verdict([*CLEAN, extra])
+    assert not v.passed and v.line.startswith("FAIL") and reason in v.line, v.line
+
+
+def test_nothing_compared_fails() -> None:
+    v = _verdict([])
+    assert not v.passed and "nothing was compared" in v.line
+
+
+def test_require_pass_exits_by_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    append_records(good, CLEAN)
+    append_records(bad, [*CLEAN, _rec("encoder", "corpus.whole", "qwen3_8b", comparisons=10, differences=1)])
+    assert reports_main(["table3", "--ledgers", str(good), "--out", str(tmp_path / "g"), "--format", "json",
+                         "--require-pass"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("PASS")
+    assert reports_main(["table3", "--ledgers", str(bad), "--out", str(tmp_path / "b"), "--format", "md",
+                         "--require-pass"]) == 1
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("FAIL")
+    assert "**FAIL:" in (tmp_path / "b" / "table3.md").read_text()
+    assert reports_main(["table3", "--ledgers", str(bad), "--out", str(tmp_path / "c"), "--format", "md"]) == 0
+
+
+def _report(tmp_path: Path, name: str, records: list[dict]) -> Path:
+    ledger = tmp_path / f"{name}.jsonl"
+    append_records(ledger, records)
+    assert reports_main(["table3", "--ledgers", str(ledger), "--out", str(tmp_path / name), "--format", "json"]) == 0
+    return tmp_path / name / "table3.json"
+
+
+def test_diff_reports_a_control_left_in_as_a_regression(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A run whose implementation has a control left in by hand (its corpus rows now differ, the kill matrix no
+    longer kills that control, the verdict turns FAIL) against a clean run: each is a regression, exit 1; the
+    same report against itself: exit 0; a missing report: exit 2."""
+    old = _report(tmp_path, "old", CLEAN)
+    left_in = [r for r in CLEAN if r["check"] not in ("corpus.whole", "control.cut.no_guard")]
+    left_in += [_rec("encoder", "corpus.whole", "qwen3_8b", comparisons=100, differences=7, unit="documents"),
+                _control("cut.no_guard", "qwen3_8b", "survived")]
+    new = _report(tmp_path, "new", left_in)
+    capsys.readouterr()
+    assert reports_main(["diff", str(old), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "regression: new differences: encoder: corpus.whole [documents] on qwen3_8b: 7" in out
+    assert "regression: control cut.no_guard on qwen3_8b: killed -> survived" in out
+    assert "regression: verdict PASS -> FAIL" in out
+    assert reports_main(["diff", str(old), str(old)]) == 0
+    assert capsys.readouterr().out.strip().endswith("0 regressions, 0 other changes")
+    assert reports_main(["diff", str(tmp_path / "missing.json"), str(old)]) == 2
+
+
+def test_diff_reports_lost_coverage(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    old = _report(tmp_path, "old", CLEAN)
+    new = _report(tmp_path, "new", [r for r in CLEAN if r["check"] != "corpus.chunked"])
+    capsys.readouterr()
+    assert reports_main(["diff", str(old), str(new)]) == 1
+    assert "regression: lost coverage: row chunked: corpus.chunked [documents] is gone" in capsys.readouterr().out

@@ -1,0 +1,78 @@
+"""The one-line verdict of a report: PASS only when everything that ran agreed and nothing the suite owns failed.
+
+PASS needs: some comparison ran; no difference outside the controls; no failed test record; no control that
+survives without a kill, a proof or a stated open finding; no obligation cell of a provisioned tokenizer that
+failed; no unusable ledger line. The line counts what ran (`N tokenizers, M comparisons, D differences`), the
+controls killed or proven out of all (open findings named apart), and the obligation cells discharged out of
+those that apply to provisioned tokenizers. Third-party subjects are outside it (their own section).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reports.table3 import Table3
+
+DONE_CONTROL = ("killed", "redundant", "not applicable", "not run", "not provisioned")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the run passes, its one line, and each reason it does not."""
+
+    passed: bool
+    line: str
+    problems: list[str] = field(default_factory=list)
+
+
+def _obligation_counts(model: Table3) -> tuple[int, int, list[str]]:
+    """(discharged cells, cells that apply, failed cells as "premise on tokenizer") over provisioned tokenizers."""
+    provisioned = [t.name for t in model.tokenizers if t.provisioned]
+    discharged = applicable = 0
+    failed: list[str] = []
+    for row in model.obligations.rows if model.obligations.available else []:
+        for name in provisioned:
+            state = row.get(name, "")
+            if state in ("", "not applicable"):
+                continue
+            applicable += 1
+            discharged += state == "discharged"
+            if state == "failed":
+                failed.append(f"{row.get('id', '?')} on {name}")
+    return discharged, applicable, failed
+
+
+def verdict(model: Table3) -> Verdict:
+    """The verdict of a report model (see the module docstring for what PASS needs)."""
+    own_rows = [r for r in model.rows if r.level != "control"]
+    comparisons = sum(r.total.comparisons for r in own_rows)
+    differences = sum(r.total.differences for r in own_rows)
+    failed_records = sum(r.total.failed_records for r in model.rows)
+    provisioned = {t.name for t in model.tokenizers if t.provisioned}
+    ran = {c for r in own_rows for c, cell in r.cells.items() if cell.status == "figures" and c in provisioned}
+    km = model.kill_matrix
+    killed = [n for n in km.controls if all(c.status in DONE_CONTROL for c in km.cells[n].values())
+              and any(c.status in ("killed", "redundant") for c in km.cells[n].values())]
+    findings = sorted({n for n in km.controls for c in km.cells[n].values() if c.status == "open finding"})
+    discharged, applicable, failed_cells = _obligation_counts(model)
+    problems = []
+    if comparisons == 0:
+        problems.append("nothing was compared")
+    if differences:
+        problems.append(f"{differences:,} differences outside the controls")
+    if failed_records:
+        problems.append(f"{failed_records} records of failed tests")
+    if km.survivors:
+        problems.append("controls surviving without a kill, a proof or a stated finding: " + ", ".join(km.survivors))
+    if failed_cells:
+        problems.append(f"{len(failed_cells)} obligation cells failed: " + ", ".join(failed_cells[:5]))
+    if model.ledger_errors:
+        problems.append(f"{len(model.ledger_errors)} unusable ledger lines")
+    passed = not problems
+    open_part = f" ({len(findings)} open findings: {', '.join(findings)})" if findings else ""
+    line = (f"{'PASS' if passed else 'FAIL'}: {len(ran)} tokenizers, {comparisons:,} comparisons, "
+            f"{differences:,} differences; controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
+            f"obligations discharged {discharged} of {applicable}")
+    if problems:
+        line += " -- " + "; ".join(problems)
+    return Verdict(passed, line, problems)
