@@ -5,6 +5,7 @@ from __future__ import annotations
 from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
+from reports.glance import SHORT_STATE, levels, missing, obligation_grid
 from reports.paper import beside
 from reports.plots import comparisons_per_tokenizer, kill_heatmap, performance_plot, throughput_plot
 from reports.provenance import provenance_items
@@ -45,10 +46,13 @@ td.na { color: #888; }
 td.diff, span.diff { color: #b00020; font-weight: bold; }
 td.killed { background: #e3f4e0; } td.survived { background: #fde0e0; font-weight: bold; }
 td.redundant { background: #e0ecf8; }
+td.s-ok { background: #e3f2e1; }
+td.s-FAILED { background: #f8d7da; font-weight: bold; }
+td.state { text-align: center; white-space: nowrap; }
 p.verdict.pass { color: #1a6b1a; }
 p.verdict.fail { color: #b00020; }
 td.open-finding { background: #f4f0e0; }
-td.fellback { color: #b00020; font-weight: bold; }
+td.fellback { color: #6b5900; }
 code { font-size: 12px; }
 .scroll { overflow-x: auto; max-width: 100%; }
 .breakdown td, .breakdown th, .kill td, .kill th { font-size: 11px; }
@@ -71,6 +75,13 @@ TEMPLATE = """<!DOCTYPE html>
 <body>
 <h1>Table 3: what was checked, how much, and what differed</h1>
 <p class="verdict {{ 'pass' if verdict.passed else 'fail' }}"><strong>{{ verdict.line }}</strong></p>
+<h2 id="glance">Table 3 at a glance</h2>
+<table class="glance"><thead><tr><th>level</th><th>what</th><th>checks</th><th>comparisons</th><th>differences</th>
+<th>tokenizers</th></tr></thead><tbody>{% for r in glance %}<tr><td>{{ r.level }}</td><td>{{ r.what }}</td>
+<td class="num">{{ r.checks }}</td><td class="num">{{ "{:,}".format(r.comparisons) }}</td>
+<td class="num{{ ' diff' if r.differences else '' }}">{{ "{:,}".format(r.differences) }}</td>
+<td class="num">{{ r.tokenizers }}</td></tr>{% endfor %}</tbody></table>
+<p>What this report does not cover:</p><ul class="missing">{% for m in missing %}<li>{{ m }}</li>{% endfor %}</ul>
 <p>Built from {{ records }} records in {{ files }} ledger files; {{ nrows }} rows; {{ diffs }} differences outside the
 controls.</p>
 {% if errors %}<p class="warn">{{ errors|length }} ledger lines could not be used; they are listed at the end.</p>
@@ -180,9 +191,14 @@ not mixed in.</p>
 
 <h2 id="obligations">Proof obligations</h2>
 {% if obligations.available %}<p class="note">{{ obligations.note }}</p>
-<table class="obligations"><thead><tr>{% for c in obligations.columns %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>
-{% for r in obligations.rows %}<tr>{% for c in obligations.columns %}<td>{{ r[c] }}</td>{% endfor %}</tr>
+<p class="note">One cell per tokenizer: {% for state, short in short_states %}<code>{{ short }}</code> {{ state
+}}{{ ", " if not loop.last }}{% endfor %}; the statement is on each obligation (hover) and listed below.</p>
+<table class="obligations"><thead><tr>{% for c in grid_header %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>
+{% for r in grid_rows %}<tr><td title="{{ grid_statements[loop.index0][1] }}"><code>{{ r[0] }}</code></td>
+{% for c in r[1:] %}<td class="state s-{{ c|replace(' ', '-')|replace('/', '') }}">{{ c }}</td>{% endfor %}</tr>
 {% endfor %}</tbody></table>
+<dl class="statements">{% for ident, statement, how in grid_statements %}<dt><code>{{ ident }}</code></dt>
+<dd>{{ statement }} <span class="note">Discharged by: {{ how }}.</span></dd>{% endfor %}</dl>
 {% else %}<p class="note">{{ obligations.note }}.</p>{% endif %}
 
 <h2 id="tokenizers">Tokenizers</h2>
@@ -288,6 +304,12 @@ def _context(model: Table3) -> dict:
     return {
         "verdict": verdict(model),
         "paper": beside(model),
+        "glance": levels(model),
+        "missing": missing(model),
+        "grid_header": obligation_grid(model)[0],
+        "grid_rows": obligation_grid(model)[1],
+        "grid_statements": obligation_grid(model)[2],
+        "short_states": list(SHORT_STATE.items()),
         "css": Markup(CSS),
         "records": num(model.provenance.records),
         "files": len(model.ledger_files),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reports.glance import SHORT_STATE, levels, missing, obligation_grid
 from reports.paper import beside
 from reports.provenance import provenance_items
 from reports.table3 import NO_SUBJECTS, NO_TOKENIZER, SUBJECT_HEADER, Table3, subject_rows, throughput_summary
@@ -177,7 +178,22 @@ def _obligations(model: Table3) -> list[str]:
     out = ["", "## Proof obligations", ""]
     if not ob.available:
         return out + [ob.note + "."]
-    return out + [ob.note, ""] + _table(ob.columns, [[r[c] for c in ob.columns] for r in ob.rows])
+    header, rows, statements = obligation_grid(model)
+    legend = ", ".join(f"`{short}` {state}" for state, short in SHORT_STATE.items())
+    out += [ob.note + "; one cell per tokenizer: " + legend + ".", ""] + _table(header, rows)
+    out += ["", "Statements, and what discharges each:", ""]
+    out += [f"- `{ident}`: {statement} Discharged by: {how}." for ident, statement, how in statements]
+    return out
+
+
+def _glance(model: Table3) -> list[str]:
+    """Table 3 by level (rows = levels, as in the paper) and what the report does not cover."""
+    out = ["## Table 3 at a glance", ""]
+    out += _table(["level", "what", "checks", "comparisons", "differences", "tokenizers"],
+                  [[r.level, r.what, str(r.checks), f"{r.comparisons:,}", f"{r.differences:,}", str(r.tokenizers)]
+                   for r in levels(model)])
+    out += ["", "What this report does not cover:", ""] + [f"- {m}" for m in missing(model)] + [""]
+    return out
 
 
 def _tokenizers(model: Table3) -> list[str]:
@@ -218,6 +234,7 @@ def _paper(model: Table3) -> list[str]:
 def render_markdown(model: Table3) -> str:
     """The whole report as Markdown; deterministic for a given model."""
     lines = ["# Table 3: what was checked, how much, and what differed", "", f"**{verdict(model).line}**", ""]
+    lines += _glance(model)
     lines += _summary(model)
     lines += _main_table(model)
     lines += _paper(model)

@@ -21,7 +21,8 @@ Record conventions (how a writer's records land in the right row; see ledger/rec
 - Chunked and repair records set `fast_path` (units that took the fast path: chunked at >= 1 cut, repaired
   from stored IDs) and `fallbacks` (units that fell back to a whole encode). Leave both None only where the
   path does not apply; a chunked or repair row without them reads "not recorded", and a row whose share is
-  below 50% reads "MOSTLY FELL BACK". Reasons may go in `details["fallback_reasons"]` as {reason: count}.
+  below 50% reads "mostly fell back" (neutral: a fallback is the reference's own answer), with the most frequent
+  reasons when records give them in `details["fallback_reasons"]` as {reason: count}.
 - One record per tokenizer, with `tokenizer` = the registry name (frozen.registry) and `tokenizer_sha256`;
   tokenizer-independent checks (class tables, proofs about patterns) set `tokenizer` None and show in the
   "(no tokenizer)" column. A tokenizer with no record in a row is "not provisioned" (files absent here) or
@@ -447,7 +448,7 @@ def tokenizer_infos(records: list[dict], provisioning: list[dict]) -> list[Token
         out.append(
             TokenizerInfo(
                 name=row.name,
-                alias=row.alias,
+                alias=f"{row.alias} (sibling)" if "sibling" in status else row.alias,  # marked in every table/plot
                 in_registry=True,
                 provisioned=provisioned,
                 status=status if provisioned or status.startswith("corrupt") else "not provisioned",

@@ -30,8 +30,11 @@ def fast_path_text(row: Row) -> str:
             return "not recorded" if row.wants_fast_path else ""
         return "0 units"
     text = f"{pct(share)} ({num(row.total.fast_path or 0)} fast, {num(row.total.fallbacks or 0)} fell back)"
-    if row.mostly_fell_back:
-        text = f"MOSTLY FELL BACK: {text}"
+    if row.fallback_reasons:  # why the rest fell back, by reason code, most frequent first
+        top = sorted(row.fallback_reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        text += "; fell back for " + ", ".join(f"{reason} ({num(n)})" for reason, n in top)
+    if row.mostly_fell_back:  # a fallback is the reference's own answer: neutral, never a difference
+        text = f"mostly fell back: {text}"
     return text
 
 
@@ -74,11 +77,11 @@ def cell_text(cell: Cell, row: Row) -> str:
 
 
 CONTROL_OUTCOME = {
-    "killed": " (control killed: expected)",
+    "killed": " (killed: expected)",
     "survived": " (control SURVIVED)",
-    "redundant": " (control declared redundant)",
-    "open finding": " (control survived: a stated open finding)",
-    "not applicable": " (control not applicable: the broken condition does not exist there)",
+    "redundant": " (redundant: proven or declared)",
+    "open finding": " (open finding)",
+    "not applicable": " (not applicable)",
 }
 
 

@@ -57,10 +57,13 @@ for name in $names; do
   step fuzz --tokenizer "$name" --budget "$BUDGET" --out "$L/fuzz/$name" --regressions "$OUT/fuzz-regressions"
 done
 [ "$interrupted" = 1 ] || step corpora compare --profile small --tokenizer all --workers 2 --out "$L/corpus"
-# the battery, kill matrix, proofs, sampled exhaustive tables and chat replays: the gate's own checks, which write
-# the records the obligations table reads
+# admission, the spec's properties and knobs, the battery, kill matrix, proofs, sampled exhaustive tables and chat
+# replays: the gate's own checks, which write the records the obligations table reads
 [ "$interrupted" = 1 ] || step env DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
   python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" \
+  properties/test_admission.py properties/test_reference.py properties/test_cut_spec.py \
+  properties/test_cut_properties.py properties/test_cut_knobs.py properties/test_repair_spec.py \
+  properties/test_repair_properties.py properties/test_repair_knobs.py properties/test_store_stateful.py \
   properties/test_battery.py properties/test_kill_matrix.py properties/test_control_proofs.py \
   properties/test_proofs.py properties/test_coverage.py properties/test_bounded.py \
   properties/test_cut_exhaustive.py properties/test_chat_replay.py properties/test_obligations.py

@@ -1,0 +1,82 @@
+"""What a reader needs on the first screen: Table 3 by level (rows = levels, as in the paper), what is missing,
+and the proof obligations as one narrow status cell per tokenizer (the statements listed apart).
+
+Every state is spelled in one vocabulary wherever it appears: provisioned / not provisioned / provisioned but not
+run for tokenizers; discharged / partial / open / open finding / failed / not applicable / pattern only for
+obligation cells; killed / redundant (proven) / open finding / survived / not applicable for controls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reports.table3 import Table3
+
+LEVELS = (
+    ("encoder", "1", "the encoder: whole encodes"),
+    ("chunked", "2", "the chunked path: cuts, the battery, the controls"),
+    ("repair", "3", "the repair path: sessions, transcripts, turns"),
+    ("proof", "proofs", "z3 proofs, control proofs, premises"),
+    ("exhaustive", "exhaustive", "per-code-point tables"),
+)
+SHORT_STATE = {
+    "discharged": "ok", "partial": "partial", "open": "open", "failed": "FAILED", "not applicable": "n/a",
+    "not provisioned": "n/p", "pattern only": "pattern",
+}
+
+
+@dataclass(frozen=True)
+class LevelRow:
+    """One level of Table 3: checks, comparisons, differences, fast-path share and tokenizers with figures."""
+
+    level: str
+    what: str
+    checks: int
+    comparisons: int
+    differences: int
+    tokenizers: int
+
+
+def levels(model: Table3) -> list[LevelRow]:
+    """Table 3 by level, from the report's own rows (controls excluded from the differences)."""
+    provisioned = {t.name for t in model.tokenizers if t.provisioned}
+    out = []
+    for key, level, what in LEVELS:
+        rows = [r for s in model.sections if s.key == key for r in s.rows]
+        own = [r for r in rows if r.level != "control"]
+        covered = {c for r in rows for c, cell in r.cells.items() if cell.status == "figures" and c in provisioned}
+        out.append(LevelRow(level, what, len(rows), sum(r.total.comparisons for r in rows),
+                            sum(r.total.differences for r in own), len(covered)))
+    return out
+
+
+def missing(model: Table3) -> list[str]:
+    """What this report does not cover: tokenizers not provisioned, provisioned ones no record names, empty levels."""
+    out = []
+    absent = [t.alias for t in model.tokenizers if t.in_registry and not t.provisioned]
+    if absent:
+        out.append(f"not provisioned (not checked at all): {', '.join(absent)}")
+    named = {c for r in model.rows for c, cell in r.cells.items() if cell.status == "figures"}
+    idle = [t.alias for t in model.tokenizers if t.provisioned and t.name not in named]
+    if idle:
+        out.append(f"provisioned but not run: {', '.join(idle)}")
+    for row in levels(model):
+        if row.checks == 0:
+            out.append(f"level {row.level} ({row.what}): no records in this report")
+    out.append("the long chat-transcript set of level 3 (the paper's 610 transcripts) is not built yet")
+    return out
+
+
+def obligation_grid(model: Table3) -> tuple[list[str], list[list[str]], list[tuple[str, str, str]]]:
+    """(header, rows of [id, one short state per tokenizer], [(id, statement, how it is discharged)])."""
+    ob = model.obligations
+    if not ob.available:
+        return [], [], []
+    tokenizers = [t for t in model.tokenizers if t.in_registry]
+    header = ["obligation", *[t.alias for t in tokenizers]]
+    rows, statements = [], []
+    for r in ob.rows:
+        ident = r.get("id", "?")
+        rows.append([ident, *[SHORT_STATE.get(r.get(t.name, ""), r.get(t.name, "")) for t in tokenizers]])
+        statements.append((ident, r.get("statement", ""), r.get("discharge", "")))
+    return header, rows, statements
