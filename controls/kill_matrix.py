@@ -42,6 +42,7 @@ from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer, load_tokenizer
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
+from spec.proofs.obligations import declare
 from subjects.protocol import SubjectUnavailable
 from subjects.records import subject_record, unavailable_record
 from subjects.wiring import PATHS, check_on_subject, open_subject, supports
@@ -253,7 +254,7 @@ def ledger_records(rows: list[KillRow], kind: str = "controls") -> list[dict]:
             "battery": r.battery,
         }
         out.append(
-            make_record(
+            declare(make_record(
                 kind,
                 "battery" if unbroken else "control",
                 f"battery.{r.path}" if unbroken else f"control.{r.control}",
@@ -265,7 +266,7 @@ def ledger_records(rows: list[KillRow], kind: str = "controls") -> list[dict]:
                 fallbacks=r.fallbacks,
                 unit="battery strings" if r.path != "harness" else "planted faults",
                 details=details,
-            )
+            ))
         )
     return out
 

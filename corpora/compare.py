@@ -46,6 +46,7 @@ from frozen.digests import sha256_file
 from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer, load_tokenizer
 from ledger.records import SCHEMA, make_record
+from spec.proofs.obligations import declare
 from spec.reference import reference_encode, reference_encode_batch, reference_version
 from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, names, parse_subject
 from subjects.protocol import UnknownSubject as BadSpec
@@ -409,12 +410,12 @@ def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
     }
     if marker is not None:
         marker.unlink(missing_ok=True)
-    return make_record(
+    return declare(make_record(
         "corpus", LEVEL_NAMES[unit.level], check, tokenizer=tok.name, tokenizer_sha256=tok.sha256,
         comparisons=tally.comparisons, differences=tally.differences,
         fast_path=tally.fast if unit.level > 1 else None, fallbacks=tally.fallbacks if unit.level > 1 else None,
         unit=what, details=details,
-    )
+    ))
 
 
 def _encodes(unit: Unit, options: Options) -> int:

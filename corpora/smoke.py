@@ -15,6 +15,7 @@ from frozen.loader import load_tokenizer
 from frozen.registry import rows
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
+from spec.proofs.obligations import declare
 from spec.reference import post_process, reference_encode, reference_encode_batch, reference_encode_full
 
 
@@ -39,8 +40,8 @@ def run_smoke(out: Path) -> int:
         admitted = "admitted" if admission_of(tok).admitted else f"refused:{admission_of(tok).reason}"
         print(f"{row.name:20s} {tok.provenance:8s} {admitted:10s} compared {n} encodes, {diffs} differ")
         records.append(
-            make_record("smoke", "encoder", "samples.single_vs_batch_and_postprocess", tokenizer=tok.name,
-                        tokenizer_sha256=tok.sha256, comparisons=n, differences=diffs, unit="encodes")
+            declare(make_record("smoke", "encoder", "samples.single_vs_batch_and_postprocess", tokenizer=tok.name,
+                                tokenizer_sha256=tok.sha256, comparisons=n, differences=diffs, unit="encodes"))
         )
     append_records(out / "smoke.jsonl", records)
     return total_diff

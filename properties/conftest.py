@@ -20,6 +20,7 @@ from frozen.loader import FrozenTokenizer, load_tokenizer
 from frozen.registry import rows
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
+from spec.proofs.obligations import declare
 
 settings.register_profile(
     "ci",
@@ -114,6 +115,7 @@ class GateLedger:
             **counts,
         )
         rec["details"]["test"] = self.test_id
+        declare(rec)  # the obligations this record is evidence for (spec.proofs.obligations.declared)
         if level == "exhaustive" and exhaustive_stride() > 1:
             rec["details"]["sampled"] = f"every {exhaustive_stride()}th scalar value (DELTA_EXHAUSTIVE_STRIDE)"
         self.records.append(rec)

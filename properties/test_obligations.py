@@ -21,6 +21,7 @@ from spec.proofs.obligations import (
     PARTIAL,
     PATTERN_ONLY,
     Z3,
+    declare,
     obligations,
     status_details,
     status_from_ledger,
@@ -45,7 +46,7 @@ def _rec(level: str, check: str, tok: str | None = None, comparisons: int = 10, 
     rec = make_record("gate", level, check, tokenizer=tok, comparisons=comparisons, differences=differences,
                       details=details)
     rec["details"].setdefault("outcome", "passed")
-    return rec
+    return declare(rec)
 
 
 def test_every_premise_of_both_propositions_is_listed_with_a_discharge() -> None:
@@ -131,3 +132,15 @@ def test_status_from_ledger_gives_one_status_per_premise_and_tokenizer() -> None
     assert set(cells) == {o["id"] for o in obligations()}
     assert all(cells[p][t] == details[p][t]["status"] for p in cells for t in TOKS)
     assert cells["cut.end_of_input"]["qwen3_8b"] == PARTIAL
+
+
+def test_only_declared_records_count_never_check_names() -> None:
+    """A record counts for an obligation only through what it declares (`details.obligations`, written by the
+    suite's own writers); one whose check name matches a premise's pattern but declares nothing (a third-party
+    subject's `fastokens_nfc_skew`, with differences) neither discharges nor fails it."""
+    undeclared = make_record("subject", "encoder", "fastokens_nfc_skew", tokenizer="qwen3_8b", comparisons=279,
+                             differences=150, details={"subject": "fastokens"})
+    assert "cut.normalization_equation:property test" in declare(dict(undeclared, details={}))["details"]["obligations"]
+    assert _status([undeclared])["cut.normalization_equation"]["qwen3_8b"]["status"] == OPEN
+    assert _status([_rec("exhaustive", "anchor_predicate_tables", "qwen3_8b")])["cut.normalization_equation"][
+        "qwen3_8b"]["mechanisms"][EXHAUSTIVE] == DISCHARGED

@@ -19,6 +19,7 @@ from frozen.registry import rows as registry_rows
 from ledger.records import append_records, make_record
 from reports.cli import main as reports_main
 from reports.table3 import NO_TOKENIZER, build_table3, load_records
+from spec.proofs.obligations import declare
 from subjects.records import subject_record
 
 REGISTRY = [r.name for r in registry_rows()]
@@ -411,8 +412,8 @@ def _obligation_cells(model) -> dict[str, dict[str, str]]:
 def test_a_subject_record_never_changes_an_obligation(tmp_path: Path) -> None:
     """A third-party subject's record with differences (fastokens 0.1.2's NFC skew, matching the `*nfc*` pattern
     of the normalization premise) goes to the Subjects section and leaves every obligation cell as it was."""
-    own = [_rec("exhaustive", "exhaustive.nfc_equation", "qwen3_8b", comparisons=1000, differences=0,
-                unit="code points")]
+    own = [declare(_rec("exhaustive", "anchor_predicate_tables", "qwen3_8b", comparisons=1000, differences=0,
+                        unit="code points"))]
     fastokens = SimpleNamespace(name="fastokens", version="0.1.2")
     qwen3 = SimpleNamespace(name="qwen3_8b", sha256="sha-qwen3_8b")
     skew = subject_record(fastokens, qwen3, "encoder", "fastokens_nfc_skew", comparisons=279, differences=150,

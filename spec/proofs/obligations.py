@@ -205,6 +205,27 @@ def obligations() -> list[dict]:
     ]
 
 
+def declared(check: str, level: str) -> list[str]:
+    """What a record of this check and level is evidence for, as "obligation id:mechanism" entries: the
+    declaration the suite's own writers carry in every record (`details.obligations`, see `declare`). The table
+    is matched here once, when a record is written; reading a ledger matches declarations only, never check names,
+    so a record that declares nothing (a third-party subject's) discharges and fails nothing."""
+    probe = {"check": check, "level": level}
+    return sorted({f"{ob['id']}:{m['mechanism']}" for ob in obligations() for m in ob["discharge"]
+                   if _matches(probe, m)})
+
+
+def declare(record: dict) -> dict:
+    """Add the record's declaration (`details.obligations`) and return it; for the suite's own writers only."""
+    record.setdefault("details", {})["obligations"] = declared(str(record.get("check", "")), str(record.get("level")))
+    return record
+
+
+def _declares(record: dict, obligation: str, mechanism: dict) -> bool:
+    """Whether the record declares itself evidence for this obligation by this mechanism."""
+    return f"{obligation}:{mechanism['mechanism']}" in ((record.get("details") or {}).get("obligations") or ())
+
+
 def _matches(record: dict, mechanism: dict) -> bool:
     if mechanism["level"] is not None and record.get("level") != mechanism["level"]:
         return False
@@ -299,7 +320,7 @@ def status_details(
             for mech in ob["discharge"]:
                 verdicts = []
                 for rec in records:
-                    if _matches(rec, mech) and _applies(rec, tok, families.get(tok)):
+                    if _declares(rec, ob["id"], mech) and _applies(rec, tok, families.get(tok)):
                         verdict = record_passed(rec)
                         if verdict is None:
                             continue
