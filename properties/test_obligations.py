@@ -144,3 +144,10 @@ def test_only_declared_records_count_never_check_names() -> None:
     assert _status([undeclared])["cut.normalization_equation"]["qwen3_8b"]["status"] == OPEN
     assert _status([_rec("exhaustive", "anchor_predicate_tables", "qwen3_8b")])["cut.normalization_equation"][
         "qwen3_8b"]["mechanisms"][EXHAUSTIVE] == DISCHARGED
+
+
+def test_a_failed_cell_says_where_it_first_differed() -> None:
+    """status_from_ledger spells a failed cell with its first difference (check, count, where)."""
+    failing = _rec("battery", "battery.cut", "qwen3_8b", differences=2, first={"case": 7, "position": 3})
+    cell = status_from_ledger([failing], **REGISTRY)["cut.special_token_guard"]["qwen3_8b"]
+    assert cell.startswith("failed (first difference: battery.cut: 2 differences, first {'case': 7")

@@ -104,7 +104,7 @@ def _diff_obligations(old: dict, new: dict, out: ReportDiff) -> None:
         if now == state:
             continue
         line = f"obligation {key[0]} on {key[1]}: {state} -> {now}"
-        (out.regressions if state == "discharged" or now == "failed" else out.changes).append(line)
+        (out.regressions if state == "discharged" or now.startswith("failed") else out.changes).append(line)
 
 
 def _diff_controls(old: dict, new: dict, out: ReportDiff) -> None:

@@ -25,6 +25,11 @@ SHORT_STATE = {
 }
 
 
+def short_state(state: str) -> str:
+    """The narrow cell of an obligation state ("failed (first difference: ...)" reads FAILED; details below)."""
+    return "FAILED" if state.startswith("failed") else SHORT_STATE.get(state, state)
+
+
 @dataclass(frozen=True)
 class LevelRow:
     """One level of Table 3: checks, comparisons, differences, fast-path share and tokenizers with figures."""
@@ -77,6 +82,15 @@ def obligation_grid(model: Table3) -> tuple[list[str], list[list[str]], list[tup
     rows, statements = [], []
     for r in ob.rows:
         ident = r.get("id", "?")
-        rows.append([ident, *[SHORT_STATE.get(r.get(t.name, ""), r.get(t.name, "")) for t in tokenizers]])
+        rows.append([ident, *[short_state(r.get(t.name, "")) for t in tokenizers]])
         statements.append((ident, r.get("statement", ""), r.get("discharge", "")))
     return header, rows, statements
+
+
+def failed_cells(model: Table3) -> list[str]:
+    """Every failed obligation cell with its first difference, as "id on alias: failed (first difference: ...)"."""
+    ob = model.obligations
+    if not ob.available:
+        return []
+    return [f"{r.get('id', '?')} on {t.alias}: {r[t.name]}" for r in ob.rows for t in model.tokenizers
+            if str(r.get(t.name, "")).startswith("failed")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
-from reports.glance import SHORT_STATE, levels, missing, obligation_grid
+from reports.glance import SHORT_STATE, failed_cells, levels, missing, obligation_grid
 from reports.paper import beside
 from reports.plots import comparisons_per_tokenizer, kill_heatmap, performance_plot, throughput_plot
 from reports.provenance import provenance_items
@@ -197,6 +197,8 @@ not mixed in.</p>
 {% for r in grid_rows %}<tr><td title="{{ grid_statements[loop.index0][1] }}"><code>{{ r[0] }}</code></td>
 {% for c in r[1:] %}<td class="state s-{{ c|replace(' ', '-')|replace('/', '') }}">{{ c }}</td>{% endfor %}</tr>
 {% endfor %}</tbody></table>
+{% if failed_cells %}<p class="warn">Failed cells, with their first difference:</p><ul>{% for f in failed_cells %}
+<li>{{ f }}</li>{% endfor %}</ul>{% endif %}
 <dl class="statements">{% for ident, statement, how in grid_statements %}<dt><code>{{ ident }}</code></dt>
 <dd>{{ statement }} <span class="note">Discharged by: {{ how }}.</span></dd>{% endfor %}</dl>
 {% else %}<p class="note">{{ obligations.note }}.</p>{% endif %}
@@ -231,7 +233,7 @@ _CELL_CLASS = {"not provisioned": "np", "not run": "nr", "tokenizer-independent"
 _GOAL_CLASS = {"met": "met", "not met": "notmet", "not measured": "unmeasured"}
 
 
-def _breakdown_cells(row, columns: list[str]) -> list[dict]:
+def _breakdown_cells(row, columns: list[str], provisioned: frozenset[str] = frozenset()) -> list[dict]:
     out = []
     for c in columns:
         cell = row.cells[c]
@@ -241,11 +243,12 @@ def _breakdown_cells(row, columns: list[str]) -> list[dict]:
         share = cell.figures.fast_share if cell.figures is not None else None
         if share is not None and share < MOSTLY_FELL_BACK_BELOW:
             cls += " fellback"
-        out.append({"text": cell_text(cell, row), "cls": cls})
+        out.append({"text": cell_text(cell, row, c in provisioned), "cls": cls})
     return out
 
 
 def _context(model: Table3) -> dict:
+    provisioned = frozenset(t.name for t in model.tokenizers if t.provisioned)
     sections = []
     for sec in model.sections:
         if not sec.rows and sec.key in ("other", "benchmark", "harness"):
@@ -264,7 +267,7 @@ def _context(model: Table3) -> dict:
                 "check": r.check, "title": r.title, "unit": r.unit, "comparisons": num(r.total.comparisons),
                 "differences": diff, "diff_class": diff_class, "covered": covered_text(r),
                 "fast": fast_path_text(r), "fell_back": r.mostly_fell_back, "counts": counts_text(r),
-                "control": r.control, "breakdown": _breakdown_cells(r, model.columns),
+                "control": r.control, "breakdown": _breakdown_cells(r, model.columns, provisioned),
             })
             if r.fallback_reasons:
                 notes.append(f"{r.check} fallback reasons: "
@@ -310,6 +313,7 @@ def _context(model: Table3) -> dict:
         "grid_rows": obligation_grid(model)[1],
         "grid_statements": obligation_grid(model)[2],
         "short_states": list(SHORT_STATE.items()),
+        "failed_cells": failed_cells(model),
         "css": Markup(CSS),
         "records": num(model.provenance.records),
         "files": len(model.ledger_files),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.glance import SHORT_STATE, levels, missing, obligation_grid
+from reports.glance import SHORT_STATE, failed_cells, levels, missing, obligation_grid
 from reports.paper import beside
 from reports.provenance import provenance_items
 from reports.table3 import NO_SUBJECTS, NO_TOKENIZER, SUBJECT_HEADER, Table3, subject_rows, throughput_summary
@@ -21,8 +21,9 @@ from reports.verdict import verdict
 
 LEGEND = (
     "Breakdown cells read `comparisons / differences`, with the fast-path share where the path applies; "
-    "`not provisioned` = the tokenizer's files are not in this cache and no record names it; `not run` = "
-    "provisioned (or outside the registry) but no record of this row names it; `n/a` = the check is "
+    "`not provisioned` = the tokenizer's files are not in this cache and no record names it; `provisioned but "
+    "not run` = provisioned, but no record of this row names it (`not run` for a column outside the registry or "
+    "the tokenizer-independent one); `n/a` = the check is "
     "tokenizer-independent (figures in the last column)."
 )
 
@@ -93,13 +94,14 @@ def _breakdown(model: Table3) -> list[str]:
     out = ["", "## Per-tokenizer breakdown", "", LEGEND]
     aliases = {t.name: t.alias for t in model.tokenizers}
     header = ["check"] + [aliases[c] for c in model.columns if c != NO_TOKENIZER] + [NO_TOKENIZER]
+    provisioned = {t.name for t in model.tokenizers if t.provisioned}
     for sec in model.sections:
         if not sec.rows:
             continue
         out += ["", f"### {sec.title}", ""]
         body = [
             [f"`{r.check}`" + (f" ({r.control})" if r.control else "") + f" [{r.unit}]"]
-            + [cell_text(r.cells[c], r) for c in model.columns]
+            + [cell_text(r.cells[c], r, c in provisioned) for c in model.columns]
             for r in sec.rows
         ]
         out += _table(header, body)
@@ -181,6 +183,9 @@ def _obligations(model: Table3) -> list[str]:
     header, rows, statements = obligation_grid(model)
     legend = ", ".join(f"`{short}` {state}" for state, short in SHORT_STATE.items())
     out += [ob.note + "; one cell per tokenizer: " + legend + ".", ""] + _table(header, rows)
+    failed = failed_cells(model)
+    if failed:
+        out += ["", "Failed cells, with their first difference:", ""] + [f"- {line}" for line in failed]
     out += ["", "Statements, and what discharges each:", ""]
     out += [f"- `{ident}`: {statement} Discharged by: {how}." for ident, statement, how in statements]
     return out

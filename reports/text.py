@@ -68,7 +68,11 @@ def figures_text(f: Figures, with_fast: bool) -> str:
     return text
 
 
-def cell_text(cell: Cell, row: Row) -> str:
+def cell_text(cell: Cell, row: Row, provisioned: bool = False) -> str:
+    """A breakdown cell; `provisioned` (the column is a provisioned tokenizer) turns "not run" into the one
+    vocabulary's "provisioned but not run"."""
+    if cell.status == "not run" and provisioned:
+        return "provisioned but not run"
     if cell.status == "figures" and cell.figures is not None:
         return figures_text(cell.figures, row.wants_fast_path or cell.figures.fast_share is not None)
     if cell.status == "tokenizer-independent":

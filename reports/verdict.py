@@ -37,8 +37,8 @@ def _obligation_counts(model: Table3) -> tuple[int, int, list[str]]:
                 continue
             applicable += 1
             discharged += state == "discharged"
-            if state == "failed":
-                failed.append(f"{row.get('id', '?')} on {name}")
+            if state.startswith("failed"):
+                failed.append(f"{row.get('id', '?')} on {name}{state[len('failed'):]}")
     return discharged, applicable, failed
 
 

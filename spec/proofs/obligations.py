@@ -316,6 +316,7 @@ def status_details(
                 continue
             mech_status: dict[str, str] = {}
             checks: set[str] = set()
+            first: str | None = None  # the first failing record's check and first difference
             pattern_only = True
             for mech in ob["discharge"]:
                 verdicts = []
@@ -326,6 +327,8 @@ def status_details(
                             continue
                         verdicts.append(verdict)
                         checks.add(str(rec.get("check")))
+                        if verdict is False and first is None:
+                            first = first_difference_text(rec)
                         pattern_only = pattern_only and _pattern_level(rec)
                 if not verdicts:
                     mech_status[mech["mechanism"]] = OPEN
@@ -344,13 +347,28 @@ def status_details(
                 pattern_level = ob["scope"] == "pattern" and DISCHARGED in values and pattern_only
                 status = PATTERN_ONLY if pattern_level else NOT_PROVISIONED
             row[tok] = {"status": status, "mechanisms": mech_status, "checks": sorted(checks)}
+            if status == FAILED and first:
+                row[tok]["first_difference"] = first
         table[ob["id"]] = row
     return table
 
 
+def first_difference_text(record: dict) -> str:
+    """The failing record's check and, where it recorded one, where it first differed."""
+    details = record.get("details") or {}
+    where = next((details[k] for k in ("first", "first_difference", "minimal_counterexample", "counterexample",
+                                       "pointers") if details.get(k)), None)
+    text = f"{record.get('check')}: {record.get('differences') or 0} differences"
+    if details.get("outcome") == "failed":
+        text += ", test failed"
+    return f"{text}, first {str(where)[:120]}" if where is not None else text
+
+
 def status_from_ledger(records: Iterable[dict], **registry) -> dict[str, dict[str, str]]:
-    """{premise id: {tokenizer: status}}: the table's cells (`status_details` says which mechanisms and checks)."""
+    """{premise id: {tokenizer: status}}: the table's cells (`status_details` says which mechanisms and checks);
+    a failed cell reads "failed (first difference: ...)"."""
     return {
-        premise: {tok: cell["status"] for tok, cell in row.items()}
+        premise: {tok: (f"{cell['status']} (first difference: {cell['first_difference']})"
+                        if cell.get("first_difference") else cell["status"]) for tok, cell in row.items()}
         for premise, row in status_details(records, **registry).items()
     }
