@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from checks.battery import BatteryCase
     from frozen.loader import FrozenTokenizer
 
-CHUNKED_MIN_CHARS = 256  # below this the chunked encoder serves the text whole; not worth a comparison
+CHUNKED_MIN_CHARS = 0  # short texts too: the chunked encoder serves them whole, and that path must be exact as well
 CHUNKED_MAX_CHARS = 4096  # the planner scans every offset near its targets; the long repair strings are left out
 CHUNKED_PIECES = 4
 
@@ -183,8 +183,9 @@ def check_cut_case(
 
     Proposition checked (the cut proposition): for each accepted b, ref(S[:b]) + ref(S[b:]) == ref(S); the
     concatenation of ref over the pieces between all accepted cuts == ref(S); and encode_chunked(S) == ref(S)
-    under the same rules when the chunked encoder is installed and S has CHUNKED_MIN_CHARS to CHUNKED_MAX_CHARS
-    characters. The same holds for units (IDs grouped per pre-token), counted in `unit_differences`.
+    under the same rules when S has at most CHUNKED_MAX_CHARS characters (short ones included: they are served
+    whole, and that must be exact too). The same holds for units (IDs grouped per pre-token), counted in
+    `unit_differences`.
     A case with no accepted cut counts as one fallback (served whole).
     """
     rules = DEFAULT_CUT_RULES if rules is None else rules
