@@ -239,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     print(report(result, refused, out))
     if result.errors:
         return 2
+    if result.interrupted:  # Ctrl-C: the ledger holds every finished batch; the summary says how to resume
+        return 130
     if result.totals.cases == 0 and not result.interrupted:
         print("fuzz: error: no case was checked (nothing left to run, or the budget ended first)", file=sys.stderr)
         return 2

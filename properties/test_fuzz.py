@@ -22,6 +22,7 @@ from fuzz.generate import PROFILES, generate_batch
 from fuzz.ledger_writer import read_campaign
 from fuzz.regressions import corpus_files, load, replay
 from fuzz.shrink import shrink
+from ledger.records import read_ledgers
 
 REPO = Path(__file__).resolve().parent.parent
 FUZZ = [str(REPO / ".venv" / "bin" / "fuzz")] if (REPO / ".venv" / "bin" / "fuzz").exists() else [
@@ -179,3 +180,24 @@ def test_resume_after_sigkill(tmp_path, ledger) -> None:
     assert summary["cases"] == batches * 32 and summary["batches"] == batches
     ledger.record("harness", "fuzz.resume_after_sigkill", load_tokenizer("qwen3"), comparisons=len(after),
                   differences=0, unit="batches", details={"batches_before_kill": len(before)})
+
+
+def test_ctrl_c_exits_130_and_keeps_the_ledger(tmp_path) -> None:
+    """SIGINT during a campaign: exit 130 (one meaning per exit code), the summary says how to resume, and every
+    batch written before it is a readable ledger record."""
+    out = tmp_path / "campaign"
+    proc = subprocess.Popen([*FUZZ, "--tokenizer", "qwen3", "--path", "cut", "--budget", "120s", "--out", str(out),
+                             "--regressions", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.is_dir() and sum(f.read_bytes().count(b"\n") for f in out.glob("fuzz-*.jsonl")) >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the campaign ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stdout
+    assert "fuzz --resume" in stdout
+    read = read_ledgers(sorted(out.glob("fuzz-*.jsonl")))
+    assert read.records and not read.errors
