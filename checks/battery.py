@@ -14,8 +14,10 @@ and it carries the positions to test:
   witness-free letter run after it so that every narrower window fails and width k is the one used.
 
 Hazards (`HAZARDS`): special-token strings whole, cut, overlapping (where the tokenizer has overlapping strings,
-else shared-prefix near-overlaps) and adjacent; NFC composition exclusions and other class-changing
-decompositions (U+0958), decomposed accents, marks out of canonical order, Hangul L/V/T jamo and LV + T,
+else shared-prefix near-overlaps) and adjacent; role markers (the special-token cut's seams) beside
+NFC-sensitive text, CR/LF, apostrophes, digits and other markers, at the text's ends too; NFC composition
+exclusions and other class-changing decompositions (U+0958), decomposed accents, marks out of canonical order,
+Hangul L/V/T jamo and LV + T,
 characters whose NFC changes with their neighbour; CR/LF and CR | LF; apostrophes and contractions after
 letters; whitespace runs before words and before newlines; digit runs across a cut; CJK and kana runs (the
 DeepSeek split, including the marks and other-class characters inside its ranges); multi-byte characters whose
@@ -40,7 +42,7 @@ from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer
 from spec.classes import L, M, N, O, S, class_table
 
-BATTERY_VERSION = "delta-suite.battery.v3"  # v2: the periodic_tail hazard; v3: its contraction units
+BATTERY_VERSION = "delta-suite.battery.v4"  # v2: the periodic_tail hazard; v3: its contraction units; v4: role_marker
 FIRST_WINDOW = 512
 WINDOW_DOUBLINGS = 5
 WINDOW_WIDTHS = tuple(FIRST_WINDOW << k for k in range(WINDOW_DOUBLINGS + 1))
@@ -172,14 +174,12 @@ def h_special_cut(d: _Draw) -> Core:
 @lru_cache(maxsize=16)
 def overlapping_pairs(tok: FrozenTokenizer) -> tuple[tuple[str, str, int], ...]:
     """(a, b, k) for special-token strings where the last k characters of a are the first k of b."""
-    specials = [s for s in tok.special_strings[:512] if len(s) >= 2]
-    out = []
-    for a in specials:
-        for b in specials:
-            for k in range(1, min(len(a), len(b))):
-                if a[-k:] == b[:k]:
-                    out.append((a, b, k))
-    return tuple(out)
+    specials = [s for s in tok.special_strings if len(s) >= 2]
+    by_prefix: dict[str, list[str]] = {}
+    for s in specials:
+        for k in range(1, len(s)):
+            by_prefix.setdefault(s[:k], []).append(s)
+    return tuple((a, b, k) for a in specials for k in range(1, len(a)) for b in by_prefix.get(a[len(a) - k :], ()))
 
 
 def h_special_overlap(d: _Draw) -> Core:
@@ -198,6 +198,28 @@ def h_special_overlap(d: _Draw) -> Core:
 def h_special_adjacent(d: _Draw) -> Core:
     sep = d.one(("", "", "", " ", "\n", "a", "1"))
     return _join(d.neighbour(), d.special(), sep + d.special(), d.special() if d.rng.random() < 0.4 else "")
+
+
+ROLE_SEAM_LEFT = ("e\u0301", "\u0301", "a\u0308", "\u037e", "\u1100", "\u212b", "\r\n", "\n", "\r", "\n\n", "it'",
+                  "'", "123", "4", " ", "  ", "\t", ".", "user", "\u4e2d", "", "\u0915\u094d")
+ROLE_SEAM_RIGHT = ("\u0301", "\u0301e", "\u0308a", "\u037e", "\u1161", "\u11a8", "\r\n", "\n", "\r", "\n\n", "'s",
+                   "'", "123", "4", " ", "  x", "\t", ".", "user\n", "assistant", "\u4e2d", "", "\u093f")
+ROLE_EDGE_SHARE = 0.3  # role_marker cases with no context before (or after) the core: a marker at a text's end
+
+
+def h_role_marker(d: _Draw) -> Core:
+    """A role marker between the characters a chat template puts beside it and the ones that stress the other
+    stages: NFC-sensitive text (decomposed accents, U+037E, jamo), CR/LF, apostrophes, digits, spaces; sometimes
+    two markers, overlapping ones where the tokenizer has them."""
+    left, right = d.one(ROLE_SEAM_LEFT), d.one(ROLE_SEAM_RIGHT)
+    pairs = overlapping_pairs(d.tok)
+    r = d.rng.random()
+    if pairs and r < 0.5:  # the second string's end is an unselected occurrence's edge; punctuation after it
+        a, b, k = d.one(pairs)  # joins the text before it into one piece in the whole text
+        return _join(left, a[:-k], a[-k:] + b[k:], d.one((".", "!", "?!", "/", "'s", "-", right)))
+    if r < 0.7:
+        return _join(left, d.special(), d.one(ROLE_SEAM_LEFT) + d.special(), right)
+    return _join(left, d.special(), right)
 
 
 MERGING_FOLLOWERS = (".com", ".get", "(self", "/api", ".html", "-based", "_id", "@gmail", ".py", "#include", ".org",
@@ -360,6 +382,7 @@ HAZARD_BUILDERS: dict[str, Callable[[_Draw], Core]] = {
     "special_cut": h_special_cut,
     "special_overlap": h_special_overlap,
     "special_adjacent": h_special_adjacent,
+    "role_marker": h_role_marker,
     "nfc_exclusion": h_nfc_exclusion,
     "nfc_decomposed": h_nfc_decomposed,
     "nfc_mark_order": h_nfc_mark_order,
@@ -414,6 +437,9 @@ def _short_case(tok: FrozenTokenizer, d: _Draw, index: int, hazard: str, prof: P
     prefix = context(d, d.rng.randint(FIRST_WINDOW + 24, FIRST_WINDOW + 200) if long_prefix else d.rng.randint(0, 24))
     prefix = prefix[: FIRST_WINDOW + 200] if long_prefix else prefix[: d.rng.randint(0, 24)]
     suffix = context(d, d.rng.randint(0, 16))[: d.rng.randint(0, 16)]
+    if hazard == "role_marker" and not long_prefix:  # markers at the text's ends
+        prefix = "" if d.rng.random() < ROLE_EDGE_SHARE else prefix
+        suffix = "" if d.rng.random() < ROLE_EDGE_SHARE else suffix
     text = prefix + core + suffix
     p0 = len(prefix)
     if len(core) <= LONG_CORE:

@@ -197,11 +197,16 @@ def run_matrix(
     t_start = time.perf_counter()
     for case in iter_battery(tok, profile, seed, start, stop):
         memo = ReferenceMemo(tok)
+        derived_memos: dict[str, ReferenceMemo] = {}
         for name, control in subjects:
             cell = cells[name]
             t0 = time.perf_counter()
             path = control.path if control is not None else cell.row.path
-            if path == "cut":
+            if path == "cut" and control is not None and control.derive is not None:
+                dtok = control.subject_tokenizer(tok)  # the battery's strings, on the derived tokenizer
+                dmemo = derived_memos.setdefault(dtok.name, ReferenceMemo(dtok))
+                cell.add(case, check_cut_case(dtok, case, control.rules, dmemo, chunked=False))
+            elif path == "cut":
                 rules = control.rules if control else None
                 cell.add(case, check_cut_case(tok, case, rules, memo, chunked=control is None))
             elif path == "repair":

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from controls.derived import stripping_markers
 from controls.faults import FAULTS, Planter
-from controls.proofs import overlapped_tails_without_witness
+from controls.proofs import overlapped_tails_without_witness, overlapping_specials
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
 from spec.classes import L, M, N, O, S
@@ -32,6 +33,12 @@ ALL_FAMILIES = frozenset({"qwen2", "qwen3_5", "llama3", "o200k", "tekken", "deep
 
 def _always(tok: FrozenTokenizer) -> bool:
     return True
+
+
+def _overlapping_specials(tok: FrozenTokenizer) -> bool:
+    """Some special-token strings overlap or contain one another: only then can an occurrence go unselected."""
+    specials = tok.special_strings[:512]
+    return bool(overlapping_specials(tok.special_strings)) or any(a != b and a in b for a in specials for b in specials)
 
 
 def _nfc_only(tok: FrozenTokenizer) -> bool:
@@ -53,6 +60,11 @@ class Control:
     redundant_for: frozenset[str] = field(default_factory=frozenset)  # pattern families with a redundancy proof
     proof: str = ""  # the controls.proofs function that proves it, when redundant_for is not empty
     premise: Callable[[FrozenTokenizer], bool] = _always  # a tokenizer-level premise of that proof, where it has one
+    derive: Callable[[FrozenTokenizer], FrozenTokenizer] | None = None  # checked on a tokenizer derived from each
+
+    def subject_tokenizer(self, tok: FrozenTokenizer) -> FrozenTokenizer:
+        """The tokenizer the battery checks this control on: `tok`, or the one derived from it."""
+        return self.derive(tok) if self.derive is not None else tok
 
     def redundant_on(self, tok: FrozenTokenizer) -> bool:
         """Whether the redundancy proof covers `tok`: its pattern family is claimed and its premise holds there."""
@@ -81,6 +93,11 @@ _CONTROLS: tuple[Control, ...] = (
     _cut("cut.no_guard", "the special-token guard removed", CutRules(guard="off")),
     _cut("cut.guard_selected_only", "the guard checks only the selected, non-overlapping occurrences",
          CutRules(guard="selected"), redundant_for=ALL_FAMILIES, proof="selected_occurrences_match_reference"),
+    _cut("cut.special_any_occurrence", "the special-token rule accepts the edge of any occurrence, selected or not",
+         CutRules(special_rule="any_occurrence"), applies=_overlapping_specials),
+    _cut("cut.special_ignores_strip", "the special-token rule and admission ignore markers that strip whitespace "
+         "(checked on the tokenizer with lstrip and rstrip set on its markers)",
+         CutRules(check_premises=False), derive=stripping_markers),
     _cut("cut.add_N_N", "N->N added to the accepted transitions", CutRules(pairs=_pairs_plus((N, N))),
          redundant_for=frozenset({"qwen2", "tekken"}), proof="single_digit_pretokens"),
     _cut("cut.add_S_L", "S->L added to the accepted transitions", CutRules(pairs=_pairs_plus((S, L)))),

@@ -10,10 +10,14 @@ Levels (the ledger level in brackets):
 - 2 [chunked]: every document of 512 to 400,000 characters split at the planner's cuts for each chunk count
   (2, 4, 8), `encode_chunked` against the whole reference encode. A (document, k) pair whose plan has at least
   one cut counts as fast path, one with none as fallback (the whole text went to the reference).
-- 3 [repair]: every chat replayed turn by turn through one `delta.Session`: each prefix of the transcript as a
-  server sees it (`delta.chat.render_turns`: generation prompt after user messages) is encoded by the session
-  and compared with its whole reference encode; fast path = turns the session repaired, fallbacks = turns
-  where the repair refused.
+- 3 [repair]: every chat (the corpus's own and the long transcripts of `corpora.transcripts`, clean and with
+  one decomposed accent) replayed turn by turn: each prefix as a server sees it (`delta.chat.render_turns`:
+  generation prompt after user messages) through three front ends, the whole reference encode, the stateless
+  chunked encode cut at role markers, and one `delta.Session`; the last two are compared with the whole
+  reference encode on every turn. Record-level fast path = turns the session repaired, fallbacks = turns where
+  the repair refused; per front end and variant, `details.front_ends` has turns, fast path, fallbacks,
+  differences, CPU seconds per transcript and milliseconds per turn (medians, and for 250K-500K characters of
+  history).
 
 Throughput is CPU time of this process (all its threads, so the reference's Rust threads count too): characters
 per CPU-second, i.e. per core, for the subject and for the reference encode alone (the floor), measured in the
@@ -31,7 +35,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import statistics
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,12 +46,13 @@ from pathlib import Path
 
 from corpora.readers import read_documents
 from delta.chat import render, render_turns, template_for
-from delta.cuts import encode_chunked, plan_cuts
+from delta.cuts import MAX_DEFAULT_CHUNKS, TARGET_CHUNK, encode_chunked, encode_planned, plan_cuts
 from delta.session import Session
 from frozen.digests import sha256_file
 from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer, load_tokenizer
 from ledger.records import SCHEMA, make_record
+from spec.cut import ACCEPTED_SPECIAL, explain_cut
 from spec.proofs.obligations import declare
 from spec.reference import reference_encode, reference_encode_batch, reference_version
 from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, names, parse_subject
@@ -91,6 +98,7 @@ class Shard:
     characters: int = 0
     has_chats: bool = True
     column: str = "text"
+    levels: tuple[int, ...] = (1, 2, 3)  # the levels this shard is compared at (the transcripts: level 3 only)
 
     @property
     def name(self) -> str:
@@ -146,6 +154,11 @@ def shards_of_manifest(folder: Path) -> list[Shard]:
             for s in manifest["shards"]]
 
 
+def transcript_shard(path: Path) -> Shard:
+    """The transcript set (`corpora.transcripts`) as a shard compared at level 3 only."""
+    return Shard(str(path), sha256_file(path), path.stat().st_size, True, "text", (3,))
+
+
 def shards_of_files(paths: list[Path], column: str = "text") -> list[Shard]:
     """User corpus files as shards (digest computed; chats possible, so level 3 runs and counts what it finds)."""
     return [Shard(str(p), sha256_file(p), p.stat().st_size, True, column) for p in paths]
@@ -158,7 +171,8 @@ def plan_units(shards: list[Shard], tokenizers: list[str], levels: tuple[int, ..
         raise UnknownSubject(f"unknown subject {subject!r}; one of {', '.join(dict.fromkeys([*SUBJECTS, *names()]))}")
     if subject not in SUBJECTS and not is_third_party(subject):
         subject = "delta"  # delta==VERSION: the minimal implementation of this checkout
-    units = [Unit(s, t, lv, subject) for s in shards for t in tokenizers for lv in levels if lv != 3 or s.has_chats]
+    units = [Unit(s, t, lv, subject) for s in shards for t in tokenizers for lv in levels
+             if (lv != 3 or s.has_chats) and lv in s.levels]
     return sorted(units, key=lambda u: (-u.weight, u.key))
 
 
@@ -254,32 +268,106 @@ def _level2(tok: FrozenTokenizer, docs: Iterator[dict], counts: tuple[int, ...],
                 tally.differ(doc["id"], chunks=k, cuts=cuts[:16], token=_first_difference(got, want))
 
 
-def _level3(tok: FrozenTokenizer, docs: Iterator[dict], tally: _Tally, timing: dict) -> None:
+FRONT_ENDS = ("reference", "chunked", "session")
+HISTORY_BAND = (250_000, 500_000)  # the paper's per-turn figures are for turns with this much history
 
+
+def transcript_chunks(n: int) -> int:
+    """Chunks asked of the stateless front end for an n-character turn: one per 65,536 characters, 2 to 16."""
+    return max(2, min(MAX_DEFAULT_CHUNKS, math.ceil(n / TARGET_CHUNK)))
+
+
+class _FrontEndTally:
+    """One front end's counts and costs over the transcripts of one variant."""
+
+    def __init__(self) -> None:
+        self.turns = self.fast = self.fallbacks = self.differences = 0
+        self.cuts = {"special_token": 0, "transition": 0}
+        self.transcript_cpu: list[float] = []
+        self.turn_ms: list[float] = []
+        self.band_ms: list[float] = []
+
+    def summary(self) -> dict:
+        def med(xs: list[float], digits: int) -> float | None:
+            return round(statistics.median(xs), digits) if xs else None
+        return {"turns": self.turns, "fast_path": self.fast, "fallbacks": self.fallbacks,
+                "differences": self.differences, "transcripts": len(self.transcript_cpu),
+                "cpu_seconds_per_transcript_median": med(self.transcript_cpu, 6),
+                "ms_per_turn_median": med(self.turn_ms, 4),
+                "ms_per_turn_history_250k_500k_median": med(self.band_ms, 4),
+                "turns_history_250k_500k": len(self.band_ms),
+                # the raw figures, so medians over several units (parts) are exact, not medians of medians
+                "cpu_seconds_per_transcript": [round(x, 6) for x in self.transcript_cpu],
+                "ms_per_turn": [round(x, 3) for x in self.turn_ms],
+                "ms_per_turn_history_250k_500k": [round(x, 3) for x in self.band_ms],
+                **({"cuts": dict(self.cuts)} if any(self.cuts.values()) else {})}
+
+
+def _level3(tok: FrozenTokenizer, docs: Iterator[dict], tally: _Tally, timing: dict, fronts: dict) -> None:
+    """Every chat replayed turn by turn (each prefix as a server sees it: `delta.chat.render_turns`) through three
+    front ends: the whole reference encode (the oracle itself: its cost only), the stateless chunked encode
+    (`encode_planned` at `transcript_chunks` chunks: role markers first), and one `delta.Session` (repair).
+    Each turn of the last two is compared with the whole reference encode (2 comparisons per turn). Fast path:
+    chunked = the plan had a cut, session = the turn was repaired; fallbacks: no cut / the repair refused (a
+    session's first turn is neither). Counts and costs are kept per variant ("clean", "accent", or "chat" for
+    the corpus's own short chats)."""
     for doc in docs:
         messages = doc.get("messages")
         if not messages:
             continue
+        variant = doc.get("variant", "chat")
+        ends = fronts.setdefault(variant, {f: _FrontEndTally() for f in FRONT_ENDS})
         session = Session(tok)
+        cpu = dict.fromkeys(FRONT_ENDS, 0.0)
         tally.documents += 1
         for turn, rendered in enumerate(render_turns(tok, messages), start=1):
             text = rendered.text
             t0 = time.process_time()
-            got = session.encode(text)
-            t1 = time.process_time()
             want = reference_encode(tok, text)
-            timing["subject"] += t1 - t0
-            timing["reference"] += time.process_time() - t1
+            t1 = time.process_time()
+            got_chunked, cuts = encode_planned(tok, text, chunks=transcript_chunks(len(text)), workers=1)
+            t2 = time.process_time()
+            got = session.encode(text)
+            t3 = time.process_time()
+            costs = {"reference": t1 - t0, "chunked": t2 - t1, "session": t3 - t2}
+            timing["reference"] += costs["reference"]
+            timing["subject"] += costs["chunked"] + costs["session"]
             tally.characters += len(text)
-            tally.comparisons += 1
+            tally.comparisons += 2
             path = session.last_path
             tally.paths[path.split(":")[0]] = tally.paths.get(path.split(":")[0], 0) + 1
+            history = len(text)
+            for name, seconds in costs.items():
+                end = ends[name]
+                end.turns += 1
+                cpu[name] += seconds
+                end.turn_ms.append(seconds * 1000)
+                if HISTORY_BAND[0] <= history < HISTORY_BAND[1]:
+                    end.band_ms.append(seconds * 1000)
+            chunked, sess = ends["chunked"], ends["session"]
+            if cuts:
+                chunked.fast += 1
+                for b in cuts:
+                    rule = "special_token" if explain_cut(tok, text, b) == ACCEPTED_SPECIAL else "transition"
+                    chunked.cuts[rule] += 1
+            else:
+                chunked.fallbacks += 1
             if path.startswith("repaired"):
                 tally.fast += 1
+                sess.fast += 1
             elif path.startswith("fallback"):
                 tally.fallbacks += 1
+                sess.fallbacks += 1
+            if got_chunked != want:
+                chunked.differences += 1
+                tally.differ(doc["id"], turn=turn, front_end="chunked", cuts=cuts[:16],
+                             token=_first_difference(got_chunked, want))
             if got != want:
-                tally.differ(doc["id"], turn=turn, path=path, token=_first_difference(got, want))
+                sess.differences += 1
+                tally.differ(doc["id"], turn=turn, front_end="session", path=path,
+                             token=_first_difference(got, want))
+        for name in FRONT_ENDS:
+            ends[name].transcript_cpu.append(cpu[name])
 
 
 def _mark_running(options: Options, unit: Unit) -> Path | None:
@@ -373,6 +461,7 @@ def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
     docs = read_documents(unit.shard.path, unit.shard.column)
     tally = _Tally()
     timing = {"subject": 0.0, "reference": 0.0}
+    fronts: dict[str, dict[str, _FrontEndTally]] = {}
     if unit.level == 1:
         _level1(tok, docs, unit.subject, tally, timing)
         check, what = f"corpus.whole_encode.{unit.subject}", "documents"
@@ -380,8 +469,8 @@ def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
         _level2(tok, docs, options.chunk_counts, tally, timing)
         check, what = "corpus.chunked_encode", "document_chunkings"
     elif unit.level == 3:
-        _level3(tok, docs, tally, timing)
-        check, what = "corpus.session_replay", "turns"
+        _level3(tok, docs, tally, timing, fronts)
+        check, what = "corpus.session_replay", "turn_comparisons"
     else:
         raise SuiteError(f"unknown comparison level {unit.level}; levels are 1, 2, 3")
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
@@ -400,6 +489,7 @@ def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
         "fast_path_share": (tally.fast / fast_total) if fast_total else None,
         "chunk_counts": list(options.chunk_counts) if unit.level == 2 else None,
         "session_paths": tally.paths or None,
+        "front_ends": {v: {f: t.summary() for f, t in ends.items()} for v, ends in fronts.items()} or None,
         "chat_rendering": chat_rendering(tok),
         "wall_seconds": round(wall, 4),
         "cpu_seconds": round(cpu, 4),

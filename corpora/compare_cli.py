@@ -3,8 +3,10 @@
     corpora compare [--profile small|full | --corpus PATH|GLOB [--column C]] [--tokenizer NAME|all]
                     [--workers N] [--shard i/N] [--distributed dask://HOST:PORT | --local-cluster N]
                     [--out DIR] [--subject NAME[==VERSION]] [--levels 1,2,3] [--chunks 2,4,8]
+                    [--transcripts small|full|none]
 
-With --profile the built-in corpus is built first (or reused from the cache). Unprovisioned tokenizers are
+With --profile the built-in corpus is built first (or reused from the cache), and with level 3 its long chat
+transcripts (`corpora.transcripts`, the same profile unless --transcripts names another). Unprovisioned tokenizers are
 listed as "not provisioned", never skipped silently. Exit status 1 if any comparison differs.
 """
 
@@ -15,9 +17,18 @@ from collections import defaultdict
 from pathlib import Path
 
 from corpora.build import PROFILES, build_corpus
-from corpora.compare import SUBJECTS, Options, plan_units, shards_of_files, shards_of_manifest, slice_units
+from corpora.compare import (
+    SUBJECTS,
+    Options,
+    plan_units,
+    shards_of_files,
+    shards_of_manifest,
+    slice_units,
+    transcript_shard,
+)
 from corpora.readers import expand
 from corpora.run_units import print_record, run_dask, run_local
+from corpora.transcripts import TRANSCRIPT_PROFILES, build_transcripts
 from frozen.errors import NotProvisioned, SuiteError
 from frozen.loader import load_tokenizer
 from frozen.registry import lookup, rows
@@ -72,6 +83,11 @@ def _cmd(args: argparse.Namespace) -> int:
         built = build_corpus(args.profile, Path(args.corpus_dir) if args.corpus_dir else None)
         shards = shards_of_manifest(built.out)
         label = args.profile
+        transcripts = args.transcripts or args.profile
+        if 3 in levels and transcripts != "none":
+            parts = build_transcripts(built.out, transcripts)
+            shards.extend(transcript_shard(p) for p in parts)
+            print(f"transcripts: the {transcripts} set, {len(parts)} parts in {parts[0].parent}")
     units = plan_units(shards, ready, levels, args.subject)
     if args.shard:
         units = slice_units(units, *_slice(args.shard))
@@ -132,4 +148,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(e.g. lopt, fastokens==0.3.5), checked on levels 1-3 on its own paths")
     p.add_argument("--levels", default="1,2,3")
     p.add_argument("--chunks", default="2,4,8", help="chunk counts of level 2")
+    p.add_argument("--transcripts", choices=[*TRANSCRIPT_PROFILES, "none"],
+                   help="the long transcript set replayed at level 3 (default: the --profile's; none: skip it)")
     p.set_defaults(func=_cmd)

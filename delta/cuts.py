@@ -1,10 +1,12 @@
 """The chunk planner and chunked encode: cut a long text only where the cut proposition accepts, encode in parallel.
 
-Plan: tentative cuts at floor(i*N/k) for i = 1..k-1; for each, a backward scan for an accepted cut over
-`QUICK_SCAN` (48) characters and then up to `SCAN_BUDGET` (4,096); never a chunk shorter than
-max(16, min(1024, floor(N/4k))); never cut a text shorter than `MIN_TEXT` (256); a missed cut leaves its text with
-the preceding chunk. Default policy for stateless requests (chunks=None): cut only from `DEFAULT_MIN_CHARS`
-(131,072) characters, target chunk `TARGET_CHUNK` (65,536), k = min(ceil(N/65,536), 16, workers).
+Plan: tentative cuts at floor(i*N/k) for i = 1..k-1; for each, the highest special-token cut (the edge of a
+selected special-token occurrence: a rendered chat's role marker) within `SCAN_BUDGET` (4,096) characters before
+it, else a backward scan for an accepted cut over `QUICK_SCAN` (48) characters and then up to `SCAN_BUDGET`; never
+a chunk shorter than max(16, min(1024, floor(N/4k))); never cut a text shorter than `MIN_TEXT` (256); a missed
+cut leaves its text with the preceding chunk. Default policy for stateless requests (chunks=None): cut only from
+`DEFAULT_MIN_CHARS` (131,072) characters, target chunk `TARGET_CHUNK` (65,536), k = min(ceil(N/65,536), 16,
+workers).
 
 Encode: the chunks (or the whole text, when no cut is planned) go through the reference library's own batch path
 (parallel in Rust; the IDs-only `encode_batch_fast` where the library has it, which skips building offsets) and the
@@ -20,7 +22,8 @@ from itertools import chain
 
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
-from spec.cut import DEFAULT_CUT_RULES, CutRules, is_safe_cut
+from spec.cut import ACCEPTED_SPECIAL, DEFAULT_CUT_RULES, CutRules, explain_cut, is_safe_cut
+from spec.guard import literal_trie
 from spec.reference import check_text, post_process, reference_encode_batch
 
 QUICK_SCAN = 48
@@ -52,9 +55,21 @@ def _scan(tok: FrozenTokenizer, text: str, hi: int, lo: int, rules: CutRules) ->
     return None
 
 
+def _marker_cut(tok: FrozenTokenizer, text: str, hi: int, lo: int, rules: CutRules) -> int | None:
+    """The highest cut in [lo, hi] at the edge of a special-token occurrence that the special-token rule accepts
+    (a role marker of a rendered chat), or None."""
+    edges = sorted({x for s, e in literal_trie(tok).occurrences(text, lo, hi + 1) for x in (s, e) if lo <= x <= hi},
+                   reverse=True)
+    for b in edges:
+        if explain_cut(tok, text, b, rules) == ACCEPTED_SPECIAL:
+            return b
+    return None
+
+
 def plan_cuts(tok: FrozenTokenizer, text: str, chunks: int, rules: CutRules = DEFAULT_CUT_RULES) -> list[int]:
     """Cut offsets (increasing) for about `chunks` chunks; every cut is accepted by `is_safe_cut` under `rules`,
-    no chunk is shorter than `min_chunk`, texts under 256 characters and inadmissible tokenizers get none."""
+    no chunk is shorter than `min_chunk`, texts under 256 characters and inadmissible tokenizers get none. Within
+    each target's scan range a special-token cut (a role marker's edge) is preferred to a transition cut."""
     n = len(text)
     if chunks <= 1 or n < MIN_TEXT or not admission_of(tok).admitted:
         return []
@@ -66,7 +81,9 @@ def plan_cuts(tok: FrozenTokenizer, text: str, chunks: int, rules: CutRules = DE
         lowest = prev + floor
         if target < lowest or n - lowest < floor:
             continue
-        found = _scan(tok, text, target, max(lowest, target - QUICK_SCAN), rules)
+        found = _marker_cut(tok, text, target, max(lowest, target - SCAN_BUDGET), rules)
+        if found is None:
+            found = _scan(tok, text, target, max(lowest, target - QUICK_SCAN), rules)
         if found is None and target - QUICK_SCAN > lowest:
             found = _scan(tok, text, target - QUICK_SCAN - 1, max(lowest, target - SCAN_BUDGET), rules)
         if found is None or n - found < floor:
@@ -101,8 +118,19 @@ def encode_chunked(
 ) -> list[int]:
     """The reference IDs of `text`, computed chunk by chunk at planned cuts (equal to one whole encode when the
     cut proposition holds); post-processing is applied once when `add_special_tokens`."""
+    ids, _ = encode_planned(tok, text, chunks, workers, rules)
+    return post_process(tok, ids) if add_special_tokens else ids
+
+
+def encode_planned(
+    tok: FrozenTokenizer,
+    text: str,
+    chunks: int | None = None,
+    workers: int | None = None,
+    rules: CutRules = DEFAULT_CUT_RULES,
+) -> tuple[list[int], list[int]]:
+    """`encode_chunked` without post-processing, and the cuts it used (empty: the text went whole)."""
     check_text(text)
     k = chunks if chunks is not None else default_chunks(len(text), workers)
     cuts = plan_cuts(tok, text, k, rules) if admission_of(tok).admitted else []
-    ids = list(chain.from_iterable(encode_rows(tok, split_at(text, cuts))))  # no cut: the whole text, one row
-    return post_process(tok, ids) if add_special_tokens else ids
+    return list(chain.from_iterable(encode_rows(tok, split_at(text, cuts)))), cuts  # no cut: one row, whole

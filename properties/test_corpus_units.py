@@ -13,8 +13,9 @@ import json
 import pytest
 
 from corpora.build import build_corpus, default_out, load_sources
-from corpora.compare import CHUNK_COUNTS, Unit, run_unit, shards_of_manifest
+from corpora.compare import CHUNK_COUNTS, FRONT_ENDS, Unit, run_unit, shards_of_manifest, transcript_shard
 from corpora.compare_cli import select_tokenizers
+from corpora.transcripts import TRANSCRIPT_PROFILES, build_transcripts
 from frozen.loader import load_tokenizer
 from frozen.registry import names
 from properties.conftest import PROVISIONED
@@ -87,3 +88,28 @@ def test_corpus_unit(small_corpus, group: str, tokenizer: str, level: int, ledge
     assert record["differences"] == 0, d["differing_documents"]
 
 
+
+
+TRANSCRIPT_PARTS = range(-(-TRANSCRIPT_PROFILES["small"].transcripts // TRANSCRIPT_PROFILES["small"].per_part))
+
+
+@pytest.mark.parametrize("tokenizer", PROVISIONED)
+@pytest.mark.parametrize("part", TRANSCRIPT_PARTS)
+def test_transcript_replay(small_corpus, part: int, tokenizer: str, ledger) -> None:
+    """Level 3 on the small transcript set: every turn of every transcript (clean and with one decomposed accent)
+    through the three front ends; the chunked encode and the session equal the whole reference encode on every
+    turn, and each front end saw every turn of both variants."""
+    parts = build_transcripts(small_corpus.out, "small")
+    record = run_unit(Unit(transcript_shard(parts[part]), tokenizer, 3))
+    d = record["details"]
+    fronts = d["front_ends"]
+    ledger.record("repair", record["check"], load_tokenizer(tokenizer), comparisons=record["comparisons"],
+                  differences=record["differences"], fast_path=record["fast_path"], fallbacks=record["fallbacks"],
+                  unit=record["unit"], details={"shard_sha256": d["shard_sha256"], "characters": d["characters"],
+                                                "front_ends": fronts, "transcripts": d["documents"],
+                                                "differing_documents": d["differing_documents"]})
+    assert set(fronts) == {"clean", "accent"}
+    turns = {v: {f: fronts[v][f]["turns"] for f in FRONT_ENDS} for v in fronts}
+    assert all(len(set(t.values())) == 1 and min(t.values()) > 0 for t in turns.values()), turns
+    assert record["comparisons"] == 2 * sum(t["reference"] for t in turns.values())
+    assert record["differences"] == 0, d["differing_documents"]

@@ -26,7 +26,7 @@ from frozen.loader import FrozenTokenizer, load_tokenizer
 from properties.conftest import ADMITTED, exhaustive_stride
 from spec.admission import admission_of, split_stages
 from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
-from spec.cut import DEFAULT_CUT_RULES, pair_verdict, python_class_table
+from spec.cut import ACCEPTED, DEFAULT_CUT_RULES, pair_verdict, python_class_table
 from spec.engine_classes import engine_mask
 from spec.normalization import is_anchor, nfc
 from spec.transitions import ACCEPTED_PAIRS
@@ -314,7 +314,7 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, ledger)
             probes.extend(right)
             at.extend([len(partner)] * len(right))
         for partner in PARTNERS[y] if side == "left" else ():  # every code point as the left side
-            if pair_verdict(chr(by_class[x][0]), partner[0], table, DEFAULT_CUT_RULES) != "accepted":
+            if pair_verdict(chr(by_class[x][0]), partner[0], table, DEFAULT_CUT_RULES) != ACCEPTED:
                 continue  # the partner itself is carved out (the verdict depends only on the right character)
             left = [chr(cp) + partner for cp in by_class[x]]
             probes.extend(left)
@@ -350,7 +350,7 @@ def test_left_piece_closes_identically_at_end_of_input(family: str, ledger) -> N
     for x in (L, N, O):
         right = RIGHT_PARTNER[x]
         for cp in by_class[x]:
-            if pair_verdict(chr(cp), right, table, DEFAULT_CUT_RULES) != "accepted":
+            if pair_verdict(chr(cp), right, table, DEFAULT_CUT_RULES) != ACCEPTED:
                 continue
             prefix = LEFT_CONTEXTS[x] + chr(cp)
             checked += 1

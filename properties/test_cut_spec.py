@@ -37,15 +37,15 @@ def test_accepted_pairs_and_carveouts() -> None:
     """The accepted set is exactly the eight pairs; CR/LF after O and the apostrophe after L are carved out."""
     assert ACCEPTED_PAIRS == frozenset({(L, N), (L, O), (L, S), (N, L), (N, O), (N, S), (O, N), (O, S)})
     tok = _tok(ADMITTED[0])
-    assert explain_cut(tok, "ab 1", 2) == "accepted"  # L->S
-    assert explain_cut(tok, "a1", 1) == "accepted"  # L->N
-    assert explain_cut(tok, "1a", 1) == "accepted"  # N->L
-    assert explain_cut(tok, ". ", 1) == "accepted"  # O->S
+    assert explain_cut(tok, "ab 1", 2) == "accepted:transition"  # L->S
+    assert explain_cut(tok, "a1", 1) == "accepted:transition"  # L->N
+    assert explain_cut(tok, "1a", 1) == "accepted:transition"  # N->L
+    assert explain_cut(tok, ". ", 1) == "accepted:transition"  # O->S
     assert explain_cut(tok, ".\n", 1) == "carveout_cr_lf"
     assert explain_cut(tok, ".\r", 1) == "carveout_cr_lf"
-    assert explain_cut(tok, "a\n", 1) == "accepted"  # L->S with LF is not carved out
+    assert explain_cut(tok, "a\n", 1) == "accepted:transition"  # L->S with LF is not carved out
     assert explain_cut(tok, "a'", 1) == "carveout_apostrophe"
-    assert explain_cut(tok, "a.", 1) == "accepted"
+    assert explain_cut(tok, "a.", 1) == "accepted:transition"
     assert explain_cut(tok, " a", 1) == "transition_refused:SL"
     assert explain_cut(tok, ".a", 1) == "transition_refused:OL"
     assert explain_cut(tok, "ab", 1) == "transition_refused:LL"
@@ -62,7 +62,7 @@ def test_guard_reasons_and_overlaps() -> None:
     assert explain_cut(qwen, text, 7) == "inside_special"  # "x<think" | ">y" would be L->O
     assert is_safe_cut(qwen, text, 7, CutRules(guard="off"))
     llama = _tok("llama_3_1_8b")
-    assert explain_cut(llama, "a<|eot_id|> b", 11) == "accepted"  # at the occurrence's edge
+    assert explain_cut(llama, "a<|eot_id|> b", 11) == "accepted:special_token"  # at the edge of a selected occurrence
     assert explain_cut(llama, "a<|eot_id|> b", 5) == "inside_special"  # "a<|eot" | "_id|>" would be L->O
     trie = LiteralTrie(("abcd", "cdef", "cd"))
     assert trie.occurrences("abcdef") == [(0, 4), (2, 4), (2, 6)]

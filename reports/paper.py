@@ -38,7 +38,7 @@ PAPER_ROWS = (
              "in 100,000 Qwen3 strings", 100_000, "chunked", ("battery strings", "strings"), "battery strings"),
     PaperRow("3", "turn-by-turn replay of chat transcripts through three front ends",
              "610 transcripts (330K characters at the median), every turn of three front ends", None, "repair",
-             ("turn", "turns"), "turns"),
+             ("turn", "turns", "turn_comparisons"), "turn comparisons"),
 )
 
 
@@ -65,7 +65,9 @@ def beside(model: Table3) -> list[Beside]:
         if row.paper_count and count:
             gap = f"the paper's is {row.paper_count / count:,.0f} times larger"
         elif row.paper_count is None and count:
-            gap = "counts differ in kind (transcripts against turns); the long transcript set is not built yet"
+            clean = sum(f.transcripts for f in model.transcripts if f.front_end == "session" and f.variant == "clean")
+            gap = ("counts differ in kind (transcripts against turn comparisons); "
+                   + (f"{clean:,} long transcripts here" if clean else "no long transcript replayed in this report"))
         else:
             gap = "nothing of ours to compare"
         out.append(Beside(row.level, row.check, row.paper, ours, gap))

@@ -62,6 +62,7 @@ from frozen.registry import rows as registry_rows
 from ledger.records import LEVELS, SCHEMA, read_ledgers
 from reports.performance import Performance, build_performance
 from reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
+from reports.transcripts import RESULTS_FILE, FrontEndFigures, Recorded, read_results, transcript_figures
 from subjects.protocol import DEFAULT_SUBJECT, UnknownSubject, names, parse_subject
 from subjects.wiring import subjects_table
 
@@ -299,6 +300,8 @@ class Table3:
     duplicate_records: int = 0
     subjects: list[dict] = field(default_factory=list)  # `subjects.wiring.subjects_table` rows (third-party subjects)
     performance: Performance | None = None  # the benchmark figures (reports.performance)
+    transcripts: list[FrontEndFigures] = field(default_factory=list)  # level 3 by front end, this report's records
+    transcripts_recorded: Recorded | None = None  # the committed full-set results (shown, never counted)
 
     @property
     def rows(self) -> list[Row]:
@@ -838,6 +841,7 @@ def build_table3(
     ledger_errors: list[LedgerError] | None = None,
     ledger_files_read: list[str] | None = None,
     obligations_module: str = "spec.proofs.obligations",
+    results_file: Path | None = RESULTS_FILE,
 ) -> Table3:
     """The report model from validated records and the provisioning status of the eleven tokenizers."""
     tokenizers = tokenizer_infos(records, provisioning)
@@ -855,4 +859,6 @@ def build_table3(
         ledger_errors=sorted(ledger_errors or [], key=lambda e: (e.file, e.line, e.reason)),
         duplicate_records=count_duplicates(records),
         performance=build_performance(own, getattr(records, "files", None)),
+        transcripts=transcript_figures(own),
+        transcripts_recorded=read_results(results_file) if results_file is not None else None,
     )

@@ -20,6 +20,7 @@ from spec.patterns import TOTAL_STAGES, identify
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
 ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc")
+STRIP_REFUSAL = "added_token_strip_or_single_word"
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def admit(config: dict, added_tokens: list[dict]) -> Admission:
         return Admission(False, f"normalizer_not_supported:{kind}")
     for tok in added_tokens:
         if tok.get("lstrip") or tok.get("rstrip") or tok.get("single_word"):
-            return Admission(False, f"added_token_strip_or_single_word:{tok.get('content')}")
+            return Admission(False, f"{STRIP_REFUSAL}:{tok.get('content')}")
         if tok.get("normalized") and kind not in IDENTITY_NORMALIZERS:
             return Admission(False, f"normalized_added_token_under_normalizer:{tok.get('content')}")
     family = identify(stages)

@@ -1,13 +1,17 @@
-"""The cut proposition: whether a cut at offset b of a text is safe, and which condition refuses it.
+"""The cut proposition: whether a cut at offset b of a text is safe, which rule accepts it, or what refuses it.
 
-A cut at code-point offset b of text S (0 < b < len(S)) is accepted for an admitted tokenizer iff
+Two rules accept cuts; both require the guard (1). A cut at code-point offset b of text S (0 < b < len(S)) of an
+admitted tokenizer is accepted
+- by the special-token rule (`spec.special_cut`, verdict "accepted:special_token") iff (1) holds and b is the
+  start or the end of a special-token occurrence that the reference's scan selects; or else
+- by the transition rule (verdict "accepted:transition") iff
 1. (spec.guard) b lies strictly inside no occurrence of any special-token string, overlapping ones included;
 2. (spec.transitions) (class(S[b-1]), class(S[b])) is an accepted pair with no carve-out applying to S[b],
    classes from the reference's own regex engine (spec.classes);
 3. (spec.normalization, NFC tokenizers only) anchors a < b < c exist within 256 code points, no special-token
    occurrence touches S[a:c], NFC(S[a:c]) == NFC(S[a:b]) + NFC(S[b:c]), and the normalized pair at b is again an
    accepted transition.
-Then ref(S[:b]) + ref(S[b:]) == ref(S), and any set of accepted cuts concatenates exactly.
+Then ref(S[:b]) + ref(S[b:]) == ref(S), and any set of accepted cuts of either rule concatenates exactly.
 
 `CutRules` holds the knobs; its defaults are the correct specification, and every other value is a broken
 variant that the controls use to show the properties can fail.
@@ -20,14 +24,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from frozen.loader import FrozenTokenizer
-from spec.admission import admission_of
+from spec.admission import STRIP_REFUSAL, admission_of
 from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 from spec.guard import GUARD_MODES, cut_inside_special, special_touches
 from spec.normalization import anchors_around, nfc_split
+from spec.special_cut import SPECIAL_RULE_MODES, at_selected_edge, premises_hold
 from spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, CR_LF
 
 CLASS_SOURCES = ("engine", "python")
-ACCEPTED = "accepted"
+ACCEPTED_TRANSITION = "accepted:transition"
+ACCEPTED_SPECIAL = "accepted:special_token"
+ACCEPTED_VERDICTS = (ACCEPTED_TRANSITION, ACCEPTED_SPECIAL)
+ACCEPTED = ACCEPTED_TRANSITION  # the transition rule's verdict (pair_verdict's "no objection")
 
 
 @dataclass(frozen=True)
@@ -42,8 +50,12 @@ class CutRules:
     anchor_reorder_probes: bool = True
     anchor_hangul_probes: bool = True
     class_source: str = "engine"  # "engine" | "python"
+    special_rule: str = "selected"  # "selected" | "any_occurrence" | "off"
+    check_premises: bool = True  # False: strip/single_word tokens neither refuse admission nor the special rule
 
     def __post_init__(self) -> None:
+        if self.special_rule not in SPECIAL_RULE_MODES:
+            raise ValueError(f"special_rule must be one of {SPECIAL_RULE_MODES}, not {self.special_rule!r}")
         if self.guard not in GUARD_MODES:
             raise ValueError(f"guard must be one of {GUARD_MODES}, not {self.guard!r}")
         if self.class_source not in CLASS_SOURCES:
@@ -88,8 +100,15 @@ def pair_verdict(left: str, right: str, table: bytes, rules: CutRules) -> str:
     return ACCEPTED
 
 
+def _refused_only_for_strip(tok: FrozenTokenizer) -> bool:
+    """Admission refused `tok` for a token that strips whitespace or matches single words (premise P2 of
+    `spec.special_cut`) and for nothing else that it checks first (the broken variant check_premises=False)."""
+    return admission_of(tok).reason.startswith(STRIP_REFUSAL)
+
+
 def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAULT_CUT_RULES) -> str:
-    """Why the cut at b is accepted or refused: ACCEPTED, or the first failing condition's reason code.
+    """Which rule accepts the cut at b ("accepted:special_token" or "accepted:transition"), or the first failing
+    condition's reason code. The special-token rule is tried first: a role marker's edge needs no transition.
 
     Reason codes: out_of_range, not_admitted, inside_special, transition_refused:XY, carveout_cr_lf,
     carveout_apostrophe, nfc_no_left_anchor, nfc_no_right_anchor, nfc_window_touches_special, nfc_not_split,
@@ -97,10 +116,13 @@ def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAU
     """
     if not 0 < b < len(text):
         return "out_of_range"
-    if not admission_of(tok).admitted:
+    if not admission_of(tok).admitted and (rules.check_premises or not _refused_only_for_strip(tok)):
         return "not_admitted"
     if cut_inside_special(tok, text, b, rules.guard) is not None:
         return "inside_special"
+    premises = premises_hold(tok) or not rules.check_premises
+    if premises and at_selected_edge(tok, text, b, rules.special_rule) is not None:
+        return ACCEPTED_SPECIAL
     table = rules_table(rules)
     verdict = pair_verdict(text[b - 1], text[b], table, rules)
     if verdict != ACCEPTED:
@@ -131,8 +153,8 @@ def _normalization_verdict(tok: FrozenTokenizer, text: str, b: int, table: bytes
 
 
 def is_safe_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAULT_CUT_RULES) -> bool:
-    """The cut proposition: True iff every condition accepts the cut at b (see the module docstring)."""
-    return explain_cut(tok, text, b, rules) == ACCEPTED
+    """The cut proposition: True iff one of the two rules accepts the cut at b (see the module docstring)."""
+    return explain_cut(tok, text, b, rules) in ACCEPTED_VERDICTS
 
 
 def accepted_cuts(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES) -> list[int]:

@@ -98,6 +98,18 @@ _OBLIGATIONS: tuple[dict, ...] = (
     },
     {
         "proposition": "cut",
+        "premise": "special_token_cut",
+        "statement": "A cut at the start or end of a special-token occurrence that the reference's two-stage scan "
+        "selects (raw-text strings over the whole text, then normalized ones per stretch) splits the reference "
+        "exactly: the reference splits there before normalizing and pre-tokenizing, its markers neither strip "
+        "whitespace nor match as single words, and normalized markers take part only under an identity normalizer.",
+        "discharge": [
+            _m(PROPERTY, "special_cut.*", "battery.cut"),
+            _m(CONTROL, "*special_any_occurrence*", "*special_ignores_strip*", level="control"),
+        ],
+    },
+    {
+        "proposition": "cut",
         "premise": "end_of_input",
         "scope": "pattern",
         "statement": "The piece left of an accepted transition closes at the end of a chunk exactly as at the "
