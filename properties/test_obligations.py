@@ -27,7 +27,7 @@ from spec.proofs.obligations import (
     status_from_ledger,
 )
 
-CUT = {"special_token_guard", "normalization_equation", "class_table", "transition_soundness", "end_of_input",
+CUT = {"special_token_guard", "special_token_cut", "normalization_equation", "class_table", "transition_soundness", "end_of_input",
        "per_piece_bpe", "post_processing_once"}
 REPAIR = {"margin", "bound", "match_key", "sync_witness", "nfc_window_start", "fallback"}
 TOKS = ["qwen3_8b", "llama_3_1_8b", "glm_5_2"]
@@ -50,7 +50,7 @@ def _rec(level: str, check: str, tok: str | None = None, comparisons: int = 10, 
 
 
 def test_every_premise_of_both_propositions_is_listed_with_a_discharge() -> None:
-    """The table has exactly the seven cut premises and six repair premises, each with at least one mechanism
+    """The table has exactly the eight cut premises and six repair premises, each with at least one mechanism
     naming at least one ledger check."""
     table = obligations()
     assert {o["premise"] for o in table if o["proposition"] == "cut"} == CUT

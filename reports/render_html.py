@@ -29,6 +29,7 @@ from reports.text import (
     num,
     rate_text,
 )
+from reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
 from reports.verdict import verdict
 
 CSS = """
@@ -114,6 +115,23 @@ a ledger read twice would double-count).</p>{% endif %}
 <table><thead><tr><th>level</th><th>check</th><th>the paper</th><th>this report</th><th>scale gap</th></tr></thead>
 <tbody>{% for b in paper %}<tr><td>{{ b.level }}</td><td>{{ b.check }}</td><td>{{ b.paper }}</td><td>{{ b.ours }}</td>
 <td>{{ b.gap }}</td></tr>{% endfor %}</tbody></table>
+
+<h2 id="transcripts">Level 3: chat transcripts replayed turn by turn, by front end</h2>
+<p>Every turn through three front ends: the whole reference encode (the oracle: its cost only), the stateless chunked
+encode cut at role markers first, and a session that repairs; the last two are compared with the whole reference on
+every turn. Chunked fast path = the plan had a cut (each chunk is still encoded by the reference); session fast path =
+the turn was repaired.</p>
+{% if transcripts %}<div class="scroll"><table><thead><tr>
+{% for h in transcript_header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for r in transcripts %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</tbody></table></div>
+{% else %}<p>No level-3 record with per-front-end figures in this report.</p>{% endif %}
+<h3>The recorded full transcript set (a committed results file: shown, not counted in Table 3)</h3>
+{% if recorded %}<p>{{ recorded_about }}</p>
+<div class="scroll"><table><thead><tr>
+{% for h in transcript_header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for r in recorded %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</tbody></table></div>
+{% else %}<p>No results file of a full-set run is committed.</p>{% endif %}
+<p class="note">{{ transcript_paper }}</p>
 
 <h2 id="breakdown">Per-tokenizer breakdown</h2>
 <p class="note">{{ legend }}</p>
@@ -307,6 +325,11 @@ def _context(model: Table3) -> dict:
     return {
         "verdict": verdict(model),
         "paper": beside(model),
+        "transcripts": figure_rows(model.transcripts),
+        "transcript_header": FIGURE_HEADER,
+        "recorded": figure_rows(model.transcripts_recorded.figures) if model.transcripts_recorded else [],
+        "recorded_about": recorded_sentence(model.transcripts_recorded) if model.transcripts_recorded else "",
+        "transcript_paper": PAPER_SENTENCE,
         "glance": levels(model),
         "missing": missing(model),
         "grid_header": obligation_grid(model)[0],

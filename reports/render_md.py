@@ -17,6 +17,7 @@ from reports.text import (
     num,
     rate_text,
 )
+from reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
 from reports.verdict import verdict
 
 LEGEND = (
@@ -236,26 +237,6 @@ def _paper(model: Table3) -> list[str]:
     return [*lines, ""]
 
 
-def _figure_rows(figures) -> list[list[str]]:
-    def num(x, fmt="{:,}") -> str:
-        return "-" if x is None else fmt.format(x)
-    rows = []
-    for f in figures:
-        cuts = (f"{f.special_token_cuts:,} / {f.transition_cuts:,}" if f.special_token_cuts is not None else "-")
-        rows.append([f.tokenizer, f.variant, f.front_end, num(f.transcripts), num(f.turns), num(f.fast_path),
-                     num(f.fallbacks), "oracle" if f.differences is None else num(f.differences),
-                     num(f.cpu_ms_per_transcript, "{:,.1f}"), num(f.ms_per_turn, "{:,.2f}"),
-                     num(f.ms_per_turn_250k_500k, "{:,.2f}")
-                     + (f" ({f.turns_250k_500k:,})" if f.turns_250k_500k else ""),
-                     cuts])
-    return rows
-
-
-FIGURE_HEADER = ["tokenizer", "variant", "front end", "transcripts", "turns", "fast path", "fell back", "differences",
-                 "CPU ms / transcript (median)", "ms / turn (median)", "ms / turn, 250-500K history (turns)",
-                 "cuts at markers / at transitions"]
-
-
 def _transcripts(model: Table3) -> list[str]:
     """Level 3 by front end: this report's records, the recorded full set, and the paper's figures."""
     out = ["## Level 3: chat transcripts replayed turn by turn, by front end", "",
@@ -266,7 +247,7 @@ def _transcripts(model: Table3) -> list[str]:
            "fallback has no counterpart); session fast path = the turn was repaired (a first turn, or a turn whose "
            "template rewrote the history, is neither).", ""]
     if model.transcripts:
-        out += _table(FIGURE_HEADER, _figure_rows(model.transcripts))
+        out += _table(FIGURE_HEADER, figure_rows(model.transcripts))
     else:
         out += ["No level-3 record with per-front-end figures in this report."]
     rec = model.transcripts_recorded
@@ -274,15 +255,9 @@ def _transcripts(model: Table3) -> list[str]:
     if rec is None:
         out += ["No results file of a full-set run is committed."]
     else:
-        a = rec.about
-        out += [f"From `{rec.path.rsplit('/', 2)[-2]}/{rec.path.rsplit('/', 1)[-1]}`: {a.get('records')} records, "
-                f"{a.get('comparisons', 0):,} comparisons, {a.get('differences', 0):,} differences; "
-                f"reference {a.get('reference_version')}; {a.get('note', '')}", ""]
-        out += _table(FIGURE_HEADER, _figure_rows(rec.figures))
-    out += ["", "The paper (610 transcripts, 330K characters at the median): a turn with 250-500K characters of "
-            "history takes 4.0 ms with cuts and 2.3 ms incrementally (medians); the median transcript costs 79 and "
-            "63 ms of CPU; with one decomposed accent in the first message, 363 against 64 ms; on eight transcripts "
-            "with such a character of their own the cuts fall back on 257 turns and the incremental path on 11.", ""]
+        out += [recorded_sentence(rec), ""]
+        out += _table(FIGURE_HEADER, figure_rows(rec.figures))
+    out += ["", PAPER_SENTENCE, ""]
     return out
 
 
