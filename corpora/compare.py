@@ -286,6 +286,7 @@ class _FrontEndTally:
         self.transcript_cpu: list[float] = []
         self.turn_ms: list[float] = []
         self.band_ms: list[float] = []
+        self.path_ms: dict[str, list[float]] = {}  # the session's turns by path kind (repaired, initialized, ...)
 
     def summary(self) -> dict:
         def med(xs: list[float], digits: int) -> float | None:
@@ -300,6 +301,8 @@ class _FrontEndTally:
                 "cpu_seconds_per_transcript": [round(x, 6) for x in self.transcript_cpu],
                 "ms_per_turn": [round(x, 3) for x in self.turn_ms],
                 "ms_per_turn_history_250k_500k": [round(x, 3) for x in self.band_ms],
+                **({"ms_per_turn_by_path": {k: [round(x, 3) for x in v] for k, v in sorted(self.path_ms.items())}}
+                   if self.path_ms else {}),
                 **({"cuts": dict(self.cuts)} if any(self.cuts.values()) else {})}
 
 
@@ -309,7 +312,9 @@ def _level3(tok: FrozenTokenizer, docs: Iterator[dict], tally: _Tally, timing: d
     (`encode_planned` at `transcript_chunks` chunks: role markers first), and one `delta.Session` (repair).
     Each turn of the last two is compared with the whole reference encode (2 comparisons per turn). Fast path:
     chunked = the plan had a cut, session = the turn was repaired; fallbacks: no cut / the repair refused (a
-    session's first turn is neither). Counts and costs are kept per variant ("clean", "accent", or "chat" for
+    session's first turn, or a turn whose template rewrote the history, is neither: Qwen3's template drops the
+    empty think block of earlier assistant turns once a user message follows). Counts and costs are kept per
+    variant, the session's turn costs also by path kind ("clean", "accent", or "chat" for
     the corpus's own short chats)."""
     for doc in docs:
         messages = doc.get("messages")
@@ -345,6 +350,7 @@ def _level3(tok: FrozenTokenizer, docs: Iterator[dict], tally: _Tally, timing: d
                 if HISTORY_BAND[0] <= history < HISTORY_BAND[1]:
                     end.band_ms.append(seconds * 1000)
             chunked, sess = ends["chunked"], ends["session"]
+            sess.path_ms.setdefault(path.split(":")[0], []).append(costs["session"] * 1000)
             if cuts:
                 chunked.fast += 1
                 for b in cuts:

@@ -27,8 +27,8 @@ from spec.proofs.obligations import (
     status_from_ledger,
 )
 
-CUT = {"special_token_guard", "special_token_cut", "normalization_equation", "class_table", "transition_soundness", "end_of_input",
-       "per_piece_bpe", "post_processing_once"}
+CUT = {"special_token_guard", "special_token_cut", "normalization_equation", "class_table", "transition_soundness",
+       "end_of_input", "per_piece_bpe", "post_processing_once"}
 REPAIR = {"margin", "bound", "match_key", "sync_witness", "nfc_window_start", "fallback"}
 TOKS = ["qwen3_8b", "llama_3_1_8b", "glm_5_2"]
 FAMILIES = {"qwen3_8b": "qwen2", "llama_3_1_8b": "llama3", "glm_5_2": "llama3"}

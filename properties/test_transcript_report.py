@@ -28,7 +28,8 @@ def _record(shard: str, cpu_chunked: list[float], differences: int = 0) -> dict:
         "reference": _front(4, [0.5, 0.7], [10, 20, 30, 40], [30, 40]),
         "chunked": _front(4, cpu_chunked, [5, 6, 7, 8], [7, 8], fast=4, cuts={"special_token": 6, "transition": 1},
                           diff=differences),
-        "session": _front(4, [0.1, 0.2], [1, 2, 3, 4], [3, 4], fast=2, fallbacks=1),
+        "session": _front(4, [0.1, 0.2], [1, 2, 3, 4], [3, 4], fast=2, fallbacks=1)
+        | {"ms_per_turn_by_path": {"repaired": [1, 2], "initialized": [3, 4]}},
     }}
     return make_record("corpus", "repair", "corpus.session_replay", tokenizer="qwen3_8b", tokenizer_sha256="s",
                        comparisons=8, differences=differences, fast_path=2, fallbacks=1, unit="turn_comparisons",
@@ -45,6 +46,8 @@ def test_figures_are_exact_medians_over_records() -> None:
     reference = next(f for f in figs if f.front_end == "reference")
     assert reference.differences is None and reference.fast_path is None  # the oracle: cost only
     assert chunked.ms_per_turn_250k_500k == 7.5
+    session = next(f for f in figs if f.front_end == "session")
+    assert session.by_path == {"initialized": (4, 3.5), "repaired": (4, 1.5)}  # both records' turns, by path
 
 
 def test_recorded_results_are_shown_apart_and_not_counted(tmp_path) -> None:

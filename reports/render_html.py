@@ -120,7 +120,8 @@ a ledger read twice would double-count).</p>{% endif %}
 <p>Every turn through three front ends: the whole reference encode (the oracle: its cost only), the stateless chunked
 encode cut at role markers first, and a session that repairs; the last two are compared with the whole reference on
 every turn. Chunked fast path = the plan had a cut (each chunk is still encoded by the reference); session fast path =
-the turn was repaired.</p>
+the turn was repaired (Qwen3's template drops the empty think block of earlier assistant turns once a user message
+follows, so every user turn starts the session over; the last column splits the session's turns by path).</p>
 {% if transcripts %}<div class="scroll"><table><thead><tr>
 {% for h in transcript_header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
 <tbody>{% for r in transcripts %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</tbody></table></div>

@@ -245,7 +245,9 @@ def _transcripts(model: Table3) -> list[str]:
            "front ends are compared with the whole reference on every turn. Chunked fast path = the plan had a cut "
            "(every chunk is still encoded by the reference: this suite has no fast encoder, so the paper's per-chunk "
            "fallback has no counterpart); session fast path = the turn was repaired (a first turn, or a turn whose "
-           "template rewrote the history, is neither).", ""]
+           "template rewrote the history, is neither: Qwen3's template drops the empty think block of earlier "
+           "assistant turns once a user message follows, so every user turn starts the session over; the last column "
+           "splits the session's turns by path).", ""]
     if model.transcripts:
         out += _table(FIGURE_HEADER, figure_rows(model.transcripts))
     else:

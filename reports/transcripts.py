@@ -57,6 +57,7 @@ class FrontEndFigures:
     turns_250k_500k: int
     special_token_cuts: int | None
     transition_cuts: int | None
+    by_path: dict[str, tuple[int, float | None]] | None = None  # session: path kind -> (turns, median ms per turn)
 
 
 def _median(values: list[float]) -> float | None:
@@ -82,6 +83,8 @@ def transcript_figures(records: list[dict]) -> list[FrontEndFigures]:
                 a["cpu"].extend(f.get("cpu_seconds_per_transcript") or [])
                 a["turn_ms"].extend(f.get("ms_per_turn") or [])
                 a["band_ms"].extend(f.get("ms_per_turn_history_250k_500k") or [])
+                for kind, ms in (f.get("ms_per_turn_by_path") or {}).items():
+                    a[f"path:{kind}"].extend(ms)
     out = []
     order = {v: i for i, v in enumerate(("clean", "accent", "chat"))}
     for (tok, variant, name), a in sorted(acc.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 9),
@@ -98,6 +101,8 @@ def transcript_figures(records: list[dict]) -> list[FrontEndFigures]:
             turns_250k_500k=sum(a["turns_history_250k_500k"]),
             special_token_cuts=sum(a["special"]) if name == "chunked" else None,
             transition_cuts=sum(a["transition"]) if name == "chunked" else None,
+            by_path={k.removeprefix("path:"): (len(v), _median(v)) for k, v in sorted(a.items())
+                     if k.startswith("path:")} or None,
         ))
     return out
 
@@ -109,18 +114,19 @@ def figure_rows(figures: list[FrontEndFigures]) -> list[list[str]]:
     rows = []
     for f in figures:
         cuts = (f"{f.special_token_cuts:,} / {f.transition_cuts:,}" if f.special_token_cuts is not None else "-")
+        paths = "; ".join(f"{k} {n:,}: {num(m, '{:,.2f}')}" for k, (n, m) in (f.by_path or {}).items()) or "-"
         rows.append([f.tokenizer, f.variant, f.front_end, num(f.transcripts), num(f.turns), num(f.fast_path),
                      num(f.fallbacks), "oracle" if f.differences is None else num(f.differences),
                      num(f.cpu_ms_per_transcript, "{:,.1f}"), num(f.ms_per_turn, "{:,.2f}"),
                      num(f.ms_per_turn_250k_500k, "{:,.2f}")
                      + (f" ({f.turns_250k_500k:,})" if f.turns_250k_500k else ""),
-                     cuts])
+                     cuts, paths])
     return rows
 
 
 FIGURE_HEADER = ["tokenizer", "variant", "front end", "transcripts", "turns", "fast path", "fell back", "differences",
                  "CPU ms / transcript (median)", "ms / turn (median)", "ms / turn, 250-500K history (turns)",
-                 "cuts at markers / at transitions"]
+                 "cuts at markers / at transitions", "session turns by path: count: ms (median)"]
 
 
 PAPER_SENTENCE = (
@@ -156,7 +162,8 @@ def read_results(path: Path = RESULTS_FILE) -> Recorded | None:
         return None
     if not isinstance(data, dict) or data.get("schema") != RESULTS_SCHEMA:
         return None
-    figures = [FrontEndFigures(**f) for f in data.get("figures", [])]
+    figures = [FrontEndFigures(**{**f, "by_path": {k: tuple(v) for k, v in (f.get("by_path") or {}).items()} or None})
+               for f in data.get("figures", [])]
     return Recorded(str(path), data.get("about", {}), figures)
 
 
