@@ -91,7 +91,7 @@ def transcript_figures(records: list[dict]) -> list[FrontEndFigures]:
                                                                        FRONT_ENDS.index(kv[0][2])
                                                                        if kv[0][2] in FRONT_ENDS else 9)):
         oracle = name == "reference"
-        cpu = _median(a["cpu"])
+        cpu = statistics.median(a["cpu"]) if a["cpu"] else None  # seconds, unrounded until shown in ms
         out.append(FrontEndFigures(
             tokenizer=tok, variant=variant, front_end=name, transcripts=sum(a["transcripts"]), turns=sum(a["turns"]),
             fast_path=None if oracle else sum(a["fast_path"]), fallbacks=None if oracle else sum(a["fallbacks"]),
