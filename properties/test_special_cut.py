@@ -17,11 +17,12 @@ import copy
 from collections import Counter
 
 import pytest
-from hypothesis import given
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from checks.battery import battery
 from controls.derived import stripping_markers
+from controls.registry import get
 from corpora.transcripts import with_accent
 from delta.chat import render
 from delta.chat_samples import CHATS
@@ -216,3 +217,27 @@ def test_every_cut_of_either_rule_concatenates(tok, ledger) -> None:
                       differences=stats["differences"], unit="cuts",
                       details={"examples": stats["examples"], "special_token_cuts": stats["special"]})
     assert stats["special"] > 0
+
+
+def _first_bad_cut(tok, text: str, rules: CutRules) -> int | None:
+    """The first cut that `rules` accept in `text` and that does not split the reference exactly, or None."""
+    whole = reference_encode(tok, text)
+    for b in range(1, len(text)):
+        if is_safe_cut(tok, text, b, rules):
+            left, right = reference_encode_batch(tok, [text[:b], text[b:]])
+            if left + right != whole:
+                return b
+    return None
+
+
+@pytest.mark.parametrize(("name", "control"), [("olmo_3_7b", "cut.special_any_occurrence"),
+                                               ("qwen3_8b", "cut.special_ignores_strip")])
+def test_the_property_fails_on_its_controls(name: str, control: str) -> None:
+    """The marker-text property above finds a counterexample under each special-token control: its rules accept
+    a cut that changes the reference's IDs (on the tokenizer the control is checked on)."""
+    ctl = get(control)
+    tok = ctl.subject_tokenizer(_tok(name))
+    found = find(_marker_texts(tok), lambda text: _first_bad_cut(tok, text, ctl.rules) is not None,
+                 settings=settings(max_examples=3000, database=None))
+    assert _first_bad_cut(tok, found, ctl.rules) is not None
+    assert _first_bad_cut(tok, found, CutRules()) is None  # the specification accepts no such cut
