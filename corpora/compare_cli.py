@@ -13,6 +13,8 @@ listed as "not provisioned", never skipped silently. Exit status 1 if any compar
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -66,11 +68,29 @@ def select_tokenizers(name: str) -> tuple[list[str], list[str]]:
     return ready, missing
 
 
+class NothingCompared(SuiteError):
+    """A run whose units compared nothing at all (an empty corpus, or no document any level takes)."""
+
+
+def _interrupt_on_sigterm(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a job scheduler's stop) ends the run like Ctrl-C: workers stopped, exit 130
+
+
+def _positive(value: int | None, flag: str) -> None:
+    if value is not None and value < 1:
+        raise SuiteError(f"{flag} must be at least 1, got {value}")
+
+
 def _cmd(args: argparse.Namespace) -> int:
     levels = _ints(args.levels, "--levels")
-    if not set(levels) <= {1, 2, 3}:
+    if not levels or not set(levels) <= {1, 2, 3}:
         raise SuiteError(f"--levels takes 1, 2 and 3, got {args.levels}")
-    options = Options(chunk_counts=_ints(args.chunks, "--chunks"))
+    chunks = _ints(args.chunks, "--chunks")
+    if not chunks or min(chunks) < 1:
+        raise SuiteError(f"--chunks takes chunk counts of at least 1, got {args.chunks}")
+    _positive(args.workers, "--workers")
+    _positive(args.local_cluster, "--local-cluster")
+    options = Options(chunk_counts=chunks)
     ready, missing = select_tokenizers(args.tokenizer)
     for n in missing:
         print(f"{n:20s} not provisioned (run: corpora tokenizers pull {n}); not compared")
@@ -93,11 +113,18 @@ def _cmd(args: argparse.Namespace) -> int:
         units = slice_units(units, *_slice(args.shard))
     out = Path(args.out or f"out/corpus/{label}")
     print(f"{len(units)} units ({len(shards)} shards x {len(ready)} tokenizers x levels {levels}) -> {out}")
-    if args.distributed or args.local_cluster:
-        summary = run_dask(units, out, address=args.distributed, local_workers=args.local_cluster or 0,
-                           options=options, report=print_record)
-    else:
-        summary = run_local(units, out, workers=args.workers, options=options, report=print_record)
+    previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    try:
+        if args.distributed or args.local_cluster:
+            summary = run_dask(units, out, address=args.distributed, local_workers=args.local_cluster or 0,
+                               options=options, report=print_record)
+        else:
+            summary = run_local(units, out, workers=args.workers, options=options, report=print_record)
+    except KeyboardInterrupt:
+        print(f"interrupted: finished units are stored in {out / 'units'}; the same command resumes", file=sys.stderr)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     totals: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0, 0, 0.0, 0.0, 0.0, 0, 0])
     for rec in summary.records.values():
         d = rec["details"]
@@ -126,6 +153,9 @@ def _cmd(args: argparse.Namespace) -> int:
         print(f"  {level:8s} {tok:20s} subject {args.subject} not installed: {reason}")
     if unavailable:
         return 2
+    if not any(t[0] for t in totals.values()):
+        raise NothingCompared(f"{len(units)} units compared nothing: no document of the corpus is taken by levels "
+                              f"{', '.join(map(str, levels))} (empty, or outside each level's size range)")
     return 1 if any(t[1] for t in totals.values()) else 0
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import multiprocessing
 import sys
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,20 +60,33 @@ def _store(out: Path, unit: Unit, record: dict, summary: RunSummary, report: Cal
 
 def run_local(units: list[Unit], out: Path, *, workers: int = 1, options: Options = DEFAULT_OPTIONS,
               report: Callable[[Unit, dict], None] | None = None) -> RunSummary:
-    """Run the unfinished units here (workers=1) or on a pool of `workers` processes, largest first."""
+    """Run the unfinished units here (workers=1) or on a pool of `workers` processes, largest first; an
+    interruption terminates the pool's workers (finished units stay stored, so a rerun resumes)."""
     summary = RunSummary()
     todo = _pending(out, units, summary)
     if workers <= 1:
         for u in todo:
             _store(out, u, run_unit(u, options), summary, report)
     else:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futures = {pool.submit(run_unit, u, options): u for u in todo}
-            for fut in as_completed(futures):
-                _store(out, futures[fut], fut.result(), summary, report)
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+        try:
+            by_key = {u.key: u for u in todo}
+            for key, record in pool.imap_unordered(_run_keyed, [(u, options) for u in todo]):
+                _store(out, by_key[key], record, summary, report)
+            pool.close()
+        except BaseException:
+            pool.terminate()  # an interruption (Ctrl-C, SIGTERM) or a failure stops the workers too: no orphans
+            raise
+        finally:
+            pool.join()
     merge_ledger(out)
     return summary
+
+
+def _run_keyed(job: tuple[Unit, Options]) -> tuple[str, dict]:
+    """A pool task: one unit's key and record."""
+    unit, options = job
+    return unit.key, run_unit(unit, options)
 
 
 def run_dask(units: list[Unit], out: Path, *, address: str | None = None, local_workers: int = 0,
