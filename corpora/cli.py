@@ -14,6 +14,9 @@ from frozen.registry import lookup, rows
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:
+    """Pull each target; the first line of a row says what happened (installed, re-installed, already
+    provisioned), sources tried and not used are listed under it as such, never as the outcome. Exit 1 when a
+    row stays missing or corrupt (unless --allow-missing), else 0."""
     targets = rows() if args.all or not args.names else [lookup(n) for n in args.names]
     mirror = Path(args.mirror) if args.mirror else None
     if mirror is not None and not mirror.is_dir():
@@ -21,19 +24,28 @@ def _cmd_pull(args: argparse.Namespace) -> int:
     failed = 0
     for row in targets:
         res = provision.pull(row, mirror=mirror, force=args.force)
-        if res.status == "missing":
+        if res.outcome == "failed":
             failed += 1
-            print(f"{row.name:20s} missing      " + " | ".join(res.refusals), file=sys.stderr)
+            tried = "every source refused: " + " | ".join(res.refusals)
+            if res.status == "corrupt":
+                print(f"{row.name:20s} corrupt          {res.replaced}, and not re-installed; {tried}",
+                      file=sys.stderr)
+            else:
+                print(f"{row.name:20s} missing          {tried}", file=sys.stderr)
+            continue
+        cfg = res.files.get("tokenizer_config.json", {}).get("status")
+        extra = f"; tokenizer_config.json {cfg}" if cfg and cfg != res.status else ""
+        if res.outcome == "kept":
+            done = f"already provisioned from {res.source}{extra}"
+        elif res.replaced:
+            done = f"re-installed from {res.source}{extra} ({res.replaced})"
         else:
-            note = " (already provisioned)" if "already provisioned" in res.refusals else ""
-            cfg = res.files.get("tokenizer_config.json", {}).get("status")
-            extra = f"; tokenizer_config.json {cfg}" if cfg and cfg != res.status else ""
-            print(f"{row.name:20s} {res.status:16s} {res.source}{extra}{note}")
-            for r in res.refusals:
-                if r != "already provisioned":
-                    print(f"{'':20s} refused          {r}")
-            for n in res.notes:
-                print(f"{'':20s} note             {n}")
+            done = f"installed from {res.source}{extra}"
+        print(f"{row.name:20s} {res.status:16s} {done}")
+        for r in res.refusals:
+            print(f"{'':20s} source not used  {r}")
+        for n in res.notes:
+            print(f"{'':20s} note             {n}")
     if failed and not args.allow_missing:
         print(f"{failed} of {len(targets)} tokenizers could not be provisioned", file=sys.stderr)
         return 1
@@ -41,16 +53,23 @@ def _cmd_pull(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    """Print every row; exit 2 when a provisioned row is corrupt (a file changed or missing since install: an
+    input the suite refuses), each named on stderr with its remedy; missing rows alone are information (exit 0)."""
     lines = provision.status(rehash=not args.fast)
     if args.json:
         print(json.dumps(lines, indent=1))
-        return 0
-    for line in lines:
-        files = ", ".join(f"{k}: {v}" for k, v in line.get("files", {}).items())
-        digest = line["sha256"][:16] + "…" if line["sha256"] else ""
-        where = line["source"] or line.get("reason", "")
-        print(f"{line['name']:20s} {line['alias']:15s} {line['status']:32s} {digest:18s} {where}  {files}")
-    return 0
+    else:
+        for line in lines:
+            files = ", ".join(f"{k}: {v}" for k, v in line.get("files", {}).items())
+            digest = line["sha256"][:16] + "…" if line["sha256"] else ""
+            where = line["source"] or line.get("reason", "")
+            remedy = f"  run: {line['remedy']}" if "remedy" in line else ""
+            print(f"{line['name']:20s} {line['alias']:15s} {line['status']:32s} {digest:18s} {where}  {files}{remedy}")
+    corrupt = [line for line in lines if "remedy" in line]
+    for line in corrupt:
+        print(f"error: {line['name']} is {line['status']}; the loader refuses it; run: {line['remedy']}",
+              file=sys.stderr)
+    return 2 if corrupt else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,9 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     pull.add_argument("--force", action="store_true", help="re-install even if provisioned")
     pull.add_argument("--allow-missing", action="store_true", help="exit 0 even if some rows stay missing")
     pull.set_defaults(func=_cmd_pull)
-    st = tsub.add_parser("status", help="all eleven rows: provisioned (exact), provisioned (sibling) or missing")
+    st = tsub.add_parser("status", help="all eleven rows: provisioned (exact|sibling), missing, or corrupt "
+                                          "(exit 2 when a provisioned row is corrupt, else 0)")
     st.add_argument("--json", action="store_true")
-    st.add_argument("--fast", action="store_true", help="do not re-hash installed files")
+    st.add_argument("--fast", action="store_true",
+                    help="compare each installed file's size and mtime with those recorded at install instead of "
+                         "re-hashing it; a file whose mtime alone changed, or a row installed before they were "
+                         "recorded, is re-hashed")
     st.set_defaults(func=_cmd_status)
     for register in (build_cli.register, compare_cli.register, smoke.register):
         register(sub)

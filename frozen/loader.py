@@ -16,7 +16,7 @@ from tokenizers import AddedToken, Tokenizer
 
 from frozen.cache import PROVENANCE, tokenizers_dir
 from frozen.digests import sha256_bytes
-from frozen.errors import CorruptTokenizerFile, DigestMismatch, NotProvisioned, SuiteError
+from frozen.errors import CorruptTokenizerFile, InstalledFileChanged, NotProvisioned, SuiteError
 from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup
 
 MIN_MARGIN = 8
@@ -207,7 +207,8 @@ def _read(path: Path) -> bytes:
 
 
 def load_from_cache(row: RegistryRow, root: Path | None = None) -> FrozenTokenizer:
-    """Load a provisioned row, re-hashing every file against the registry (exact or registered sibling)."""
+    """Load a provisioned row, re-hashing every file against the registry (exact or registered sibling); a file
+    whose digest is neither is refused with `InstalledFileChanged`, whose message names the remedy (re-install)."""
     folder = (root or tokenizers_dir()) / row.name
     if not (folder / TOKENIZER_FILE).is_file():
         raise NotProvisioned(f"{row.name} is not provisioned; run: corpora tokenizers pull {row.alias}")
@@ -226,7 +227,7 @@ def load_from_cache(row: RegistryRow, root: Path | None = None) -> FrozenTokeniz
         digest = sha256_bytes(data)
         kind = row.classify(fname, digest)
         if kind == "unknown":
-            raise DigestMismatch(str(path), frozen.sha256, digest)
+            raise InstalledFileChanged(str(path), frozen.sha256, digest, row.alias)
         contents[fname], kinds[fname] = data, kind
     provenance = "sibling" if kinds[TOKENIZER_FILE] == "sibling" else "exact"
     return build(row.name, contents[TOKENIZER_FILE] or b"", contents.get(CONFIG_FILE), provenance=provenance, row=row)

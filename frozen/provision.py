@@ -10,6 +10,13 @@ tokenizer.json is required; tokenizer_config.json is optional. A source that del
 without the config is installed as "exact, no config" (the loader then derives the special-token strings from
 tokenizer.json alone), and the remaining sources that can deliver a config are still tried; a later pull that
 finds the config with the frozen digest upgrades the row.
+
+The provenance record keeps, per file, the digest verified at install and the file's size and modification time
+(`mtime_ns`) at install. `status` re-hashes every file; `status(rehash=False)` (`--fast`) compares size and
+mtime instead: a size that differs is a changed file, a mtime alone that differs (or a record written before
+mtimes were recorded) makes that file re-hashed, so --fast never calls a changed file intact on a stat it did
+not check, nor an intact file corrupt for a `touch`. What --fast cannot see: a rewrite with the same size that
+also restores the mtime. A pull that finds an older record intact adds the sizes and mtimes to it.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from urllib.parse import urlsplit
 
 from frozen.cache import PROVENANCE, ensure_writable, tokenizers_dir
 from frozen.digests import sha256_file
-from frozen.errors import DigestMismatch, SourceUnavailable, SuiteError
+from frozen.errors import DigestMismatch, SourceUnavailable, SuiteError, reinstall_command
 from frozen.recipes import rebuild, run_client
 from frozen.registry import TOKENIZER_FILE, RegistryRow, rows
 
@@ -40,13 +47,19 @@ HUB_PROBE_SECONDS = 3.0
 
 @dataclass
 class PullResult:
-    """What one pull did for one row: the source used, per-file status, and the refusals met on the way."""
+    """What one pull did for one row: the outcome, the source of the files now installed, per-file status, and
+    the sources that were tried and did not deliver (or delivered nothing better); those never describe the
+    outcome, which is `outcome` alone."""
     name: str
     source: str = ""
-    status: str = "missing"  # exact | sibling | "exact, no config" | "sibling, no config" | missing
+    # exact | sibling | "exact, no config" | "sibling, no config" | missing | corrupt (a changed row no source
+    # could re-install: it stays as it was, refused by the loader)
+    status: str = "missing"
     files: dict[str, dict] = field(default_factory=dict)
-    refusals: list[str] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)  # "LABEL: why" per source tried and not used
     notes: list[str] = field(default_factory=list)  # what the result lacks and why (not a refusal)
+    outcome: str = "failed"  # installed (this pull wrote the row) | kept (already provisioned, intact) | failed
+    replaced: str = ""  # why an installed row was replaced: "--force", "FILE changed since install", "bettered ..."
 
 
 # A fetcher stages the row's files into a folder and returns a description of the source.
@@ -211,9 +224,13 @@ def has_every_file(row: RegistryRow, files: dict[str, dict]) -> bool:
 
 
 def install(row: RegistryRow, staging: Path, source: str, files: dict[str, dict], root: Path) -> Path:
-    """Atomically replace `<root>/<name>` with the verified staging folder plus its provenance record."""
+    """Atomically replace `<root>/<name>` with the verified staging folder plus its provenance record, which
+    keeps per file the verified digest and the size and `mtime_ns` of the staged file (the rename keeps them)."""
     dest = root / row.name
-    record = {"name": row.name, "source": source, "status": row_status(files, row), "files": files}
+    stats = {fname: (staging / fname).stat() for fname in files}
+    recorded = {fname: {**meta, "size": stats[fname].st_size, "mtime_ns": stats[fname].st_mtime_ns}
+                for fname, meta in files.items()}
+    record = {"name": row.name, "source": source, "status": row_status(files, row), "files": recorded}
     (staging / PROVENANCE).write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
     old = root / f".{row.name}.old-{os.getpid()}"
     if dest.exists():
@@ -275,20 +292,30 @@ def pull(
     a rebuilt exact tokenizer.json keeps an exact config already installed (the provenance names both sources),
     a config found later upgrades a "no config" row. An exact tokenizer.json without a config ranks above a
     sibling with one: the frozen file is what every check is about. An installed, intact row is re-pulled only
-    where it is lesser, and then only from sources that can better it."""
+    where it is lesser, and then only from sources that can better it; a row whose files changed since install is
+    re-installed (`replaced` says why). `outcome` is "installed" iff this pull wrote the row; a changed row that no
+    source could re-install keeps status "corrupt"."""
     root = ensure_writable(root or tokenizers_dir())
     result = PullResult(row.name)
     current = installed(row, root)
     best: tuple[int, int] | None = None
-    if current is not None and not force:
-        if intact(row, current, root):
+    corrupt = False
+    if current is not None and force:
+        result.replaced = "--force"
+    elif current is not None:
+        before = _stats(row, current, root)  # taken before hashing: a change while hashing shows in --fast
+        changes = describe_changes(check_files(row, current, root))
+        if not changes:
+            _record_stats(row, current, root, before)
             result.source, result.status, result.files = current["source"], current["status"], current["files"]
+            result.outcome = "kept"
             best = rank(row, current["files"])
             if best == (1, 1):
-                result.refusals.append("already provisioned")
                 return result
+            result.replaced = f"bettered the installed {current['status']}"
         else:
-            result.refusals.append("installed files changed since install; re-installing")
+            corrupt = True
+            result.replaced = changes
     for label, fetch in sources if sources is not None else default_sources(mirror):
         if best is not None and not _can_better(label, best):
             continue
@@ -307,9 +334,12 @@ def pull(
             result.refusals.append(f"{label}: {exc}")
             continue
         result.source, result.files, result.status = source, files, row_status(files, row)
+        result.outcome = "installed"
         best = rank(row, files)
         if best == (1, 1):
             return result
+    if corrupt and result.outcome != "installed":
+        result.status = "corrupt"
     if best is not None and best[1] == 0:
         result.notes.append(f"{', '.join(row.optional_files)}: no source has it; provisioned without it "
                             f"(checks that need it record \"no config\")")
@@ -327,18 +357,79 @@ def installed(row: RegistryRow, root: Path | None = None) -> dict | None:
         return None
 
 
-def changed_files(row: RegistryRow, record: dict, root: Path) -> list[str]:
-    """Files of an installed row that are missing or whose digest differs from the one verified at install time."""
-    out = []
+def _stats(row: RegistryRow, record: dict, root: Path) -> dict[str, os.stat_result]:
+    """The current stat of every recorded file of an installed row that is there."""
+    folder = root / row.name
+    return {f: (folder / f).stat() for f in record.get("files", {}) if (folder / f).is_file()}
+
+
+def _record_stats(row: RegistryRow, record: dict, root: Path, stats: dict[str, os.stat_result]) -> None:
+    """Add size and `mtime_ns` to a record written before they were recorded, from `stats` taken before its files
+    were re-verified; best effort (a record that cannot be rewritten keeps --fast re-hashing that row)."""
+    files = record.get("files", {})
+    if all("mtime_ns" in meta for meta in files.values()) or set(stats) != set(files):
+        return
+    for fname, meta in files.items():
+        meta["size"], meta["mtime_ns"] = stats[fname].st_size, stats[fname].st_mtime_ns
+    path = root / row.name / PROVENANCE
+    tmp = path.with_name(f".{PROVENANCE}.{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """One installed file against its provenance record: `intact` only if its bytes are shown to be the ones
+    verified at install (same digest, or under --fast the same size and mtime); `change` is "changed" or
+    "missing" otherwise; `detail` says how it was decided when that is not the plain check."""
+    intact: bool
+    change: str = ""
+    detail: str = ""
+
+
+def check_installed_file(path: Path, meta: dict, *, rehash: bool = True) -> FileCheck:
+    """Check one installed file: a different size is a change; with `rehash` the digest decides; without it an
+    unchanged size and mtime pass, and a changed mtime (or none recorded) falls back to the digest."""
+    if not path.is_file():
+        return FileCheck(False, "missing")
+    st = path.stat()
+    size, mtime = meta.get("size"), meta.get("mtime_ns")
+    if size is not None and st.st_size != size:
+        return FileCheck(False, "changed", f"{st.st_size} bytes, {size} at install")
+    if not rehash and mtime is not None and st.st_mtime_ns == mtime:
+        return FileCheck(True)
+    if sha256_file(path) != meta.get("sha256"):
+        return FileCheck(False, "changed", "sha256 differs")
+    if rehash:
+        return FileCheck(True)
+    why = "mtime changed since install" if mtime is not None else "no mtime recorded at install"
+    return FileCheck(True, detail=f"{why}; digest re-checked")
+
+
+def check_files(row: RegistryRow, record: dict, root: Path, *, rehash: bool = True) -> dict[str, FileCheck]:
+    """The check of every file recorded for an installed row (an optional file provisioned without is absent)."""
+    out = {}
     recorded = record.get("files", {})
     for fname in row.files:
         if fname in row.optional_files and fname not in recorded:
             continue  # provisioned without it
-        meta = recorded.get(fname, {})
-        path = root / row.name / fname
-        if not path.is_file() or sha256_file(path) != meta.get("sha256"):
-            out.append(fname)
+        out[fname] = check_installed_file(root / row.name / fname, recorded.get(fname, {}), rehash=rehash)
     return out
+
+
+def changed_files(row: RegistryRow, record: dict, root: Path, *, rehash: bool = True) -> list[str]:
+    """Files of an installed row that are missing or whose digest differs from the one verified at install time
+    (under `rehash=False`, as far as size and mtime show it; see `check_installed_file`)."""
+    return [f for f, check in check_files(row, record, root, rehash=rehash).items() if not check.intact]
+
+
+def describe_changes(checks: dict[str, FileCheck]) -> str:
+    """"FILE changed, FILE missing since install" for the files that are not intact; "" when all are."""
+    changed = [f"{fname} {check.change}" for fname, check in checks.items() if not check.intact]
+    return f"{', '.join(changed)} since install" if changed else ""
 
 
 def intact(row: RegistryRow, record: dict, root: Path) -> bool:
@@ -354,8 +445,13 @@ def missing_reason(row: RegistryRow) -> str:
 
 
 def status(root: Path | None = None, *, rehash: bool = True) -> list[dict]:
-    """One line per registry row: provisioned (exact|sibling), missing or corrupt, with source and digest."""
+    """One line per registry row: provisioned (exact|sibling), missing or corrupt, with source and digest.
+
+    A corrupt line (a file changed or missing since install) has `remedy`, the command that re-installs the row,
+    and its files column never gives a changed file its install status. `rehash=False` checks size and mtime
+    (see `check_installed_file`); `checked` says which check ran."""
     out = []
+    base = root or tokenizers_dir()
     for row in rows():
         rec = installed(row, root)
         line = {"name": row.name, "alias": row.alias, "status": "missing", "source": "", "sha256": ""}
@@ -364,10 +460,22 @@ def status(root: Path | None = None, *, rehash: bool = True) -> list[dict]:
         else:
             line.update(status=f"provisioned ({rec['status']})", source=rec["source"])
             line["sha256"] = rec["files"]["tokenizer.json"]["sha256"]
-            line["files"] = {k: rec["files"][k]["status"] if k in rec["files"] else "not provisioned"
-                             for k in row.files}
-            changed = changed_files(row, rec, root or tokenizers_dir()) if rehash else []
-            if changed:
-                line["status"] = f"corrupt ({', '.join(changed)} changed since install)"
+            line["checked"] = "sha256" if rehash else "size and mtime"
+            checks = check_files(row, rec, base, rehash=rehash)
+            line["files"] = {k: _file_column(rec["files"].get(k, {}), checks.get(k)) for k in row.files}
+            changes = describe_changes(checks)
+            if changes:
+                line["status"] = f"corrupt ({changes})"
+                line["remedy"] = reinstall_command(row.alias)
         out.append(line)
     return out
+
+
+def _file_column(meta: dict, check: FileCheck | None) -> str:
+    """A file's entry in the status files column: its install status only while it is intact."""
+    if check is None:
+        return "not provisioned"
+    if not check.intact:
+        text = f"{check.change} since install"
+        return f"{text} ({check.detail})" if check.detail else text
+    return f"{meta['status']} ({check.detail})" if check.detail else meta["status"]

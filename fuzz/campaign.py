@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import multiprocessing as mp
+import os
 import queue
 import re
 import signal
@@ -25,15 +26,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from frozen.errors import SuiteError
+from frozen.errors import SuiteError, os_error_message
 from frozen.loader import load_tokenizer
 from fuzz.cases import Difference, FuzzCase
 from fuzz.checker import checker_for
 from fuzz.generate import PROFILES, batch_source, battery_version, derive_seed, generate_batch, warm_up
-from fuzz.ledger_writer import BatchTally, batch_record, ledger_file, read_campaign, write_batch
+from fuzz.ledger_writer import BatchTally, batch_id, batch_record, ledger_file, read_campaign, write_batch
 from fuzz.progress import Progress, Totals
 from fuzz.regressions import CORPUS, make_regression, save
 from fuzz.shrink import shrink
+from ledger.lock import FolderLock
 from ledger.records import append_records, suite_version
 from subjects.records import subject_record
 
@@ -148,6 +150,7 @@ class WorkerContext:
     prior_elapsed: float
     stop: object  # has is_set() and set()
     emit: Callable[[dict], None]
+    parent: int | None = None  # a pool worker's parent pid: the worker stops if its parent is gone
 
 
 def _check_case(checker, case: FuzzCase):
@@ -211,10 +214,12 @@ def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: lis
             "reference_ids": diff.expected[:3], **diff.where}
         break
     level = "chunked" if path == "cut" else "repair"
-    return subject_record(checker.opened, tok, level, f"fuzz.{path}", comparisons=tally.cuts if path == "cut"
-                          else tally.repairs, differences=tally.differences, counterexample=example,
-                          campaign=campaign, batch=batch, cases=tally.cases,
-                          **{k: round(v, 6) for k, v in timing.items()})
+    record = subject_record(checker.opened, tok, level, f"fuzz.{path}", comparisons=tally.cuts if path == "cut"
+                            else tally.repairs, differences=tally.differences, counterexample=example,
+                            campaign=campaign, batch=batch, cases=tally.cases,
+                            **{k: round(v, 6) for k, v in timing.items()})
+    record["id"] = f"{batch_id(campaign, tok.name, path, batch)}:subject"
+    return record
 
 
 def run_worker(ctx: WorkerContext) -> None:
@@ -232,11 +237,14 @@ def run_worker(ctx: WorkerContext) -> None:
     setup_seconds = time.monotonic() - t_setup  # recorded on this worker's first batch of this segment
     deadline = None if ctx.budget_left is None else time.time() + ctx.budget_left
     checking_started = time.time()
+    ctx.emit({"type": "checking", "worker": ctx.worker, "setup_seconds": setup_seconds})
     ctx.emit({"type": "note", "message": f"worker {ctx.worker}: setup {setup_seconds:.1f} s "
               f"(tokenizers, generator tables); checking {', '.join(spec.tokenizers)} / {', '.join(spec.paths)}"})
     for position, tok_name, path, batch in schedule(spec, ctx.worker, ctx.workers):
         if ctx.stop.is_set() or (deadline is not None and time.time() >= deadline):
             return
+        if ctx.parent is not None and os.getppid() != ctx.parent:
+            return  # the campaign's process is gone (killed): its folder lock is released, so stop writing
         if (tok_name, path, batch) in ctx.done:
             continue
         tok = toks[tok_name]
@@ -270,14 +278,14 @@ def run_worker(ctx: WorkerContext) -> None:
                 diff: Difference | None = outcome.difference if outcome is not None else None
                 found.append((case_index, case, diff, error))
                 if first_kill_elapsed is None:
-                    first_kill_elapsed = ctx.prior_elapsed + time.time() - ctx.started
+                    first_kill_elapsed = ctx.prior_elapsed + time.time() - checking_started
                     first_kill_checking = time.time() - checking_started
         tally.reference_seconds = getattr(getattr(checker, "clock", None), "seconds", 0.0) - ref0
         subject_seconds = getattr(checker, "subject_seconds", 0.0) - subject0
         check_seconds = time.monotonic() - t0
         saved = _handle_differences(ctx, tok, checker, found, batch, saved_count) if found else []
         batch_seconds = time.monotonic() - t0
-        elapsed = ctx.prior_elapsed + time.time() - ctx.started
+        elapsed = ctx.prior_elapsed + time.time() - checking_started  # the campaign clock counts checking only
         details = {
             "seed": spec.seed,
             "worker": ctx.worker,
@@ -305,6 +313,7 @@ def run_worker(ctx: WorkerContext) -> None:
             "first_difference_checking": round(first_kill_checking, 4) if first_kill_checking is not None else None,
             "regressions": saved,
             "setup_seconds": round(setup_seconds, 4),
+            "workers": ctx.workers,  # of this segment; the campaign file keeps the workers it was started with
         }
         setup_seconds = 0.0
         record = batch_record(campaign=spec.campaign, tok_name=tok.name, tok_sha256=tok.sha256, path=path,
@@ -321,13 +330,16 @@ def run_worker(ctx: WorkerContext) -> None:
 
 
 def _worker_process(ctx_dict: dict, events) -> None:
-    """Entry of a worker process: Ctrl-C is the parent's to handle (it sets the stop event)."""
+    """Entry of a worker process: Ctrl-C and SIGTERM are the parent's to handle (it sets the stop event)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     ctx = WorkerContext(**ctx_dict, emit=events.put)
     try:
         run_worker(ctx)
     except SuiteError as exc:
-        events.put({"type": "error", "message": str(exc)})
+        events.put({"type": "error", "message": str(exc), "exit_code": exc.exit_code})
+    except OSError as exc:  # a full disk, an unwritable folder: the environment, exit 3
+        events.put({"type": "error", "message": os_error_message(exc), "exit_code": 3})
     finally:
         events.put({"type": "done", "worker": ctx.worker})
 
@@ -352,6 +364,10 @@ class CampaignResult:
     regressions: list[str]
     errors: list[str]
     torn_lines: int
+    error_codes: list[int] = field(default_factory=list)  # the exit status each error calls for (2 input, 3 I/O)
+    resumed_from: int | None = None  # batches the ledger already held when this invocation started (None: new)
+    duplicates: int = 0  # exact duplicate batch records dropped on reading the ledger
+    no_op: bool = False  # the campaign was already finished: nothing ran, nothing was added
 
     def as_json(self) -> dict:
         t = self.totals
@@ -363,6 +379,8 @@ class CampaignResult:
             "reference_seconds": round(t.reference_seconds, 4), "elapsed": round(self.elapsed, 4),
             "interrupted": self.interrupted, "finished": self.finished, "first_kill": self.first_kill,
             "regressions": self.regressions, "errors": self.errors, "torn_lines": self.torn_lines,
+            "workers": self.spec.workers, "resumed_from": self.resumed_from, "duplicates": self.duplicates,
+            "budget": self.spec.budget, "examples": self.spec.examples,
         }
 
 
@@ -386,10 +404,36 @@ def first_kill(spec: CampaignSpec, records: list[dict]) -> dict | None:
             "checking_seconds_to_first_kill": r["details"].get("first_difference_checking")}
 
 
-def run_campaign(spec: CampaignSpec, out: Path, progress: Progress | None = None) -> CampaignResult:
-    """Run (or continue) `spec` in folder `out` until done, out of budget, stopped or interrupted."""
-    out.mkdir(parents=True, exist_ok=True)
-    spec.save(out)
+def already_finished(spec: CampaignSpec, out: Path, done: set) -> bool:
+    """Whether a campaign's ledger already holds all of it: every batch of an example-sized campaign, or a time
+    budget that its last invocation used up (its summary says finished, under the same budget). Resuming such a
+    campaign is a no-op (nothing runs, its clock does not grow); a resume with a larger --budget continues it."""
+    limit = spec.batch_count()
+    if limit is not None:
+        return len(done) >= limit * len(spec.streams)
+    try:
+        last = json.loads((out / f"summary-{spec.campaign}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(last.get("finished")) and not last.get("interrupted") and last.get("budget") == spec.budget
+
+
+def run_campaign(spec: CampaignSpec, out: Path, progress: Progress | None = None, *,
+                 workers: int | None = None) -> CampaignResult:
+    """Run (or continue) `spec` in folder `out` until done, out of budget, stopped or interrupted.
+
+    The folder is held with an OS-level lock for the whole run (ledger.lock.FolderLock): a second process is
+    refused with FolderBusy, so no batch is run or recorded twice by concurrent resumes. `workers` (default the
+    campaign's own) is this invocation's worker count; the campaign file keeps the count it was started with.
+    """
+    with FolderLock(out):
+        return _run_locked(spec, out, progress, spec.workers if workers is None else workers)
+
+
+def _run_locked(spec: CampaignSpec, out: Path, progress: Progress | None, workers: int) -> CampaignResult:
+    resuming = spec.file(out).is_file()
+    if not resuming:
+        spec.save(out)
     ledger = read_campaign(out)
     prior = ledger.of(spec.campaign)
     done = ledger.done(spec.campaign)
@@ -397,13 +441,27 @@ def run_campaign(spec: CampaignSpec, out: Path, progress: Progress | None = None
     for r in prior:
         totals.add(tally_of(r))
     prior_elapsed = max((float(r["details"].get("elapsed") or 0.0) for r in prior), default=0.0)
+    progress = progress or Progress(f"fuzz {spec.campaign}", spec.budget)
+    if resuming:
+        progress.note(f"resuming campaign {spec.campaign}: {len(done)} batches already recorded "
+                      f"({totals.cases} cases, {prior_elapsed:.1f} s of campaign clock)"
+                      + (f", {ledger.duplicates} duplicate records dropped" if ledger.duplicates else ""))
+    if resuming and already_finished(spec, out, done):
+        progress.note(f"campaign {spec.campaign} is already finished: nothing to run")
+        summary = out / f"summary-{spec.campaign}.json"
+        result = CampaignResult(spec, totals, prior_elapsed, False, True, first_kill(spec, prior),
+                                [g for r in prior for g in r["details"].get("regressions") or []], [],
+                                len(ledger.torn), resumed_from=len(done), duplicates=ledger.duplicates, no_op=True)
+        if not summary.is_file():
+            summary.write_text(json.dumps(result.as_json(), indent=1) + "\n", encoding="utf-8")
+        return result
     segment = next_segment(out, spec.campaign)
     started = time.time()
     budget_left = None if spec.budget is None else max(0.0, spec.budget - prior_elapsed)
     records = list(prior)
     errors: list[str] = []
+    codes: list[int] = []
     regs: list[str] = []
-    progress = progress or Progress(f"fuzz {spec.campaign}", spec.budget)
 
     def handle(event: dict) -> None:
         if event["type"] == "batch":
@@ -412,28 +470,31 @@ def run_campaign(spec: CampaignSpec, out: Path, progress: Progress | None = None
             totals.add(tally_of(rec))
             regs.extend(rec["details"].get("regressions") or [])
             progress.update(totals, prior_elapsed)
+        elif event["type"] == "checking":
+            progress.checking(event["worker"], event.get("setup_seconds") or 0.0)
         elif event["type"] == "note":
             progress.note(event["message"])
         elif event["type"] == "error":
             errors.append(event["message"])
+            codes.append(int(event.get("exit_code") or 2))
             progress.note(f"worker error: {event['message']}")
 
-    base = {"spec": spec, "out": out, "segment": segment, "workers": spec.workers, "done": done,
+    base = {"spec": spec, "out": out, "segment": segment, "workers": workers, "done": done,
             "budget_left": budget_left, "started": started, "prior_elapsed": prior_elapsed}
     interrupted = False
     progress.start()
     try:
-        if spec.workers <= 1:
+        if workers <= 1:
             stop = threading.Event()
             try:
                 run_worker(WorkerContext(**base, worker=0, stop=stop, emit=handle))
             except KeyboardInterrupt:
                 interrupted = True
         else:
-            interrupted = _run_pool(spec, base, handle)
+            interrupted = _run_pool(spec, base, handle, workers)
     finally:
         progress.stop(totals, prior_elapsed)
-    elapsed = prior_elapsed + time.time() - started
+    elapsed = prior_elapsed + progress.checking_seconds()
     limit = spec.batch_count()
     done_now = {(r["tokenizer"], r["details"]["path"], int(r["details"]["batch"])) for r in records}
     stopped_early = interrupted or bool(errors) or (spec.stop_on_first and totals.differences > 0)
@@ -441,18 +502,20 @@ def run_campaign(spec: CampaignSpec, out: Path, progress: Progress | None = None
         limit is None and not stopped_early
     )
     result = CampaignResult(spec, totals, elapsed, interrupted, finished, first_kill(spec, records), regs, errors,
-                            len(ledger.torn))
+                            len(ledger.torn), codes, len(done) if resuming else None, ledger.duplicates)
     (out / f"summary-{spec.campaign}.json").write_text(json.dumps(result.as_json(), indent=1) + "\n", encoding="utf-8")
     return result
 
 
-def _run_pool(spec: CampaignSpec, base: dict, handle: Callable[[dict], None]) -> bool:
-    """Run the workers as processes, forwarding their events; returns whether Ctrl-C interrupted the run."""
+def _run_pool(spec: CampaignSpec, base: dict, handle: Callable[[dict], None], workers: int) -> bool:
+    """Run the workers as processes, forwarding their events; returns whether Ctrl-C (or SIGTERM, which the CLI
+    turns into KeyboardInterrupt) interrupted the run. Workers ignore both signals and stop at the stop event."""
     ctx = mp.get_context("spawn")
     events = ctx.Queue()
     stop = ctx.Event()
-    procs = [ctx.Process(target=_worker_process, args=({**base, "worker": w, "stop": stop}, events), daemon=True)
-             for w in range(spec.workers)]
+    procs = [ctx.Process(target=_worker_process, args=({**base, "worker": w, "stop": stop, "parent": os.getpid()},
+                                                       events), daemon=True)
+             for w in range(workers)]
     for p in procs:
         p.start()
     running = len(procs)
@@ -475,7 +538,11 @@ def _run_pool(spec: CampaignSpec, base: dict, handle: Callable[[dict], None]) ->
             stop.set()
         handle(event)
     for p in procs:
-        p.join(timeout=30)
+        try:
+            p.join(timeout=30)
+        except KeyboardInterrupt:  # a second Ctrl-C while the workers finish their current case
+            interrupted = True
+            stop.set()
     while True:  # events sent after the last "done" was read
         try:
             event = events.get_nowait()

@@ -1,17 +1,23 @@
 """`fuzz`: seeded, resumable fuzzing campaigns of the cut and repair paths against the reference.
 
-Exit status: 0 clean (or a control that survived), 1 a difference was found (against a control: it was
-killed), 2 a usage or setup error (unknown or refused tokenizer, bad budget, unknown control or subject).
+Exit status: 0 clean (or a control that survived, or a finished campaign resumed: nothing to do), 1 a difference
+was found (against a control: it was killed), 2 a usage or input error (unknown or refused tokenizer, bad budget,
+unknown control or subject, a tokenizer of `--tokenizer all` that could not be loaded and was skipped, the folder
+in use by another process), 3 an environment or I/O error (an unwritable or full output folder: the path and the
+OS error are printed), 130 interrupted (Ctrl-C or SIGTERM: every finished batch is on disk; the summary says how
+to resume). When several apply: 130, then 1, then 3, then 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from frozen.errors import NotProvisioned, SuiteError
+from frozen.errors import NotProvisioned, SuiteError, os_error_message
 from frozen.loader import load_tokenizer
 from frozen.registry import lookup, rows
 from fuzz.campaign import CampaignError, CampaignResult, CampaignSpec, latest_campaign, new_campaign_id, run_campaign
@@ -24,9 +30,11 @@ from fuzz.checker import (
     opened_subject,
 )
 from fuzz.generate import PROFILES, generator_digest
+from fuzz.ledger_writer import KIND
 from fuzz.progress import Progress
 from fuzz.regressions import CORPUS
-from ledger.records import append_records
+from ledger.lock import FolderBusy
+from ledger.records import append_records, make_record
 from spec.admission import admission_of
 from subjects.protocol import SubjectUnavailable
 from subjects.records import unavailable_record
@@ -54,8 +62,25 @@ def parse_budget(text: str) -> float:
     return value
 
 
-def resolve_tokenizers(name: str) -> tuple[list[str], list[str]]:
-    """(runnable names, refusal lines) for NAME, ALIAS or "all"; a single refused name is a setup error."""
+@dataclass
+class Unloadable:
+    """A provisioned tokenizer whose files cannot be loaded (changed since install, corrupt): recorded, skipped."""
+    name: str
+    reason: str
+
+
+def unloadable_record(item: Unloadable) -> dict:
+    """The ledger row of a tokenizer a campaign could not load: no comparison, the reason and the remedy."""
+    return make_record(KIND, "harness", "fuzz.load", tokenizer=item.name, details={
+        "status": "not loadable", "reason": item.reason,
+        "remedy": f"corpora tokenizers pull {item.name} --force"})
+
+
+def resolve_tokenizers(name: str, unloadable: list[Unloadable] | None = None) -> tuple[list[str], list[str]]:
+    """(runnable names, refusal lines) for NAME, ALIAS or "all"; a single refused name is a setup error.
+
+    A tokenizer that is provisioned but cannot be loaded goes to `unloadable` (when given) and is skipped, so the
+    others of "all" still run."""
     targets = [r.name for r in rows()] if name == "all" else [lookup(name).name]
     ok, refused = [], []
     for n in targets:
@@ -63,6 +88,11 @@ def resolve_tokenizers(name: str) -> tuple[list[str], list[str]]:
             tok = load_tokenizer(n)
         except NotProvisioned as exc:
             refused.append(f"{n}: not provisioned ({exc})")
+            continue
+        except SuiteError as exc:
+            refused.append(f"{n}: cannot be loaded ({exc})")
+            if unloadable is not None:
+                unloadable.append(Unloadable(n, str(exc)))
             continue
         if not admission_of(tok).admitted:
             refused.append(f"{n}: not admitted ({admission_of(tok).reason})")
@@ -91,12 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", metavar="DIR", help="continue the latest campaign of DIR")
     p.add_argument("--profile", choices=tuple(PROFILES), default="ci", help="case sizes (default ci)")
     p.add_argument("--stop-on-first", action="store_true", help="stop at the first difference")
-    p.add_argument("--regressions", default=str(CORPUS), help=f"where minimal counterexamples go (default {CORPUS})")
+    p.add_argument("--regressions", help=f"where minimal counterexamples go (default {CORPUS}; against a --control: "
+                   "the campaign folder's regressions/, never the source tree)")
     p.add_argument("--list-controls", action="store_true", help="print the controls a campaign can run and exit")
     return p
 
 
-def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[str]]:
+def _spec_from_args(args: argparse.Namespace,
+                    unloadable: list[Unloadable] | None = None) -> tuple[CampaignSpec, Path, list[str]]:
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     if args.examples is not None and args.examples < 1:
@@ -110,7 +142,6 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[
         if spec.generator != generator_digest():
             raise CampaignError(f"campaign {spec.campaign} used generator {spec.generator}; this suite generates "
                                 f"{generator_digest()}, so its batches would differ")
-        spec.workers = args.workers
         if budget is not None:
             spec.budget = budget
         return spec, out, []
@@ -122,7 +153,7 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[
         if args.path not in ("both", path):
             raise UsageError(f"control {args.control} breaks the {path} path, not {args.path}")
         paths = [path]
-    names, refused = resolve_tokenizers(args.tokenizer)
+    names, refused = resolve_tokenizers(args.tokenizer, unloadable)
     if args.control:
         inapplicable = [n for n in names if not control_applies(args.control, load_tokenizer(n))]
         refused += [f"{n}: control {args.control} not applicable (the condition it breaks does not exist here)"
@@ -147,7 +178,8 @@ def _spec_from_args(args: argparse.Namespace) -> tuple[CampaignSpec, Path, list[
     spec = CampaignSpec(
         campaign=new_campaign_id(args.seed), tokenizers=names, paths=paths, seed=args.seed, budget=budget,
         examples=args.examples, workers=args.workers, control=args.control, subject=args.subject,
-        profile=args.profile, stop_on_first=args.stop_on_first, regressions=args.regressions,
+        profile=args.profile, stop_on_first=args.stop_on_first,
+        regressions=args.regressions or str(out / "regressions" if args.control else CORPUS),
         generator=generator_digest(),
     )
     return spec, out, refused
@@ -185,8 +217,14 @@ def report(result: CampaignResult, refused: list[str], out: Path) -> str:
         + f", seed {spec.seed}, profile {spec.profile}",
         f"  {t.batches} batches, {t.cases} cases ({rate:.1f}/s, {t.chars / max(result.elapsed, 1e-9):.0f} chars/s), "
         f"{t.cuts} cuts and {t.repairs} repairs checked, {t.differences} differences",
-        f"  elapsed {result.elapsed:.1f} s, of which {t.reference_seconds:.1f} s inside reference encodes",
+        f"  checking time {result.elapsed:.1f} s (setup not counted), of which {t.reference_seconds:.1f} s inside "
+        "reference encodes",
     ]
+    if result.resumed_from is not None:
+        lines.insert(1, f"  resumed: {result.resumed_from} batches were already recorded; started with "
+                     f"{spec.workers} worker(s)")
+    if result.duplicates:
+        lines.append(f"  {result.duplicates} duplicate batch record(s) in the ledger dropped (each counted once)")
     if "cut" in spec.paths:
         lines.append(f"  cut texts: {t.fast_by_path['cut']} cut at accepted offsets, "
                      f"{t.fallbacks_by_path['cut']} had no accepted cut")
@@ -222,29 +260,73 @@ def report(result: CampaignResult, refused: list[str], out: Path) -> str:
     return "\n".join(lines)
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a job scheduler's stop) ends a campaign like Ctrl-C
+
+
+def exit_status(result: CampaignResult, skipped: int) -> int:
+    """One meaning per code (module docstring): 130 interrupted, 1 difference, 3/2 worker errors, 2 skipped or
+    nothing checked, else 0."""
+    if result.interrupted:
+        return 130
+    if result.totals.differences:
+        return 1
+    if result.error_codes or result.errors:
+        return max(result.error_codes or [2])
+    if skipped:
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # a campaign started in the background (where SIGINT may be ignored) still stops on Ctrl-C and on SIGTERM
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    unloadable: list[Unloadable] = []
+    out: Path | None = None
     try:
         if args.list_controls:
             print("\n".join(control_names()))
             return 0
-        spec, out, refused = _spec_from_args(args)
+        print("fuzz: setting up (loading tokenizers, checking admission)", file=sys.stderr, flush=True)
+        try:
+            spec, out, refused = _spec_from_args(args, unloadable)
+        finally:
+            if unloadable:
+                where = Path(args.out or "out/fuzz")
+                append_records(where / "tokenizers-unloadable.jsonl", [unloadable_record(u) for u in unloadable])
         for r in refused:
             print(f"fuzz: refused {r}", file=sys.stderr)
+        for u in unloadable:
+            print(f"fuzz: skipped {u.name}: it cannot be loaded; remedy: corpora tokenizers pull {u.name} --force",
+                  file=sys.stderr)
         progress = Progress(f"fuzz {'/'.join(spec.tokenizers)} {'+'.join(spec.paths)}", spec.budget)
-        result = run_campaign(spec, out, progress)
+        result = run_campaign(spec, out, progress, workers=args.workers if args.resume else None)
+    except FolderBusy as exc:
+        print(f"fuzz: error: {exc}", file=sys.stderr)
+        return 2
     except SuiteError as exc:
         print(f"fuzz: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    print(report(result, refused, out))
-    if result.errors:
-        return 2
-    if result.interrupted:  # Ctrl-C: the ledger holds every finished batch; the summary says how to resume
+    except OSError as exc:
+        print(f"fuzz: error: {os_error_message(exc)}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        where = f"; continue with  fuzz --resume {out}" if out is not None and any(out.glob("campaign-*.json")) else ""
+        print(f"fuzz: interrupted during setup: no batch was checked{where}", file=sys.stderr)
         return 130
-    if result.totals.cases == 0 and not result.interrupted:
+    print(report(result, refused, out))
+    for u in unloadable:
+        print(f"  skipped {u.name}: cannot be loaded (recorded in {out / 'tokenizers-unloadable.jsonl'})")
+    if result.no_op:
+        print(f"  campaign {result.spec.campaign} was already finished: nothing ran, nothing was added")
+        return 0
+    code = exit_status(result, len(unloadable))
+    if code == 0 and result.totals.cases == 0:
         print("fuzz: error: no case was checked (nothing left to run, or the budget ended first)", file=sys.stderr)
         return 2
-    return 1 if result.totals.differences else 0
+    return code
 
 
 if __name__ == "__main__":

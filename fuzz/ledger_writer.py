@@ -31,6 +31,11 @@ def ledger_file(out: Path, campaign: str, segment: int, worker: int) -> Path:
     return out / f"fuzz-{campaign}-s{segment}-w{worker}.jsonl"
 
 
+def batch_id(campaign: str, tokenizer: str, path: str, batch: int) -> str:
+    """The identity of one batch of a campaign: whoever runs it (worker, segment), it is one batch."""
+    return f"fuzz:{campaign}:{tokenizer}:{path}:{int(batch)}"
+
+
 @dataclass
 class BatchTally:
     """What one batch compared."""
@@ -86,6 +91,7 @@ def batch_record(
             **details,
         },
     )
+    record["id"] = batch_id(campaign, tok_name, path, details["batch"])
     # the minimal implementation's records (and its controls') declare their obligations; a third-party subject's
     # declare none, so they never discharge or fail one of the suite's own
     return declare(record) if subject in (None, "delta") or control else record
@@ -102,6 +108,7 @@ class CampaignLedger:
 
     records: list[dict]
     torn: list[tuple[str, int, str]]
+    duplicates: int = 0
 
     def done(self, campaign: str) -> set[tuple[str, str, int]]:
         """(tokenizer, path, batch index) of every completed batch of `campaign`."""
@@ -119,4 +126,4 @@ def read_campaign(out: Path) -> CampaignLedger:
     """Read every fuzz ledger file of a campaign folder."""
     files = sorted(out.glob("fuzz-*.jsonl")) if out.is_dir() else []
     read = read_ledgers(files)
-    return CampaignLedger(read.records, read.errors)
+    return CampaignLedger(read.records, read.errors, read.duplicates)

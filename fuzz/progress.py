@@ -1,7 +1,9 @@
 """Live campaign progress: a rich panel on a terminal, a plain line log otherwise (both on stderr).
 
-Shows cases per second, cuts and repairs checked, the paths taken (repair window k, fallbacks, accepted and
-refused cuts), differences, elapsed time and the budget left.
+Shows the setup phase as soon as the campaign starts, then cases per second, cuts and repairs checked, the paths
+taken (repair window k, fallbacks, accepted and refused cuts), differences, the checking time and the budget left.
+The budget, the elapsed time and every rate count checking time only (from the first worker's end of setup), the
+same clock the workers' deadlines use; setup time is shown apart.
 """
 
 from __future__ import annotations
@@ -55,16 +57,36 @@ class Progress:
         self.stream = stream or sys.stderr
         self.live_mode = self.stream.isatty() if live is None else live
         self.started = time.monotonic()
+        self.checking_since: float | None = None  # when the first worker finished its setup
+        self.setup_seconds = 0.0
         self.last_log = 0.0
         self._live = None
+        self._last, self._prior = Totals(), 0.0
+
+    def checking(self, worker: int, setup_seconds: float) -> None:
+        """A worker finished its setup: from the first one, the clock counts checking time."""
+        if self.checking_since is None:
+            self.checking_since = time.monotonic()
+            self.setup_seconds = setup_seconds
+
+    def checking_seconds(self) -> float:
+        """Seconds of checking so far in this invocation (0 while every worker is still setting up)."""
+        return 0.0 if self.checking_since is None else time.monotonic() - self.checking_since
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        return self.checking_seconds()
+
+    def phase(self) -> str:
+        if self.checking_since is None:
+            return f"setting up ({time.monotonic() - self.started:.0f} s: loading tokenizers, generator tables)"
+        return f"checking (setup took {self.setup_seconds:.1f} s)"
 
     def line(self, totals: Totals, prior_elapsed: float = 0.0) -> str:
         el = prior_elapsed + self.elapsed()
         rate = totals.cases / el if el > 0 else 0.0
         remaining = None if self.budget is None else self.budget - el
+        if self.checking_since is None:
+            return f"{self.title}: {self.phase()}"
         return (
             f"{self.title}: {totals.cases} cases ({rate:.0f}/s), {totals.cuts} cuts, {totals.repairs} repairs "
             f"[{_paths_line(totals.paths)}], {totals.differences} differences, "
@@ -76,6 +98,7 @@ class Progress:
 
         el = prior_elapsed + self.elapsed()
         t = Table(title=self.title, show_header=False, expand=False)
+        t.add_row("phase", self.phase())
         rate, chars = (totals.cases / el, totals.chars / el) if el else (0.0, 0.0)
         t.add_row("cases", f"{totals.cases}  ({rate:.0f}/s, {chars:.0f} chars/s)")
         t.add_row("cuts checked", str(totals.cuts))
@@ -83,7 +106,7 @@ class Progress:
                   f"fell back {totals.fallbacks_by_path['repair']})")
         t.add_row("paths", _paths_line(totals.paths, 10))
         t.add_row("differences", f"[bold red]{totals.differences}[/]" if totals.differences else "0")
-        t.add_row("elapsed", _fmt_seconds(el))
+        t.add_row("checking time", _fmt_seconds(el))
         t.add_row("remaining", _fmt_seconds(None if self.budget is None else self.budget - el))
         return t
 
@@ -92,10 +115,15 @@ class Progress:
             from rich.console import Console  # optional display: only a live terminal loads rich
             from rich.live import Live
 
-            self._live = Live(console=Console(file=self.stream), refresh_per_second=4, transient=False)
+            self._live = Live(console=Console(file=self.stream), refresh_per_second=4, transient=False,
+                              get_renderable=lambda: self._table(self._last, self._prior))
             self._live.start()
+        else:
+            print(self.line(self._last, self._prior), file=self.stream, flush=True)
+            self.last_log = time.monotonic()
 
     def update(self, totals: Totals, prior_elapsed: float = 0.0, force: bool = False) -> None:
+        self._last, self._prior = totals, prior_elapsed
         if self._live is not None:
             self._live.update(self._table(totals, prior_elapsed))
             return

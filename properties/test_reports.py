@@ -337,19 +337,19 @@ def test_not_recorded_is_never_zero(built) -> None:
 
 def test_levels_without_records_say_so_and_repeats_are_flagged(tmp_path: Path) -> None:
     """A level nobody recorded shows "No records of this level" (no row of zeros); a record written twice is
-    counted as written and the report says how many records repeat."""
+    counted once and the report says how many repeats it dropped."""
     rec = _rec("encoder", "corpus.whole", "qwen3_8b", comparisons=9, differences=0, unit="documents")
     append_records(tmp_path / "l" / "x.jsonl", [rec, rec])
     assert _run(tmp_path / "l", tmp_path / "o", "--format", "md,json") == 0
     model = json.loads((tmp_path / "o" / "table3.json").read_text())
     by_key = {s["key"]: s for s in model["sections"]}
-    assert [r["total"]["comparisons"] for r in by_key["encoder"]["rows"]] == [2 * rec["comparisons"]]
+    assert [r["total"]["comparisons"] for r in by_key["encoder"]["rows"]] == [rec["comparisons"]]
     assert by_key["chunked"]["rows"] == [] and by_key["repair"]["rows"] == []
     assert model["duplicate_records"] == 1
     md = (tmp_path / "o" / "table3.md").read_text()
     for title in (by_key["chunked"]["title"], by_key["repair"]["title"]):
         assert f"### {title}\n\nNo records of this level." in md
-    assert "1 records are identical to another record" in md
+    assert "1 records repeat one already read" in md
     assert not (tmp_path / "o" / "table3.html").exists()
 
 

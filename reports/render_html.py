@@ -87,8 +87,8 @@ TEMPLATE = """<!DOCTYPE html>
 controls.</p>
 {% if errors %}<p class="warn">{{ errors|length }} ledger lines could not be used; they are listed at the end.</p>
 {% endif %}
-{% if duplicates %}<p class="warn">{{ duplicates }} records are identical to another record (counted as written;
-a ledger read twice would double-count).</p>{% endif %}
+{% if duplicates %}<p class="warn">{{ duplicates }} records repeat one already read (same identity and
+outcome: a ledger copied twice, a batch written by two runs); each was counted once.</p>{% endif %}
 {% if survivors %}<p class="warn">Controls that survived (a finding): {{ survivors|join(", ") }}.</p>{% endif %}
 
 <h2 id="table3">Table 3</h2>

@@ -49,8 +49,8 @@ def _summary(model: Table3) -> list[str]:
     if model.ledger_errors:
         out.append(f"**{len(model.ledger_errors)} ledger lines could not be used; they are listed at the end.**")
     if model.duplicate_records:
-        out.append(f"**{model.duplicate_records} records are identical to another record (counted as written; "
-                   "a ledger read twice would double-count).**")
+        out.append(f"**{model.duplicate_records} records repeat one already read (same identity and outcome: a ledger "
+                   "copied twice, a batch written by two runs); each was counted once.**")
     if model.kill_matrix.survivors:
         out.append(f"**Controls that survived (a finding): {', '.join(model.kill_matrix.survivors)}.**")
     return out

@@ -59,7 +59,7 @@ from pathlib import Path
 
 from frozen.errors import SuiteError
 from frozen.registry import rows as registry_rows
-from ledger.records import LEVELS, SCHEMA, read_ledgers
+from ledger.records import LEVELS, SCHEMA, deduplicate, read_located
 from reports.performance import Performance, build_performance
 from reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
 from reports.transcripts import RESULTS_FILE, FrontEndFigures, Recorded, read_results, transcript_figures
@@ -297,7 +297,7 @@ class Table3:
     obligations: ObligationTable
     ledger_files: list[str]
     ledger_errors: list[LedgerError]
-    duplicate_records: int = 0
+    duplicate_records: int = 0  # exact duplicates dropped on reading (counted once; see ledger.records)
     subjects: list[dict] = field(default_factory=list)  # `subjects.wiring.subjects_table` rows (third-party subjects)
     performance: Performance | None = None  # the benchmark figures (reports.performance)
     transcripts: list[FrontEndFigures] = field(default_factory=list)  # level 3 by front end, this report's records
@@ -371,45 +371,46 @@ def _bad_field(rec: dict) -> str | None:
 
 class LedgerRecords(list):
     """The records `load_records` read, remembering the ledger file of each (`files[id(record)]`), so a figure can
-    say which run it came from without adding a field to the records."""
+    say which run it came from without adding a field to the records, and how many exact duplicates were dropped."""
 
     def __init__(self) -> None:
         super().__init__()
         self.files: dict[int, str] = {}
+        self.duplicates = 0
 
 
 def load_records(paths: Iterable[Path]) -> tuple[list[dict], list[LedgerError], list[str]]:
-    """Every usable record of the ledgers, every unusable line as (file, line, reason), and the files read.
+    """Every usable record of the ledgers (one per identity), every unusable line as (file, line, reason), and the
+    files read.
 
-    Lines are read by ledger.records.read_ledgers; a record that parses but has wrongly typed fields is also
-    reported with its line, found by pairing the file's non-blank, parsed lines with the records in order.
+    Lines are read by ledger.records.read_located and deduplicated across all files by ledger.records.deduplicate
+    (exact duplicates dropped and counted in `records.duplicates`, conflicting ones listed with file and line); a
+    record that parses but has wrongly typed fields is also listed with its line and not counted.
     """
     records = LedgerRecords()
     errors: list[LedgerError] = []
     files = ledger_files(paths)
+    located: list[tuple[dict, str, int]] = []
     for f in files:
-        got = read_ledgers([f])
-        foreign = [e for e in got.errors if e[2] == f"not a {SCHEMA} record"]
-        if not got.records and got.errors and len(foreign) == len(got.errors):
+        got, bad = read_located([f])
+        foreign = [e for e in bad if e[2] == f"not a {SCHEMA} record"]
+        if not got and bad and len(foreign) == len(bad):
             # a JSON-lines file of another kind (e.g. saved differences) next to the ledgers: one line, not N
             errors.append(LedgerError(str(f), 0, f"not a ledger file: {len(foreign)} lines, none a ledger record"))
             continue
-        errors.extend(LedgerError(file, line, reason) for file, line, reason in got.errors)
-        bad = {line for _, line, _ in got.errors}
-        try:
-            raw_lines = f.read_bytes().split(b"\n")
-        except OSError:
-            raw_lines = []
-        line_numbers: list[int] = [n for n, raw in enumerate(raw_lines, 1) if raw.strip() and n not in bad]
-        if len(line_numbers) != len(got.records):
-            line_numbers = [0] * len(got.records)
-        for line, rec in zip(line_numbers, got.records, strict=True):
+        errors.extend(LedgerError(file, line, reason) for file, line, reason in bad)
+        for rec, file, line in got:
             why = _bad_field(rec)
             if why is None:
-                records.append(rec)
-                records.files[id(rec)] = str(f)
+                located.append((rec, file, line))
             else:
-                errors.append(LedgerError(str(f), line, f"record not counted: {why}"))
+                errors.append(LedgerError(file, line, f"record not counted: {why}"))
+    kept = deduplicate(located)
+    for rec, (file, _line) in zip(kept.records, kept.kept_at, strict=True):
+        records.append(rec)
+        records.files[id(rec)] = file
+    records.duplicates = kept.duplicates
+    errors.extend(LedgerError(file, line, reason) for file, line, reason in kept.conflicts)
     return records, errors, [str(f) for f in files]
 
 
@@ -761,18 +762,6 @@ def obligation_table(records: list[dict], module_name: str = "spec.proofs.obliga
     return ObligationTable(True, f"from {module_name}", columns, [{c: r.get(c, "") for c in columns} for r in rows])
 
 
-def count_duplicates(records: list[dict]) -> int:
-    """How many records are identical to an earlier one (a ledger copied twice would double-count; they are
-    counted as written, and the report says how many repeat)."""
-    seen: set[str] = set()
-    dupes = 0
-    for r in records:
-        key = json.dumps(r, sort_keys=True)
-        dupes += key in seen
-        seen.add(key)
-    return dupes
-
-
 SUBJECT_HEADER = ["subject", "version", "tokenizer", "level", "status", "comparisons", "differences", "reasons",
                   "counterexample"]
 NO_SUBJECTS = "No third-party subject records: only the minimal implementation was checked."
@@ -857,7 +846,7 @@ def build_table3(
         obligations=obligation_table(own, obligations_module, provisioned_names(tokenizers, own)),
         ledger_files=list(ledger_files_read or []),
         ledger_errors=sorted(ledger_errors or [], key=lambda e: (e.file, e.line, e.reason)),
-        duplicate_records=count_duplicates(records),
+        duplicate_records=getattr(records, "duplicates", 0),
         performance=build_performance(own, getattr(records, "files", None)),
         transcripts=transcript_figures(own),
         transcripts_recorded=read_results(results_file) if results_file is not None else None,
