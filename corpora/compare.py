@@ -28,7 +28,20 @@ differing documents (first 20) in details, the fast-path share, the digests of s
 reference version and wall/CPU time. `write_unit_record` stores it as `units/<key>.json` by write-to-temp and
 rename, so a unit is either recorded whole or not at all: a finished unit is never redone, a killed one is
 redone whole, and `merge_ledger` regenerates `corpus-ledger.jsonl` from the unit files (no document is lost
-or counted twice).
+or counted twice). A write that fails (a full disk, EFBIG, a folder that cannot be written) removes its
+temporary file and raises the OSError: the unit stays unrecorded and runs again on the next run.
+
+Nothing is left out silently. Every document of the shard is, in each unit, either compared, refused or skipped:
+- refused (`details.refused_documents`, and `details.refused`: the first 20 as {file, line | row, id, reason}):
+  a document whose text is not valid Unicode (a lone surrogate, bytes that are not UTF-8, a null text; see
+  `corpora.readers`). It is counted in no comparison; the other documents are compared as usual. Every unit of
+  a shard refuses the same documents.
+- skipped (`details.skipped_documents`, and `details.skipped`: the first 20 as {id, characters, reason}):
+  level 2 does not chunk a document over MAX_CHUNKED_CHARS characters (its whole encode is compared at level 1);
+  levels 1 and 3 skip nothing (level 3 compares the chats; a document without messages is not a chat).
+- level 2 also counts the documents under MIN_CHUNKED_CHARS (`details.short_documents`): too short to cut,
+  compared whole at level 1.
+`comparisons` counts only what was compared.
 """
 
 from __future__ import annotations
@@ -44,7 +57,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from corpora.readers import read_documents
+from corpora.readers import Refused, read_documents
 from delta.chat import render, render_turns, template_for
 from delta.cuts import MAX_DEFAULT_CHUNKS, TARGET_CHUNK, encode_chunked, encode_planned, plan_cuts
 from delta.session import Session
@@ -159,9 +172,19 @@ def transcript_shard(path: Path) -> Shard:
     return Shard(str(path), sha256_file(path), path.stat().st_size, True, "text", (3,))
 
 
+def _shard_of_file(path: Path, column: str) -> Shard:
+    try:
+        return Shard(str(path), sha256_file(path), path.stat().st_size, True, column)
+    except OSError as exc:  # a read that fails (EIO) names no file: name the corpus file
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
+
+
 def shards_of_files(paths: list[Path], column: str = "text") -> list[Shard]:
-    """User corpus files as shards (digest computed; chats possible, so level 3 runs and counts what it finds)."""
-    return [Shard(str(p), sha256_file(p), p.stat().st_size, True, column) for p in paths]
+    """User corpus files as shards (digest computed; chats possible, so level 3 runs and counts what it finds);
+    a file the machine cannot read is an OSError naming it."""
+    return [_shard_of_file(p, column) for p in paths]
 
 
 def plan_units(shards: list[Shard], tokenizers: list[str], levels: tuple[int, ...] = (1, 2, 3),
@@ -211,18 +234,51 @@ def _subject_whole(subject: str):
 
 
 class _Tally:
-    """Counts of one unit and pointers to the documents that differ."""
+    """Counts of one unit, pointers to the documents that differ, and the documents refused or skipped (each
+    count exact, each list capped at MAX_POINTERS)."""
 
     def __init__(self) -> None:
         self.documents = self.characters = self.comparisons = self.differences = 0
         self.fast = self.fallbacks = 0
         self.pointers: list[dict] = []
         self.paths: dict[str, int] = {}
+        self.refused_documents = self.skipped_documents = self.short_documents = 0
+        self.refused: list[dict] = []
+        self.skipped: list[dict] = []
 
     def differ(self, doc_id: str, **where) -> None:
         self.differences += 1
         if len(self.pointers) < MAX_POINTERS:
             self.pointers.append({"id": doc_id, **where})
+
+    def refuse(self, refusal: Refused) -> None:
+        """A document the readers refused (bad text): counted, never compared."""
+        self.refused_documents += 1
+        if len(self.refused) < MAX_POINTERS:
+            self.refused.append(refusal.as_dict())
+
+    def skip(self, doc_id: str, characters: int, reason: str) -> None:
+        """A document this level does not compare (level 2: too long to chunk): counted, with its reason."""
+        self.skipped_documents += 1
+        if len(self.skipped) < MAX_POINTERS:
+            self.skipped.append({"id": doc_id, "characters": characters, "reason": reason})
+
+    def chunkable(self, doc_id: str, text: str) -> bool:
+        """Whether level 2 chunks `text`; a document outside 512-400,000 characters is counted as short or skipped."""
+        if len(text) < MIN_CHUNKED_CHARS:
+            self.short_documents += 1
+            return False
+        if len(text) > MAX_CHUNKED_CHARS:
+            self.skip(doc_id, len(text), f"over {MAX_CHUNKED_CHARS:,} characters (level 2 chunks documents of "
+                      f"{MIN_CHUNKED_CHARS:,} to {MAX_CHUNKED_CHARS:,} characters)")
+            return False
+        return True
+
+    def accounting(self, level: int) -> dict:
+        """The refused and skipped documents, for the unit record's details."""
+        return {"refused_documents": self.refused_documents, "refused": self.refused,
+                "skipped_documents": self.skipped_documents, "skipped": self.skipped,
+                "short_documents": self.short_documents if level == 2 else None}
 
 
 def _level1(tok: FrozenTokenizer, docs: Iterator[dict], subject: str, tally: _Tally, timing: dict) -> None:
@@ -247,7 +303,7 @@ def _level2(tok: FrozenTokenizer, docs: Iterator[dict], counts: tuple[int, ...],
 
     for doc in docs:
         text = document_text(tok, doc)
-        if not MIN_CHUNKED_CHARS <= len(text) <= MAX_CHUNKED_CHARS:
+        if not tally.chunkable(doc["id"], text):
             continue
         t0 = time.process_time()
         want = reference_encode(tok, text)
@@ -414,12 +470,12 @@ def run_subject_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
     timing = {"subject": 0.0, "reference": 0.0}  # seconds in the subject's calls and in the reference's, apart
     try:
         subject = _opened_subject(unit.subject, tok.name)
-        for doc in read_documents(unit.shard.path, unit.shard.column):
+        for doc in read_documents(unit.shard.path, unit.shard.column, refused=tally.refuse):
             if unit.level == 1:
                 runs = [(document_text(tok, doc), {"path": "encoder"})]
             elif unit.level == 2:
                 text = document_text(tok, doc)
-                if not MIN_CHUNKED_CHARS <= len(text) <= MAX_CHUNKED_CHARS:
+                if not tally.chunkable(doc["id"], text):
                     continue
                 runs = [(text, {"path": "chunked", "chunks": k}) for k in options.chunk_counts]
             else:
@@ -449,7 +505,7 @@ def run_subject_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
         documents=tally.documents, characters=tally.characters, differing_documents=tally.pointers,
         chunk_counts=list(options.chunk_counts) if unit.level == 2 else None,
         wall_seconds=round(time.perf_counter() - wall0, 4), subject_seconds=round(timing["subject"], 6),
-        reference_seconds=round(timing["reference"], 6),
+        reference_seconds=round(timing["reference"], 6), **tally.accounting(unit.level),
     )
     rec["details"].update(stamp)
     return rec
@@ -464,8 +520,8 @@ def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
     if options.pause_seconds:
         time.sleep(options.pause_seconds)
     tok = load_tokenizer(unit.tokenizer)
-    docs = read_documents(unit.shard.path, unit.shard.column)
     tally = _Tally()
+    docs = read_documents(unit.shard.path, unit.shard.column, refused=tally.refuse)
     timing = {"subject": 0.0, "reference": 0.0}
     fronts: dict[str, dict[str, _FrontEndTally]] = {}
     if unit.level == 1:
@@ -492,6 +548,7 @@ def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
         "documents": tally.documents,
         "characters": tally.characters,
         "differing_documents": tally.pointers,
+        **tally.accounting(unit.level),
         "fast_path_share": (tally.fast / fast_total) if fast_total else None,
         "chunk_counts": list(options.chunk_counts) if unit.level == 2 else None,
         "session_paths": tally.paths or None,
@@ -544,16 +601,34 @@ def finished_record(out: Path, unit: Unit) -> dict | None:
     return rec
 
 
+def _write_whole(path: Path, text: str) -> None:
+    """Write `text` to `path` all at once (temporary file, fsync, rename); on any failure (a full disk: ENOSPC or
+    EFBIG) the temporary file is removed and the OSError raised, and `path` keeps its previous content."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.filename is None:  # a failed buffered write names no file: name the one being written
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_unit_record(out: Path, unit: Unit, record: dict) -> Path:
     """Store a unit's record all at once: write a temporary file, fsync, rename over the final name."""
     path = unit_path(out, unit)
+    # the record's identity (ledger.records): the same unit under the same suite is one record, however often stored
+    record = {**record, "id": f"corpus:{unit.key}:{str(record['details'].get('suite_digest', ''))[:16]}"}
+    text = json.dumps(record, sort_keys=True, ensure_ascii=False)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, sort_keys=True, ensure_ascii=False))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    _write_whole(path, text)
     return path
 
 
@@ -575,9 +650,7 @@ def merge_ledger(out: Path) -> Path:
             lines.append(json.dumps(rec, sort_keys=True, ensure_ascii=False) + "\n")
     target = out / "corpus-ledger.jsonl"
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text("".join(lines), encoding="utf-8")
-    os.replace(tmp, target)
+    _write_whole(target, "".join(lines))
     return target
 
 
@@ -585,6 +658,7 @@ def outcome(record: dict) -> dict:
     """What must agree between two runs of the same unit (everything but timing and provenance)."""
     d = record["details"]
     keep = ("unit", "documents", "characters", "differing_documents", "fast_path_share", "shard_sha256")
+    accounting = ("refused_documents", "refused", "skipped_documents", "skipped", "short_documents")
     return {"tokenizer": record["tokenizer"], "level": record["level"], "comparisons": record["comparisons"],
             "differences": record["differences"], "fast_path": record["fast_path"],
-            "fallbacks": record["fallbacks"], **{k: d[k] for k in keep}}
+            "fallbacks": record["fallbacks"], **{k: d[k] for k in keep}, **{k: d.get(k) for k in accounting}}

@@ -7,7 +7,26 @@
 
 With --profile the built-in corpus is built first (or reused from the cache), and with level 3 its long chat
 transcripts (`corpora.transcripts`, the same profile unless --transcripts names another). Unprovisioned tokenizers are
-listed as "not provisioned", never skipped silently. Exit status 1 if any comparison differs.
+listed as "not provisioned", never skipped silently.
+
+Nothing is left out silently: a corpus document whose text is not valid Unicode (a lone surrogate, bytes that are
+not UTF-8, a null text) is refused, named with its file, line (JSONL) or row (Parquet) and id, recorded in each
+unit's `details.refused`, and the run goes on with the other documents; a document too long for level 2 (over
+400,000 characters) is counted in `details.skipped_documents` and printed. The output folder belongs to one run
+at a time (`ledger.lock.FolderLock` on OUT/.lock; a `--shard i/N` slice locks OUT/.slices/i-of-N/.lock, so the
+slices of a job array may share OUT): a second run on the same folder is refused at once with the holder's pid.
+
+Exit status, first match wins:
+  0  every comparison equal, no document refused (documents skipped at level 2 are printed, not failed);
+  1  some comparison differs (whatever else happened);
+  2  usage or input error: bad arguments, an unknown tokenizer, the output folder in use by another run, a run
+     that compared nothing, a subject that is not installed, or - after the whole run, every other document
+     compared equal - one or more corpus documents refused for bad text, or a provisioned tokenizer that cannot
+     be loaded (changed since install: recorded in OUT/tokenizers-unloadable.jsonl with the remedy, the other
+     tokenizers compared);
+  3  the environment: --out is a file or cannot be written, a full disk, a corpus file the machine cannot read
+     ("error: PATH: REASON"; unit records stored before the failure stay whole, the same command resumes);
+  130  interrupted (Ctrl-C, SIGTERM).
 """
 
 from __future__ import annotations
@@ -29,11 +48,13 @@ from corpora.compare import (
     transcript_shard,
 )
 from corpora.readers import expand
-from corpora.run_units import print_record, run_dask, run_local
+from corpora.run_units import RunSummary, print_record, run_dask, run_local
 from corpora.transcripts import TRANSCRIPT_PROFILES, build_transcripts
-from frozen.errors import NotProvisioned, SuiteError
+from frozen.errors import EnvironmentFault, NotProvisioned, SuiteError
 from frozen.loader import load_tokenizer
 from frozen.registry import lookup, rows
+from ledger.lock import FolderBusy, FolderLock
+from ledger.records import append_records, unloadable_record
 
 
 def _ints(text: str, what: str) -> tuple[int, ...]:
@@ -55,8 +76,10 @@ def _per_s(chars: float, seconds: float) -> str:
     return f"{chars / seconds:,.0f}" if seconds > 0 else "-"
 
 
-def select_tokenizers(name: str) -> tuple[list[str], list[str]]:
-    """(provisioned names to compare, names that are not provisioned)."""
+def select_tokenizers(name: str, broken: list[tuple[str, str]] | None = None) -> tuple[list[str], list[str]]:
+    """(provisioned names to compare, names that are not provisioned); a provisioned tokenizer that cannot be
+    loaded (changed since install, corrupt) goes to `broken` as (name, reason) and is not compared, so the others
+    still are."""
     names = [r.name for r in rows()] if name == "all" else [lookup(name).name]
     ready, missing = [], []
     for n in names:
@@ -65,11 +88,110 @@ def select_tokenizers(name: str) -> tuple[list[str], list[str]]:
             ready.append(n)
         except NotProvisioned:
             missing.append(n)
+        except SuiteError as exc:
+            if broken is None:
+                raise
+            broken.append((n, str(exc)))
     return ready, missing
+
+
+UNLOADABLE_LEDGER = "tokenizers-unloadable.jsonl"
+
+
+def record_unloadable(out: Path, broken: list[tuple[str, str]]) -> None:
+    """One "not loadable" row per broken tokenizer in the output folder's ledger (the report lists them)."""
+    append_records(out / UNLOADABLE_LEDGER, [
+        unloadable_record("corpus", "corpus.load", n, reason, f"corpora tokenizers pull {lookup(n).alias} --force")
+        for n, reason in broken])
 
 
 class NothingCompared(SuiteError):
     """A run whose units compared nothing at all (an empty corpus, or no document any level takes)."""
+
+
+class RefusedDocuments(SuiteError):
+    """A finished run that refused corpus documents for bad text and found no difference (exit status 2)."""
+
+
+class OutputBusy(SuiteError):
+    """The output folder is held by another live run (its pid in the message)."""
+
+
+SHOWN = 3  # refused or skipped documents named in the summary
+
+
+def _probe(folder: Path) -> None:
+    """FolderBusy if another process holds `folder`'s lock (taken and given back at once otherwise)."""
+    FolderLock(folder).acquire().release()
+
+
+def claim_output(out: Path, piece: tuple[int, int] | None) -> FolderLock:
+    """Hold this run's share of `out`: the whole folder (OUT/.lock), or one `--shard i/N` slice of it
+    (OUT/.slices/i-of-N/.lock, so the slices of a job array share OUT). A whole-folder run also refuses while any
+    slice runs, a slice while a whole-folder run does (checked once, at the start). OutputBusy (exit 2, the
+    holder's pid) if the share is taken; EnvironmentFault or OSError (exit 3) if `out` is a file or unwritable."""
+    if out.exists() and not out.is_dir():
+        raise EnvironmentFault(f"--out {out}: is a file, not a folder")
+    slices = out / ".slices"
+    lock = FolderLock(out if piece is None else slices / f"{piece[0]}-of-{piece[1]}")
+    try:
+        if piece is not None:
+            _probe(out)
+        lock.acquire()
+        try:
+            if piece is None:
+                for folder in sorted(slices.iterdir()) if slices.is_dir() else []:
+                    if folder.is_dir():
+                        _probe(folder)
+        except BaseException:
+            lock.release()
+            raise
+    except FolderBusy as exc:
+        raise OutputBusy(str(exc)) from None
+    return lock
+
+
+def _refusals(summary: RunSummary) -> tuple[int, list[dict]]:
+    """(documents refused, the distinct refusals named in the records): every unit of a shard reads the same
+    documents, so a shard counts the most any of its units refused, not the sum over its units."""
+    per_shard: dict[str, int] = {}
+    named: dict[tuple, dict] = {}
+    for rec in summary.records.values():
+        d = rec["details"]
+        shard = d.get("shard_sha256", d.get("shard"))
+        per_shard[shard] = max(per_shard.get(shard, 0), d.get("refused_documents") or 0)
+        for r in d.get("refused") or []:
+            named.setdefault((r["file"], r.get("line"), r.get("row")), r)
+    return sum(per_shard.values()), sorted(named.values(), key=lambda r: (r["file"], r.get("line") or r.get("row")))
+
+
+def _where(refusal: dict) -> str:
+    at = f":{refusal['line']}" if refusal.get("line") is not None else f" row {refusal.get('row')}"
+    return f"{refusal['file']}{at} id {refusal['id']}"
+
+
+def _print_left_out(summary: RunSummary) -> tuple[int, list[dict]]:
+    """Print the refused documents and, per tokenizer, level 2's skipped ones; (refused count, refusals)."""
+    refused, named = _refusals(summary)
+    if refused:
+        print(f"refused: {refused:,} documents of bad text, not compared (details.refused of each unit):")
+        for r in named[:SHOWN]:
+            print(f"  {_where(r)}: {r['reason']}")
+        if refused > SHOWN:
+            print(f"  ... and {refused - SHOWN:,} more")
+    skipped: dict[str, list[dict]] = defaultdict(list)
+    counts: dict[str, int] = defaultdict(int)
+    for rec in summary.records.values():
+        d = rec["details"]
+        if d.get("skipped_documents"):
+            counts[rec["tokenizer"]] += d["skipped_documents"]
+            skipped[rec["tokenizer"]].extend(d.get("skipped") or [])
+    for tok in sorted(counts):
+        first = skipped[tok][0] if skipped[tok] else None
+        example = f", e.g. {first['id']} ({first['characters']:,} characters)" if first else ""
+        reason = first["reason"] if first else "outside the level's range"
+        print(f"skipped: {counts[tok]:,} documents under {tok}: {reason}{example}")
+    return refused, named
 
 
 def _interrupt_on_sigterm(signum, frame) -> None:
@@ -91,27 +213,51 @@ def _cmd(args: argparse.Namespace) -> int:
     _positive(args.workers, "--workers")
     _positive(args.local_cluster, "--local-cluster")
     options = Options(chunk_counts=chunks)
-    ready, missing = select_tokenizers(args.tokenizer)
+    broken: list[tuple[str, str]] = []
+    ready, missing = select_tokenizers(args.tokenizer, broken)
     for n in missing:
         print(f"{n:20s} not provisioned (run: corpora tokenizers pull {n}); not compared")
+    for n, reason in broken:
+        print(f"{n:20s} cannot be loaded, not compared: {reason}", file=sys.stderr)
     if not ready:
+        if broken:
+            raise SuiteError(f"no requested tokenizer can be loaded: {broken[0][1]}")
         raise NotProvisioned("no requested tokenizer is provisioned; nothing to compare")
-    if args.corpus:
-        shards = shards_of_files(expand(args.corpus), args.column)
-        label = "user"
+    piece = _slice(args.shard) if args.shard else None
+    if piece is not None:
+        slice_units([], *piece)  # a bad slice is refused before any folder is made
+    files = expand(args.corpus) if args.corpus else None  # so is a --corpus that names no file
+    out = Path(args.out or f"out/corpus/{'user' if args.corpus else args.profile}")
+    lock = claim_output(out, piece)
+    try:
+        if broken:
+            record_unloadable(out, broken)
+        code = _run(args, levels, options, ready, missing, out, piece, files)
+    finally:
+        lock.release()
+    if broken and code == 0:
+        print(f"error: {len(broken)} provisioned tokenizer(s) could not be loaded and were not compared: "
+              f"{', '.join(n for n, _ in broken)} (recorded in {out / UNLOADABLE_LEDGER})", file=sys.stderr)
+        return 2
+    return code
+
+
+def _run(args: argparse.Namespace, levels: tuple[int, ...], options: Options, ready: list[str], missing: list[str],
+         out: Path, piece: tuple[int, int] | None, files: list[Path] | None) -> int:
+    """Plan, run and summarize the units, while this process holds its share of the output folder."""
+    if files is not None:
+        shards = shards_of_files(files, args.column)
     else:
         built = build_corpus(args.profile, Path(args.corpus_dir) if args.corpus_dir else None)
         shards = shards_of_manifest(built.out)
-        label = args.profile
         transcripts = args.transcripts or args.profile
         if 3 in levels and transcripts != "none":
             parts = build_transcripts(built.out, transcripts)
             shards.extend(transcript_shard(p) for p in parts)
             print(f"transcripts: the {transcripts} set, {len(parts)} parts in {parts[0].parent}")
     units = plan_units(shards, ready, levels, args.subject)
-    if args.shard:
-        units = slice_units(units, *_slice(args.shard))
-    out = Path(args.out or f"out/corpus/{label}")
+    if piece is not None:
+        units = slice_units(units, *piece)
     print(f"{len(units)} units ({len(shards)} shards x {len(ready)} tokenizers x levels {levels}) -> {out}")
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     try:
@@ -151,16 +297,27 @@ def _cmd(args: argparse.Namespace) -> int:
                           if r["details"].get("status") == "not installed"})
     for tok, level, reason in unavailable:
         print(f"  {level:8s} {tok:20s} subject {args.subject} not installed: {reason}")
+    refused, named = _print_left_out(summary)
     if unavailable:
         return 2
+    first = f"; first {_where(named[0])}: {named[0]['reason']}" if named else ""
     if not any(t[0] for t in totals.values()):
+        also = f" ({refused:,} documents refused for bad text{first})" if refused else ""
         raise NothingCompared(f"{len(units)} units compared nothing: no document of the corpus is taken by levels "
-                              f"{', '.join(map(str, levels))} (empty, or outside each level's size range)")
-    return 1 if any(t[1] for t in totals.values()) else 0
+                              f"{', '.join(map(str, levels))} (empty, or outside each level's size range){also}")
+    if any(t[1] for t in totals.values()):
+        if refused:
+            print(f"warning: {refused:,} corpus documents refused for bad text{first}", file=sys.stderr)
+        return 1
+    if refused:
+        raise RefusedDocuments(f"{refused:,} corpus documents refused for bad text, not compared{first}; every other "
+                               "document compared equal (the refusals are in details.refused of each unit record)")
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="compare corpus shards with the reference (levels 1-3), resumable")
+    p = sub.add_parser("compare", help="compare corpus shards with the reference (levels 1-3), resumable",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--profile", choices=PROFILES, default="small", help="the built-in corpus (built if needed)")
     src.add_argument("--corpus", help="user corpus: JSONL (.gz/.zst) or Parquet file, folder or glob")

@@ -3,6 +3,10 @@
 Every runner does the same thing: skip units whose record is already stored, run the rest, and store each
 returned record atomically from the driving process (workers never write records), then merge the ledger.
 A worker that dies mid-unit therefore leaves nothing behind; its unit is run again, whole, elsewhere.
+An error stops the run and reaches the caller as it is: an OSError raised in a pool worker (a corpus file the
+machine cannot read) is re-raised in this process as the same OSError with its path, one raised while storing
+a record (a full disk) leaves every record stored before it whole and no partial file; `frozen.errors.run_command`
+turns either into "error: PATH: REASON" and exit status 3.
 
 Why Dask distributed (not Ray): the units are coarse, independent Python function calls over files on a shared
 path, which is exactly `Client.submit` + `as_completed`. Dask distributed is pure Python (a few MB with its
@@ -130,5 +134,8 @@ def print_record(unit: Unit, record: dict) -> None:
     """One line per finished unit."""
     d = record["details"]
     share = f" fast {d['fast_path_share']:.0%}" if d.get("fast_path_share") is not None else ""
+    left_out = "".join(f", {d[k]:,} {what}" for k, what in (("refused_documents", "documents refused"),
+                                                             ("skipped_documents", "documents skipped"))
+                       if d.get(k))
     print(f"{unit.key}: {record['comparisons']:,} {record['unit']}, {record['differences']} differ,"
-          f" {d['characters']:,} chars{share}, {d['wall_seconds']:.1f} s", file=sys.stdout, flush=True)
+          f" {d['characters']:,} chars{share}{left_out}, {d['wall_seconds']:.1f} s", file=sys.stdout, flush=True)

@@ -7,20 +7,24 @@ reference's own post-processed encode, and writes one ledger record per tokenize
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from corpora.samples import SAMPLES
-from frozen.errors import NotProvisioned
+from frozen.errors import NotProvisioned, SuiteError
 from frozen.loader import load_tokenizer
 from frozen.registry import rows
-from ledger.records import append_records, make_record
+from ledger.records import append_records, make_record, unloadable_record
 from spec.admission import admission_of
 from spec.proofs.obligations import declare
 from spec.reference import post_process, reference_encode, reference_encode_batch, reference_encode_full
 
 
-def run_smoke(out: Path) -> int:
-    """Run the check on every provisioned tokenizer; print a line each; return the number of differences."""
+def run_smoke(out: Path, skipped: list[str] | None = None) -> int:
+    """Run the check on every provisioned tokenizer; print a line each; return the number of differences.
+
+    A provisioned tokenizer that cannot be loaded is recorded as "not loadable" (with the remedy), named in
+    `skipped`, and the others still run."""
     total_diff = 0
     records = []
     for row in rows():
@@ -28,6 +32,13 @@ def run_smoke(out: Path) -> int:
             tok = load_tokenizer(row.name)
         except NotProvisioned:
             print(f"{row.name:20s} not provisioned")
+            continue
+        except SuiteError as exc:
+            print(f"{row.name:20s} cannot be loaded: {exc}")
+            records.append(unloadable_record("smoke", "samples.load", row.name, str(exc),
+                                             f"corpora tokenizers pull {row.alias} --force"))
+            if skipped is not None:
+                skipped.append(row.name)
             continue
         batch = reference_encode_batch(tok, list(SAMPLES))
         diffs = 0
@@ -48,7 +59,15 @@ def run_smoke(out: Path) -> int:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    return 1 if run_smoke(Path(args.out)) else 0
+    """Exit 1 on a difference, else 2 if a provisioned tokenizer could not be loaded, else 0."""
+    skipped: list[str] = []
+    if run_smoke(Path(args.out), skipped):
+        return 1
+    if skipped:
+        print(f"error: {len(skipped)} provisioned tokenizer(s) could not be loaded and were skipped: "
+              f"{', '.join(skipped)}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:

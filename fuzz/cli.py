@@ -34,7 +34,7 @@ from fuzz.ledger_writer import KIND
 from fuzz.progress import Progress
 from fuzz.regressions import CORPUS
 from ledger.lock import FolderBusy
-from ledger.records import append_records, make_record
+from ledger.records import append_records, unloadable_record
 from spec.admission import admission_of
 from subjects.protocol import SubjectUnavailable
 from subjects.records import unavailable_record
@@ -69,11 +69,10 @@ class Unloadable:
     reason: str
 
 
-def unloadable_record(item: Unloadable) -> dict:
+def unloadable_row(item: Unloadable) -> dict:
     """The ledger row of a tokenizer a campaign could not load: no comparison, the reason and the remedy."""
-    return make_record(KIND, "harness", "fuzz.load", tokenizer=item.name, details={
-        "status": "not loadable", "reason": item.reason,
-        "remedy": f"corpora tokenizers pull {item.name} --force"})
+    return unloadable_record(KIND, "fuzz.load", item.name, item.reason,
+                             f"corpora tokenizers pull {lookup(item.name).alias} --force")
 
 
 def resolve_tokenizers(name: str, unloadable: list[Unloadable] | None = None) -> tuple[list[str], list[str]]:
@@ -295,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if unloadable:
                 where = Path(args.out or "out/fuzz")
-                append_records(where / "tokenizers-unloadable.jsonl", [unloadable_record(u) for u in unloadable])
+                append_records(where / "tokenizers-unloadable.jsonl", [unloadable_row(u) for u in unloadable])
         for r in refused:
             print(f"fuzz: refused {r}", file=sys.stderr)
         for u in unloadable:

@@ -102,6 +102,13 @@ def make_record(
     }
 
 
+def unloadable_record(kind: str, check: str, tokenizer: str, reason: str, remedy: str) -> dict:
+    """The row of a tokenizer a run could not load (changed since install, corrupt): no comparison, the reason and
+    the remedy; `details.status` "not loadable" (the report lists it and never counts it as a check)."""
+    return make_record(kind, "harness", check, tokenizer=tokenizer,
+                       details={"status": "not loadable", "reason": reason, "remedy": remedy})
+
+
 def append_records(path: Path, records: Iterable[dict]) -> int:
     """Append records as whole JSON lines in one write, then fsync; returns the number written."""
     lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records]

@@ -28,6 +28,8 @@ from reports.text import (
     kill_text,
     num,
     rate_text,
+    refused_first,
+    skipped_line,
 )
 from reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
 from reports.verdict import verdict
@@ -90,6 +92,19 @@ controls.</p>
 {% if duplicates %}<p class="warn">{{ duplicates }} records repeat one already read (same identity and
 outcome: a ledger copied twice, a batch written by two runs); each was counted once.</p>{% endif %}
 {% if survivors %}<p class="warn">Controls that survived (a finding): {{ survivors|join(", ") }}.</p>{% endif %}
+{% for u in unloadable %}<p class="warn">Tokenizer {{ u.tokenizer }} could not be loaded and was skipped:
+{{ u.reason }} (remedy: <code>{{ u.remedy }}</code>).</p>{% endfor %}
+{% if refused %}<p class="warn">{{ "{:,}".format(refused.count) }} corpus documents were refused for bad text and not
+compared{{ refused_first }}.</p>{% endif %}
+{% if skipped %}<p>{{ skipped_line }}</p>{% endif %}
+{% if bad_steps %}<p class="warn">Job steps that did not finish clean: {% for st in bad_steps %}{{ st.step }}:
+{{ st.outcome }}{{ "; " if not loop.last else "" }}{% endfor %}. This report covers what the other steps recorded.</p>
+{% endif %}
+{% if job_steps %}<table class="glance"><thead><tr><th>job step</th><th>exit status</th><th>outcome</th>
+<th>seconds</th></tr></thead><tbody>{% for st in job_steps %}<tr><td>{{ st.step }}</td>
+<td class="num">{{ "-" if st.status in (-1, -2) else st.status }}</td><td>{{ st.outcome }}</td>
+<td class="num">{{ "-" if st.seconds is none else "%.1f"|format(st.seconds) }}</td></tr>{% endfor %}</tbody></table>
+{% endif %}
 
 <h2 id="table3">Table 3</h2>
 {% for sec in sections %}
@@ -346,6 +361,13 @@ def _context(model: Table3) -> dict:
         "errors": model.ledger_errors,
         "survivors": km.survivors,
         "duplicates": model.duplicate_records,
+        "unloadable": model.unloadable,
+        "refused": model.refused_documents,
+        "refused_first": refused_first(model),
+        "skipped": model.skipped_documents,
+        "skipped_line": skipped_line(model),
+        "job_steps": model.job_steps,
+        "bad_steps": [st for st in model.job_steps if st.get("status") not in (0, -2)],
         "sections": sections,
         "legend": LEGEND,
         "columns": [{"name": c, "alias": aliases.get(c, c)} for c in model.columns],

@@ -16,6 +16,8 @@ from reports.text import (
     kill_text,
     num,
     rate_text,
+    refused_first,
+    skipped_line,
 )
 from reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
 from reports.verdict import verdict
@@ -53,6 +55,23 @@ def _summary(model: Table3) -> list[str]:
                    "copied twice, a batch written by two runs); each was counted once.**")
     if model.kill_matrix.survivors:
         out.append(f"**Controls that survived (a finding): {', '.join(model.kill_matrix.survivors)}.**")
+    for u in model.unloadable:
+        out.append(f"**Tokenizer {u['tokenizer']} could not be loaded and was skipped: {u['reason']} "
+                   f"(remedy: `{u['remedy']}`).**")
+    if model.refused_documents:
+        out.append(f"**{model.refused_documents['count']:,} corpus documents were refused for bad text and not "
+                   f"compared{refused_first(model)}.**")
+    if model.skipped_documents:
+        out.append(skipped_line(model))
+    bad_steps = [st for st in model.job_steps if st.get("status") not in (0, -2)]
+    if bad_steps:
+        out.append("**Job steps that did not finish clean: " + "; ".join(
+            f"{st['step']}: {st['outcome']}" for st in bad_steps) + ". This report covers what the other steps "
+            "recorded.**")
+    if model.job_steps:
+        out += ["", *_table(["job step", "exit status", "outcome", "seconds"], [
+            [str(st["step"]), "-" if st["status"] in (-1, -2) else str(st["status"]), str(st["outcome"]),
+             "-" if st.get("seconds") is None else f"{st['seconds']:.1f}"] for st in model.job_steps])]
     return out
 
 

@@ -302,6 +302,10 @@ class Table3:
     performance: Performance | None = None  # the benchmark figures (reports.performance)
     transcripts: list[FrontEndFigures] = field(default_factory=list)  # level 3 by front end, this report's records
     transcripts_recorded: Recorded | None = None  # the committed full-set results (shown, never counted)
+    job_steps: list[dict] = field(default_factory=list)  # the main job's steps: step, status, outcome, seconds
+    unloadable: list[dict] = field(default_factory=list)  # tokenizers a run could not load: tokenizer, reason, remedy
+    refused_documents: dict = field(default_factory=dict)  # corpus documents refused for bad text: count, examples
+    skipped_documents: dict = field(default_factory=dict)  # documents a level did not take: count, by check, examples
 
     @property
     def rows(self) -> list[Row]:
@@ -833,6 +837,9 @@ def build_table3(
     results_file: Path | None = RESULTS_FILE,
 ) -> Table3:
     """The report model from validated records and the provisioning status of the eleven tokenizers."""
+    steps = [r for r in records if r["kind"] == "job" and r["check"] == "job.step"]
+    unloadable = [r for r in records if r["details"].get("status") == "not loadable"]
+    records = _without(records, steps + unloadable)
     tokenizers = tokenizer_infos(records, provisioning)
     subject_recs = [r for r in records if third_party_subject(r)]
     own = [r for r in records if not third_party_subject(r)]
@@ -850,4 +857,69 @@ def build_table3(
         performance=build_performance(own, getattr(records, "files", None)),
         transcripts=transcript_figures(own),
         transcripts_recorded=read_results(results_file) if results_file is not None else None,
+        job_steps=[{k: r["details"].get(k) for k in ("step", "status", "outcome", "seconds")} for r in steps],
+        unloadable=_unloadable(unloadable),
+        refused_documents=_refused(own),
+        skipped_documents=_skipped(own),
     )
+
+
+def _refused(records: list[dict]) -> dict:
+    """Corpus documents refused for bad text (`details.refused_documents`). Every unit of a shard refuses the same
+    documents, so a shard counts once: the largest count of its units. Examples: the first 10, deduplicated."""
+    per_shard: dict[str, int] = {}
+    examples: list[dict] = []
+    for r in records:
+        d = r["details"]
+        n = d.get("refused_documents")
+        if not isinstance(n, int) or n <= 0:
+            continue
+        shard = str(d.get("shard_sha256") or d.get("shard") or r.get("id"))
+        per_shard[shard] = max(per_shard.get(shard, 0), n)
+        for e in d.get("refused") or []:
+            if e not in examples and len(examples) < 10:
+                examples.append(e)
+    return {"count": sum(per_shard.values()), "examples": examples} if per_shard else {}
+
+
+def _skipped(records: list[dict]) -> dict:
+    """Documents a level did not take (`details.skipped_documents`, level 2: too long to chunk), summed per check
+    and tokenizer, with their reason."""
+    by: Counter[str] = Counter()
+    examples: list[dict] = []
+    for r in records:
+        n = r["details"].get("skipped_documents")
+        if not isinstance(n, int) or n <= 0:
+            continue
+        by[f"{r['check']} / {r['tokenizer']}"] += n
+        for e in r["details"].get("skipped") or []:
+            if len(examples) < 5:
+                examples.append({**e, "tokenizer": r["tokenizer"]})
+    return {"count": sum(by.values()), "by_check": dict(sorted(by.items())), "examples": examples} if by else {}
+
+
+def _unloadable(recs: list[dict]) -> list[dict]:
+    """One entry per tokenizer some run could not load: its first reason, remedy, and the checks that skipped it."""
+    by: dict[str, dict] = {}
+    for r in recs:
+        entry = by.setdefault(str(r["tokenizer"]), {"tokenizer": r["tokenizer"], "checks": [],
+                                                     "reason": r["details"].get("reason", ""),
+                                                     "remedy": r["details"].get("remedy", "")})
+        if r["check"] not in entry["checks"]:
+            entry["checks"].append(r["check"])
+    return [by[k] for k in sorted(by)]
+
+
+def _without(records: list[dict], drop: list[dict]) -> list[dict]:
+    """`records` less the `drop` ones (by identity), keeping the ledger-file memory of a LedgerRecords."""
+    gone = {id(r) for r in drop}
+    if not gone:
+        return records
+    kept = LedgerRecords()
+    for r in records:
+        if id(r) not in gone:
+            kept.append(r)
+            if isinstance(records, LedgerRecords):
+                kept.files[id(r)] = records.files.get(id(r), "")
+    kept.duplicates = getattr(records, "duplicates", 0)
+    return kept

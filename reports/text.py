@@ -102,3 +102,26 @@ def kill_text(cell: KillCell) -> str:
     if cell.status == "open finding":
         return f"open finding ({num(cell.comparisons)} compared)"
     return cell.status
+
+
+def _where(entry: dict) -> str:
+    """FILE:LINE (JSONL) or FILE row N (Parquet) of a refused document."""
+    if entry.get("line") is not None:
+        return f"{entry.get('file')}:{entry['line']}"
+    return f"{entry.get('file')} row {entry.get('row')}"
+
+
+def refused_first(model) -> str:
+    """"; first: FILE:LINE id ID: REASON" of the first refused corpus document, or "" when none is named."""
+    ex = (model.refused_documents or {}).get("examples") or []
+    return f"; first: {_where(ex[0])} id {ex[0].get('id')}: {ex[0].get('reason')}" if ex else ""
+
+
+def skipped_line(model) -> str:
+    """The sentence on documents a level did not take (count, reason, per check and tokenizer)."""
+    sk = model.skipped_documents or {}
+    if not sk:
+        return ""
+    parts = ", ".join(f"{k}: {v:,}" for k, v in sk["by_check"].items())
+    why = f" ({sk['examples'][0].get('reason')})" if sk.get("examples") else ""
+    return f"{sk['count']:,} documents were not taken by a level{why}: {parts}."

@@ -2,9 +2,10 @@
 
 PASS needs: some comparison ran; no difference outside the controls; no failed test record; no control that
 survives without a kill, a proof or a stated open finding; no obligation cell of a provisioned tokenizer that
-failed; no unusable ledger line. The line counts what ran (`N tokenizers, M comparisons, D differences`), the
-controls killed or proven out of all (open findings named apart), and the obligation cells discharged out of
-those that apply to provisioned tokenizers. Third-party subjects are outside it (their own section).
+failed; no unusable ledger line; no corpus document refused; no tokenizer that could not be loaded; no job step
+that failed, was interrupted or did not run. The line counts what ran (`N tokenizers, M comparisons, D
+differences`), the controls killed or proven out of all (open findings named apart), and the obligation cells
+discharged out of those that apply to provisioned tokenizers. Third-party subjects are outside it (their own section).
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ def verdict(model: Table3) -> Verdict:
         problems.append(f"{len(failed_cells)} obligation cells failed: " + ", ".join(failed_cells[:5]))
     if model.ledger_errors:
         problems.append(f"{len(model.ledger_errors)} unusable ledger lines")
+    if model.refused_documents:
+        problems.append(f"{model.refused_documents['count']:,} corpus documents refused for bad text (not compared)")
+    for u in model.unloadable:
+        problems.append(f"tokenizer {u['tokenizer']} could not be loaded and was skipped")
+    for st in model.job_steps:
+        if st.get("status") not in (0, -2):  # -2: left out on purpose (ledger.job.NOT_SELECTED)
+            problems.append(f"step {st.get('step')}: {st.get('outcome')}")
     passed = not problems
     open_part = f" ({len(findings)} open findings: {', '.join(findings)})" if findings else ""
     line = (f"{'PASS' if passed else 'FAIL'}: {len(ran)} tokenizers, {comparisons:,} comparisons, "

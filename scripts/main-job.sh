@@ -6,9 +6,11 @@
 #   proofs   the z3 proofs of the transition set and of coverage, the bounded enumeration, the control proofs
 #   exhaustive  the per-code-point checks, sampled: every 16th scalar value (DELTA_EXHAUSTIVE_STRIDE; --full: all)
 #   campaigns   a fuzz campaign of its own per tokenizer (cut and repair), 8 s each (--full: 120 s)
-# Every step writes ledgers under "$OUT/ledgers/main/<step>"; the report reads them all and prints the verdict
-# line. A step that finds differences does not stop the job: the report is written whatever happens, and the job
-# exits with the first failing step's status, else the verdict's (0 only on PASS).
+# Every step writes ledgers under "$OUT/ledgers/main/<step>", and the job records each step's exit status in
+# "$OUT/ledgers/main/job/steps.jsonl" (python -m ledger.job): the report reads them all, states any step that failed,
+# was interrupted or never ran, and prints the verdict line. No step stops the job: the report is written whatever
+# happens (even when nothing is provisioned or a tokenizer is corrupt), and the job exits with the first failing
+# step's status (1 difference, 2 input, 3 environment, 130 interrupted), else the verdict's (0 only on PASS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${DELTA_OUT:-out}
@@ -20,55 +22,87 @@ for arg in "$@"; do
     *) echo "usage: ./run main [--full]" >&2; exit 2 ;;
   esac
 done
-if [ "$FULL" = 1 ]; then BUDGET=120s; STRIDE=1; else BUDGET=8s; STRIDE=16; fi
+if [ "$FULL" = 1 ]; then BUDGET=120s; STRIDE=1; else BUDGET=${DELTA_MAIN_BUDGET:-8s}; STRIDE=16; fi
+# DELTA_MAIN_STEPS (default all): a comma-separated subset of smoke,fuzz,corpus,checks to run; the others are
+# recorded as not selected, so the report says what this job left out
+STEPS=",${DELTA_MAIN_STEPS:-smoke,fuzz,corpus,checks},"
+for s in ${STEPS//,/ }; do
+  case "$s" in smoke|fuzz|corpus|checks) ;; *) echo "DELTA_MAIN_STEPS: unknown step $s (smoke,fuzz,corpus,checks)" >&2
+    exit 2 ;; esac
+done
+selected() { [[ "$STEPS" == *",$1,"* ]]; }
 status=0
-# step CMD...: run a step; keep the first failing step's status without stopping the job (Ctrl-C stops it: 130)
+# step NAME COMMAND...: run a step, record its status, keep the first failing status without stopping the job
 step() {
-  local rc=0
-  echo "[main] $*" >&2
+  local name=$1 rc=0 t0 t1; shift
+  echo "[main] $name: $*" >&2
+  t0=$(date +%s%3N)
   "$@" || rc=$?
-  if [ "$rc" -eq 130 ]; then interrupted=1; fi
+  t1=$(date +%s%3N)
+  if [ "$rc" -eq 130 ] || [ "$interrupted" = 1 ]; then interrupted=1; [ "$rc" -ne 0 ] || rc=130; fi
+  record "$name" "$rc" "$((t1 - t0))e-3" "$@"
   if [ "$status" -eq 0 ]; then status=$rc; fi
 }
+# record NAME STATUS SECONDS COMMAND...: the job's own ledger row of one step (or -1: not run)
+record() {
+  local name=$1 rc=$2 secs=$3; shift 3
+  python -m ledger.job --ledger "$L/job/steps.jsonl" --step "$name" --status "$rc" ${secs:+--seconds "$secs"} \
+    -- "$@" || true
+}
+# skip NAME COMMAND...: a step not run because the job was interrupted before it
+skip() { local name=$1; shift; echo "[main] $name: not run (interrupted)" >&2; record "$name" -1 "" "$@"; }
+# unselected NAME: a step left out by DELTA_MAIN_STEPS
+unselected() { echo "[main] $1: not selected (DELTA_MAIN_STEPS)" >&2; record "$1" -2 ""; }
 interrupted=0
-trap 'interrupted=1' INT
+trap 'interrupted=1' INT TERM
 
 # the embedded default is one self-contained run: its report counts only this run's ledgers
 rm -rf "$L" "$OUT/ledgers/fuzz"
 mkdir -p "$L"
 
-step corpora smoke --out "$L/smoke"
+if selected smoke; then step smoke corpora smoke --out "$L/smoke"; else unselected smoke; fi
+# the campaign's tokenizers: every installed row that is admitted, and every installed row that cannot be loaded
+# (its campaign records it as not loadable, with the remedy, and exits 2; the others run)
 names=$(python - <<'PY'
 from frozen.errors import SuiteError
 from frozen.loader import load_tokenizer
+from frozen.provision import installed
 from frozen.registry import rows
 from spec.admission import admission_of
 for row in rows():
+    if installed(row) is None:
+        continue
     try:
         tok = load_tokenizer(row.name)
     except SuiteError:
+        print(row.name)
         continue
     if admission_of(tok).admitted:
         print(row.name)
 PY
-)
+) || names=""
+selected fuzz || { unselected fuzz; names=""; }
 for name in $names; do
-  [ "$interrupted" = 1 ] && break
-  step fuzz --tokenizer "$name" --budget "$BUDGET" --out "$L/fuzz/$name" --regressions "$OUT/fuzz-regressions"
+  if [ "$interrupted" = 1 ]; then skip "fuzz $name" fuzz --tokenizer "$name"; continue; fi
+  step "fuzz $name" fuzz --tokenizer "$name" --budget "$BUDGET" --out "$L/fuzz/$name" --regressions "$OUT/fuzz-regressions"
 done
-[ "$interrupted" = 1 ] || step corpora compare --profile small --tokenizer all --workers 2 --out "$L/corpus"
+if ! selected corpus; then unselected corpus
+elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; else
+  step corpus corpora compare --profile small --tokenizer all --workers 2 --out "$L/corpus"; fi
 # admission, the spec's properties and knobs, the battery, kill matrix, proofs, sampled exhaustive tables and chat
 # replays: the gate's own checks, which write the records the obligations table reads
-[ "$interrupted" = 1 ] || step env DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
+if ! selected checks; then unselected checks
+elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else step checks env DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
   python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" \
   properties/test_admission.py properties/test_reference.py properties/test_cut_spec.py \
   properties/test_cut_properties.py properties/test_cut_knobs.py properties/test_repair_spec.py \
   properties/test_repair_properties.py properties/test_repair_knobs.py properties/test_store_stateful.py \
   properties/test_battery.py properties/test_kill_matrix.py properties/test_control_proofs.py \
   properties/test_proofs.py properties/test_coverage.py properties/test_bounded.py \
-  properties/test_cut_exhaustive.py properties/test_chat_replay.py properties/test_obligations.py
+  properties/test_cut_exhaustive.py properties/test_chat_replay.py properties/test_obligations.py; fi
 
 # --- report: always written, from whatever ledgers exist -----------------------------------------------------
+trap '' INT TERM  # the report is written even after Ctrl-C (it takes seconds)
 report=0
 reports table3 --ledgers "$L" --out "$OUT/report" --format md,html,json,csv --require-pass || report=$?
 echo "report: $OUT/report/table3.html (also table3.md, table3.json and table3*.csv in $OUT/report)"
