@@ -34,7 +34,7 @@ def run_smoke(out: Path, skipped: list[str] | None = None) -> int:
             print(f"{row.name:20s} not provisioned")
             continue
         except SuiteError as exc:
-            print(f"{row.name:20s} cannot be loaded: {exc}")
+            print(f"{row.name:20s} cannot be loaded: {exc}", file=sys.stderr)
             records.append(unloadable_record("smoke", "samples.load", row.name, str(exc),
                                              f"corpora tokenizers pull {row.alias} --force"))
             if skipped is not None:

@@ -151,12 +151,15 @@ def test_fast_status_rehashes_a_row_recorded_without_sizes_and_mtimes(home: Path
 
 
 def test_the_loader_refuses_a_changed_file_and_names_the_remedy(home: Path, tmp_path: Path) -> None:
-    """A command that loads the row (`corpora smoke`) meets the changed file: exit 2, both digests, the remedy."""
+    """A command that loads the row (`corpora smoke`) meets the changed file: it skips the row and records it as not
+    loadable (the others would run), exit 2, both digests, the remedy."""
     append_byte(installed_file(home))
     proc = corpora(home, "smoke", "--out", str(tmp_path / "ledgers"))
     assert proc.returncode == 2, proc.stderr
     assert f"digest mismatch for {installed_file(home)}" in proc.stderr
     assert f"it changed since install; re-install it: {REMEDY}" in proc.stderr
+    rows = [json.loads(x) for x in (tmp_path / "ledgers" / "smoke.jsonl").read_text().splitlines()]
+    assert [(r["tokenizer"], r["details"]["status"]) for r in rows] == [(ROW, "not loadable")]
 
 
 @pytest.mark.parametrize("force", [True, False], ids=["force", "no-force"])

@@ -275,7 +275,8 @@ def test_html_is_one_self_contained_page(built) -> None:
 
 
 def test_bad_input_exits_2_with_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """A missing ledger path, a folder without ledgers, an unknown format and an --out that is a file exit 2."""
+    """A missing ledger path, a folder without ledgers and an unknown format exit 2 (input); an --out that is a file
+    exits 3 (the environment: one meaning per exit code)."""
     good = tmp_path / "l"
     append_records(good / "x.jsonl", [_rec("encoder", "corpus.whole", "qwen3_8b", comparisons=1)])
     (tmp_path / "empty").mkdir()
@@ -288,7 +289,7 @@ def test_bad_input_exits_2_with_a_clear_error(tmp_path: Path, capsys: pytest.Cap
     ]
     for args, message in cases:
         argv = ["table3", *args] + ([] if "--out" in args else ["--out", str(tmp_path / "o")])
-        assert reports_main(argv) == 2
+        assert reports_main(argv) == (3 if "--out" in args else 2)
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, err
     with pytest.raises(SystemExit) as exc:

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from frozen.errors import run_command
+from frozen.errors import EnvironmentFault, os_error_message, run_command
 from frozen.provision import status
 from reports.diff import diff_reports, load_report
 from reports.render_data import render_csv, render_json
@@ -52,7 +52,7 @@ def render(model: Table3, formats: list[str]) -> dict[str, str]:
 def write_files(out_dir: Path, files: dict[str, str]) -> list[Path]:
     """Write each file atomically (temporary file, then rename) into out_dir; returns the paths written."""
     if out_dir.exists() and not out_dir.is_dir():
-        raise ReportInputError(f"--out {out_dir} exists and is not a folder")
+        raise EnvironmentFault(f"--out {out_dir}: exists and is not a folder")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
@@ -63,7 +63,7 @@ def write_files(out_dir: Path, files: dict[str, str]) -> list[Path]:
             os.replace(tmp, path)
             written.append(path)
     except OSError as exc:
-        raise ReportInputError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from exc
+        raise EnvironmentFault(f"cannot write the report into {out_dir}: {os_error_message(exc)}") from exc
     return written
 
 

@@ -39,7 +39,9 @@ step() {
   t0=$(date +%s%3N)
   "$@" || rc=$?
   t1=$(date +%s%3N)
-  if [ "$rc" -eq 130 ] || [ "$interrupted" = 1 ]; then interrupted=1; [ "$rc" -ne 0 ] || rc=130; fi
+  # interrupted during this step (the trap ran, or the step says so): recorded as 130 whatever the step returned
+  # (pytest reports its own interruption as 2)
+  if [ "$rc" -eq 130 ] || [ "$interrupted" = 1 ]; then interrupted=1; rc=130; fi
   record "$name" "$rc" "$((t1 - t0))e-3" "$@"
   if [ "$status" -eq 0 ]; then status=$rc; fi
 }
