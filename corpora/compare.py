@@ -53,11 +53,12 @@ import os
 import statistics
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 from corpora.readers import Refused, read_documents
+from corpora.remote import fetched, is_url, url_blocks, url_name, url_shard_digest
 from delta.chat import render, render_turns, template_for
 from delta.cuts import MAX_DEFAULT_CHUNKS, TARGET_CHUNK, encode_chunked, encode_planned, plan_cuts
 from delta.session import Session
@@ -115,7 +116,7 @@ class Shard:
 
     @property
     def name(self) -> str:
-        return Path(self.path).name
+        return url_name(self.path) if is_url(self.path) else Path(self.path).name
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,15 @@ def suite_digest() -> str:
     return h.hexdigest()
 
 
-def shards_of_manifest(folder: Path) -> list[Shard]:
-    """The shards of a built corpus, with their manifest digests and sizes."""
+def shards_of_manifest(folder: Path | str) -> list[Shard]:
+    """The shards of a built corpus, with their manifest digests and sizes; `folder` may be a URL (the corpus
+    served over HTTP or kept in an object store: shards are then read by URL, digest-checked)."""
+    if is_url(folder):
+        base = str(folder).rstrip("/")
+        manifest = json.loads(b"".join(url_blocks(f"{base}/manifest.json")).decode("utf-8"))
+        return [Shard(f"{base}/{s['name']}", s["sha256"], s["characters"], s.get("chats", 0) > 0)
+                for s in manifest["shards"]]
+    folder = Path(folder)
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     return [Shard(str(folder / s["name"]), s["sha256"], s["characters"], s.get("chats", 0) > 0)
             for s in manifest["shards"]]
@@ -172,7 +180,10 @@ def transcript_shard(path: Path) -> Shard:
     return Shard(str(path), sha256_file(path), path.stat().st_size, True, "text", (3,))
 
 
-def _shard_of_file(path: Path, column: str) -> Shard:
+def _shard_of_file(path: Path | str, column: str) -> Shard:
+    if is_url(path):
+        sha, size = url_shard_digest(str(path))
+        return Shard(str(path), sha, size, True, column)
     try:
         return Shard(str(path), sha256_file(path), path.stat().st_size, True, column)
     except OSError as exc:  # a read that fails (EIO) names no file: name the corpus file
@@ -181,7 +192,7 @@ def _shard_of_file(path: Path, column: str) -> Shard:
         raise
 
 
-def shards_of_files(paths: list[Path], column: str = "text") -> list[Shard]:
+def shards_of_files(paths: list[Path | str], column: str = "text") -> list[Shard]:
     """User corpus files as shards (digest computed; chats possible, so level 3 runs and counts what it finds);
     a file the machine cannot read is an OSError naming it."""
     return [_shard_of_file(p, column) for p in paths]
@@ -511,8 +522,22 @@ def run_subject_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
     return rec
 
 
+def _name_the_url(record: dict, local: str, url: str) -> None:
+    """Refused-document entries name the shard's URL, not the temporary copy it was read from."""
+    for entry in record["details"].get("refused") or []:
+        if entry.get("file") == local:
+            entry["file"] = url
+
+
 def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
-    """Compare one unit and return its single ledger record (no files written; the caller stores it)."""
+    """Compare one unit and return its single ledger record (no files written; the caller stores it). A shard
+    named by URL is read from a verified temporary copy (`corpora.remote.fetched`: ShardDigestMismatch, nothing
+    compared, when its bytes are not the planned ones)."""
+    if is_url(unit.shard.path):
+        with fetched(unit.shard.path, unit.shard.sha256) as local:
+            record = run_unit(replace(unit, shard=replace(unit.shard, path=str(local))), options)
+        _name_the_url(record, str(local), unit.shard.path)
+        return record
     if is_third_party(unit.subject):
         return run_subject_unit(unit, options)
     wall0, cpu0 = time.perf_counter(), time.process_time()

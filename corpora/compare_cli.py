@@ -48,6 +48,7 @@ from corpora.compare import (
     transcript_shard,
 )
 from corpora.readers import expand
+from corpora.remote import is_url
 from corpora.run_units import RunSummary, print_record, run_dask, run_local
 from corpora.transcripts import TRANSCRIPT_PROFILES, build_transcripts
 from frozen.errors import EnvironmentFault, NotProvisioned, SuiteError
@@ -103,6 +104,10 @@ def record_unloadable(out: Path, broken: list[tuple[str, str]]) -> None:
     append_records(out / UNLOADABLE_LEDGER, [
         unloadable_record("corpus", "corpus.load", n, reason, f"corpora tokenizers pull {lookup(n).alias} --force")
         for n, reason in broken])
+
+
+class UnitsRefused(SuiteError):
+    """Units no cluster worker would run: their tokenizer or shard did not verify there, or could not be reached."""
 
 
 class NothingCompared(SuiteError):
@@ -247,6 +252,11 @@ def _run(args: argparse.Namespace, levels: tuple[int, ...], options: Options, re
     """Plan, run and summarize the units, while this process holds its share of the output folder."""
     if files is not None:
         shards = shards_of_files(files, args.column)
+    elif args.corpus_dir and is_url(args.corpus_dir):
+        shards = shards_of_manifest(args.corpus_dir)  # a built corpus served by URL: read as it is, not built
+        if 3 in levels and args.transcripts != "none":
+            print(f"transcripts: not replayed from a corpus served by URL ({args.corpus_dir}); the transcript set is "
+                  "built from a local corpus folder")
     else:
         built = build_corpus(args.profile, Path(args.corpus_dir) if args.corpus_dir else None)
         shards = shards_of_manifest(built.out)
@@ -297,6 +307,12 @@ def _run(args: argparse.Namespace, levels: tuple[int, ...], options: Options, re
                           if r["details"].get("status") == "not installed"})
     for tok, level, reason in unavailable:
         print(f"  {level:8s} {tok:20s} subject {args.subject} not installed: {reason}")
+    for r in summary.refusals:
+        where = r["worker"].get("address") or r["worker"].get("host")
+        print(f"  worker {where} refused {r['unit']}: {r['reason']}", file=sys.stderr)
+    if summary.unrun:
+        raise UnitsRefused(f"{len(summary.unrun)} units were refused by every worker and not compared (recorded in "
+                           f"{out / 'worker-refusals.jsonl'}); first: {next(iter(summary.unrun.values()))}")
     refused, named = _print_left_out(summary)
     if unavailable:
         return 2
@@ -320,9 +336,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--profile", choices=PROFILES, default="small", help="the built-in corpus (built if needed)")
-    src.add_argument("--corpus", help="user corpus: JSONL (.gz/.zst) or Parquet file, folder or glob")
+    src.add_argument("--corpus", help="user corpus: JSONL (.gz/.zst) or Parquet file, folder or glob; or a URL "
+                     "(http(s)://, file://, s3://... through fsspec), read by each worker and digest-checked")
     p.add_argument("--column", default="text", help="text column of --corpus files")
-    p.add_argument("--corpus-dir", help="where the built-in corpus is (default: $DELTA_HOME/corpus/PROFILE)")
+    p.add_argument("--corpus-dir", help="where the built-in corpus is (default: $DELTA_HOME/corpus/PROFILE); a URL "
+                   "(http(s)://, s3://, ...) reads a built corpus served there, for workers that share no folder")
     p.add_argument("--tokenizer", default="all", help="a registry name or alias, or all")
     p.add_argument("--workers", type=int, default=1, help="local worker processes")
     p.add_argument("--shard", help="run only slice i/N (0-based) of the units, for job arrays")

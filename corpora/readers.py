@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from corpora.remote import expand_url, is_url
 from frozen.errors import InvalidText, SuiteError
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".json.zst", ".parquet")
@@ -109,7 +110,13 @@ def _refuse(sink: RefusedSink | None, refusal: Refused) -> None:
 
 
 def expand(spec: str | Path) -> list[Path]:
-    """The files a `--corpus` argument names, sorted: a file, a folder of corpus files, or a glob."""
+    """The files a `--corpus` argument names, sorted: a file, a folder of corpus files, or a glob (a URL: the same,
+    through fsspec, as URL strings; see `corpora.remote`)."""
+    if is_url(spec):
+        urls = expand_url(str(spec), SUFFIXES)
+        if not urls:
+            raise UnreadableCorpus(f"--corpus {spec}: no corpus files found at this URL")
+        return urls  # type: ignore[return-value]  # URL strings: Path would fold the "//"
     path = Path(spec)
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES))

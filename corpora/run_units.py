@@ -8,8 +8,13 @@ machine cannot read) is re-raised in this process as the same OSError with its p
 a record (a full disk) leaves every record stored before it whole and no partial file; `frozen.errors.run_command`
 turns either into "error: PATH: REASON" and exit status 3.
 
-Why Dask distributed (not Ray): the units are coarse, independent Python function calls over files on a shared
-path, which is exactly `Client.submit` + `as_completed`. Dask distributed is pure Python (a few MB with its
+On a cluster the workers need nothing but the installed package: each unit travels with the client's bundle of its
+tokenizer (installed by a worker whose cache lacks it, after the registry digest check) and names its shard by
+path or by URL (fsspec; digest-checked on the worker); see `corpora.worker`. A worker that cannot verify or reach
+an input refuses the unit; the refusal is recorded and the unit goes to another worker.
+
+Why Dask distributed (not Ray): the units are coarse, independent Python function calls, which is exactly
+`Client.submit` + `as_completed`. Dask distributed is pure Python (a few MB with its
 dependencies, no compiled wheels beyond msgpack/psutil), so it is an ordinary dependency and the distributed
 test always runs; it gives a local multi-process cluster in one line (`LocalCluster`), an address to join from
 any machine (`dask-scheduler`/`dask-worker`, or `dask://host:port` here), and it re-runs a task whose worker
@@ -25,8 +30,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corpora.compare import DEFAULT_OPTIONS, Options, Unit, finished_record, merge_ledger, run_unit, write_unit_record
+from corpora.compare import (
+    DEFAULT_OPTIONS,
+    Options,
+    Unit,
+    finished_record,
+    merge_ledger,
+    run_unit,
+    suite_digest,
+    write_unit_record,
+)
+from corpora.worker import run_unit_on_worker
+from frozen.bundle import TokenizerBundle, bundle_of
 from frozen.errors import SuiteError
+from ledger.records import append_records, make_record
+
+REFUSALS = "worker-refusals.jsonl"
 
 
 class ClusterUnavailable(SuiteError):
@@ -40,6 +59,8 @@ class RunSummary:
     reused: int = 0
     ran: int = 0
     records: dict[str, dict] = field(default_factory=dict)
+    refusals: list[dict] = field(default_factory=list)  # every refusal by a cluster worker (unit, reason, worker)
+    unrun: dict[str, str] = field(default_factory=dict)  # unit key -> last reason, for units every worker refused
 
 
 def _pending(out: Path, units: list[Unit], summary: RunSummary) -> list[Unit]:
@@ -93,11 +114,31 @@ def _run_keyed(job: tuple[Unit, Options]) -> tuple[str, dict]:
     return unit.key, run_unit(unit, options)
 
 
+def refusal_record(unit: Unit, refusal: dict) -> dict:
+    """The ledger row of a worker's refusal of a unit: no comparison; the unit, the reason and the worker."""
+    rec = make_record("corpus", "harness", "corpus.worker_refused", tokenizer=unit.tokenizer, unit="units",
+                      details={"status": "refused by worker", "unit": unit.key, "reason": refusal["refused"],
+                               "worker": refusal["worker"], "shard": unit.shard.name,
+                               "shard_sha256": unit.shard.sha256})
+    return rec
+
+
+def _bundles(client, names: set[str], bundle_for: Callable[[str], TokenizerBundle]) -> dict:
+    """Each tokenizer's bundle, scattered to every worker once (a worker that joins later fetches it from a peer)."""
+    return {n: client.scatter(bundle_for(n), broadcast=True, hash=False) for n in sorted(names)}
+
+
 def run_dask(units: list[Unit], out: Path, *, address: str | None = None, local_workers: int = 0,
              options: Options = DEFAULT_OPTIONS, report: Callable[[Unit, dict], None] | None = None,
-             on_client: Callable | None = None) -> RunSummary:
+             on_client: Callable | None = None,
+             bundle_for: Callable[[str], TokenizerBundle] = bundle_of) -> RunSummary:
     """Submit the unfinished units to a Dask cluster (an address, or a local cluster of `local_workers`
-    processes), largest first; store each record as it arrives; merge the ledger."""
+    processes), largest first; store each record as it arrives; merge the ledger.
+
+    Workers need nothing but the package: each unit carries the client's bundle of its tokenizer (verified and
+    installed by the worker when its cache lacks it) and names its shard by path or URL (`corpora.worker`). A
+    refusal is recorded (`worker-refusals.jsonl`) and the unit is submitted again to a worker that has not
+    refused it; a unit every worker refused stays unrun and is listed in `summary.unrun`."""
     from dask.distributed import Client, LocalCluster  # heavy optional: only distributed runs load dask
     from dask.distributed import as_completed as dask_completed
 
@@ -114,14 +155,39 @@ def run_dask(units: list[Unit], out: Path, *, address: str | None = None, local_
     except OSError as exc:
         raise ClusterUnavailable(f"cannot reach Dask scheduler {address}: {exc}") from exc
     try:
+        bundles = _bundles(client, {u.tokenizer for u in todo}, bundle_for) if todo else {}
+        suite = suite_digest()
         futures = {}
-        for rank, u in enumerate(todo):
-            fut = client.submit(run_unit, u, options, key=f"unit-{u.key}", pure=False, priority=len(todo) - rank)
+        refusers: dict[str, set[str]] = {}
+
+        def submit(u: Unit, rank: int, workers: list[str] | None = None):
+            attempt = len(refusers.get(u.key, ()))
+            where = {"workers": workers, "allow_other_workers": False} if workers else {}
+            fut = client.submit(run_unit_on_worker, u, options, bundles[u.tokenizer], suite,
+                                key=f"unit-{u.key}" + (f"-retry{attempt}" if attempt else ""), pure=False,
+                                priority=rank, **where)
             futures[fut] = u
+            return fut
+
+        for rank, u in enumerate(todo):
+            submit(u, len(todo) - rank)
         if on_client is not None:
             on_client(client, futures)
-        for fut in dask_completed(list(futures)):
-            _store(out, futures[fut], fut.result(), summary, report)
+        pending = dask_completed(list(futures))
+        for fut in pending:
+            u = futures.pop(fut)
+            result = fut.result()
+            if "record" in result:
+                _store(out, u, result["record"], summary, report)
+                continue
+            append_records(out / REFUSALS, [refusal_record(u, result)])
+            summary.refusals.append({"unit": u.key, "reason": result["refused"], "worker": result["worker"]})
+            refusers.setdefault(u.key, set()).add(str(result["worker"].get("address")))
+            others = [w for w in client.scheduler_info()["workers"] if w not in refusers[u.key]]
+            if others:
+                pending.add(submit(u, 0, others))
+            else:
+                summary.unrun[u.key] = result["refused"]
     finally:
         client.close()
         if cluster is not None:
