@@ -43,7 +43,7 @@ from frozen.loader import FrozenTokenizer, load_tokenizer
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
 from spec.proofs.obligations import declare
-from subjects.protocol import SubjectUnavailable
+from subjects.protocol import SubjectFault, SubjectUnavailable
 from subjects.records import subject_record, unavailable_record
 from subjects.wiring import PATHS, check_on_subject, open_subject, supports
 
@@ -298,9 +298,16 @@ def run_subject_battery(tok: FrozenTokenizer, spec: str, profile: str = "ci", se
             continue
         comparisons = differences = 0
         example = None
+        faults: dict[str, int] = {}
         for case in cases:
             try:
                 n, d, bad = check_on_subject(subject, tok, case.text, path, splits=case.splits, chunks=CHUNKED_PIECES)
+            except SubjectFault as fault:  # no IDs on this input: a finding of its own, never a pass nor a difference
+                faults[fault.kind] = faults.get(fault.kind, 0) + 1
+                n, d, bad = 0, 0, None
+                if example is None:
+                    example = {"text": case.text, "path": path, "error": str(fault), "case": case.index,
+                               "hazard": case.hazard}
             except Exception as exc:  # the subject crashed on this input: a difference, never a pass
                 n, d, bad = 1, 1, {"text": case.text, "path": path, "error": f"{type(exc).__name__}: {exc}"}
             comparisons, differences = comparisons + n, differences + d
@@ -308,7 +315,7 @@ def run_subject_battery(tok: FrozenTokenizer, spec: str, profile: str = "ci", se
                 example = {**bad, "case": case.index, "hazard": case.hazard}
         out.append(subject_record(subject, tok, "battery", f"battery.{path}", comparisons=comparisons,
                                   differences=differences, counterexample=example, profile=profile, seed=seed,
-                                  cases=len(cases), battery_version=BATTERY_VERSION))
+                                  cases=len(cases), battery_version=BATTERY_VERSION, faults=faults))
     return out
 
 
@@ -333,7 +340,7 @@ def _subject_main(args: argparse.Namespace) -> int:
         print(json.dumps(r, ensure_ascii=False, sort_keys=True))
     if args.ledger:
         append_records(args.ledger, records)
-    return 1 if any(r["differences"] for r in records) else 0
+    return 1 if any(r["differences"] or r["details"].get("faults") for r in records) else 0
 
 
 def _progress_printer(every: int):
@@ -359,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-unbroken", action="store_true", help="do not also check the unbroken implementation")
     p.add_argument("--progress-every", type=int, default=1000)
     p.add_argument("--ledger", type=Path, help="append ledger records to this JSON-lines file")
-    p.add_argument("--subject", metavar="NAME[==VERSION]",
+    p.add_argument("--subject", metavar="NAME[==VERSION]|module:factory|exec:COMMAND",
                    help="run only the unbroken battery on this implementation of subjects/ (controls are variants of "
                    "the minimal one); exit 1 on a difference, 2 if it cannot run")
     args = p.parse_args(argv)

@@ -50,6 +50,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import statistics
 import time
 from collections.abc import Iterator
@@ -69,7 +70,7 @@ from ledger.records import SCHEMA, make_record
 from spec.cut import ACCEPTED_SPECIAL, explain_cut
 from spec.proofs.obligations import declare
 from spec.reference import reference_encode, reference_encode_batch, reference_version
-from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, names, parse_subject
+from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, is_user_spec, names, parse_subject
 from subjects.protocol import UnknownSubject as BadSpec
 from subjects.records import subject_record, unavailable_record
 from subjects.wiring import check_on_subject, open_subject
@@ -95,13 +96,21 @@ def is_third_party(subject: str) -> bool:
 
 
 def _known_subject(subject: str) -> bool:
-
-    if subject in SUBJECTS:
+    """A subject this run can name: the built-in ones, an entry point, or a user's module:factory / exec:COMMAND."""
+    if subject in SUBJECTS or is_user_spec(subject):
         return True
     try:
         return parse_subject(subject).name in names()
     except BadSpec:
         return False
+
+
+def subject_slug(subject: str) -> str:
+    """`subject` as a file-name part: unchanged when it is one, else its safe characters and a short digest."""
+    safe = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", subject)
+    if safe == subject:
+        return subject
+    return f"{safe[:40]}-{hashlib.sha256(subject.encode('utf-8')).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,7 @@ class Unit:
     @property
     def key(self) -> str:
         """A stable name, unique per shard content, tokenizer, level and subject."""
-        return f"{self.shard.name}.{self.shard.sha256[:12]}.{self.tokenizer}.L{self.level}.{self.subject}"
+        return f"{self.shard.name}.{self.shard.sha256[:12]}.{self.tokenizer}.L{self.level}.{subject_slug(self.subject)}"
 
     @property
     def weight(self) -> int:

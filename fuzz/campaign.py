@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from frozen.errors import SuiteError, os_error_message
@@ -33,14 +33,16 @@ from fuzz.checker import checker_for
 from fuzz.generate import PROFILES, batch_source, battery_version, derive_seed, generate_batch, warm_up
 from fuzz.ledger_writer import BatchTally, batch_id, batch_record, ledger_file, read_campaign, write_batch
 from fuzz.progress import Progress, Totals
-from fuzz.regressions import CORPUS, make_regression, save
+from fuzz.regressions import CORPUS, make_fault_regression, make_regression, save
 from fuzz.shrink import shrink
 from ledger.lock import FolderLock
 from ledger.records import append_records, suite_version
+from subjects.protocol import SubjectFault
 from subjects.records import subject_record
 
 SAVE_CAP_DELTA = 10  # shrunk regressions per stream and worker when the real implementation differs
 SAVE_CAP_CONTROL = 1  # a control needs its first kill saved, not thousands
+SAVE_CAP_SUBJECT = 3  # a third-party subject's shrunk findings per stream and worker, in its campaign's folder
 
 
 class CampaignError(SuiteError):
@@ -154,18 +156,37 @@ class WorkerContext:
 
 
 def _check_case(checker, case: FuzzCase):
-    """Run one check; an exception from the subject is itself a difference (the case's IDs are not produced)."""
+    """Run one check: (outcome, None), or (None, the SubjectFault of a third-party subject that produced no IDs on
+    this input: a fault, counted apart from differences), or (None, "Type: message") when the minimal
+    implementation raised (its IDs are not produced: a difference, never a pass)."""
     try:
         return checker.check(case), None
     except KeyboardInterrupt:
         raise
-    except Exception as exc:  # the subject crashed on this input: report it as a difference, never pass it
+    except SubjectFault as fault:
+        return None, fault
+    except Exception as exc:  # the implementation crashed on this input: report it, never pass it
         return None, f"{type(exc).__name__}: {exc}"
+
+
+def _faults_like(checker, kind: str) -> Callable[[FuzzCase], bool]:
+    """The shrink predicate of a fault: the subject still fails on the smaller case with the same kind."""
+    def fails(case: FuzzCase) -> bool:
+        try:
+            checker.check(case)
+        except SubjectFault as fault:
+            return fault.kind == kind
+        return False
+
+    return fails
 
 
 def _fails(checker) -> Callable[[FuzzCase], bool]:
     def fails(case: FuzzCase) -> bool:
-        outcome = checker.check(case)
+        try:
+            outcome = checker.check(case)
+        except SubjectFault:
+            return False  # another kind of finding: not the ID difference being shrunk
         return outcome.difference is not None
 
     return fails
@@ -176,25 +197,44 @@ def _handle_differences(ctx: WorkerContext, tok, checker, found: list, batch: in
     spec = ctx.spec
     control = spec.control
     # a third-party subject's differences are its own, not regressions of the minimal implementation: listed, not saved
-    cap = 0 if getattr(checker, "opened", None) is not None else SAVE_CAP_CONTROL if control else SAVE_CAP_DELTA
+    third_party = getattr(checker, "opened", None) is not None
+    # a third-party subject's findings go to its campaign's own regressions folder (never the source tree's corpus)
+    cap = SAVE_CAP_SUBJECT if third_party else SAVE_CAP_CONTROL if control else SAVE_CAP_DELTA
     key = (tok.name, checker.path)
     saved = []
     lines = []
     for case_index, case, diff, error in found:
         found_by = {"campaign": spec.campaign, "seed": spec.seed, "batch": batch, "case": case_index,
                     "worker": ctx.worker, "profile": spec.profile, "origin": case.origin}
+        if isinstance(error, SubjectFault):
+            lines.append({"tokenizer": tok.name, "subject": spec.subject, **case.as_json(),
+                          "fault": {"kind": error.kind, "message": error.message}, "found_by": found_by})
+            kind_key = (*key, error.kind)  # each kind of fault gets its own saved cases
+            if saved_count.get(kind_key, 0) >= cap:
+                continue
+            # a hang is saved as found (each shrink step would wait out the timeout); a crash or malformed output
+            # is shrunk to the smallest case that still fails the same way
+            small = case if error.kind == "timeout" else shrink(case, _faults_like(checker, error.kind))
+            path = save(make_fault_regression(tok, spec.subject, small, error, {
+                **found_by, "shrunk_from_chars": len(case.text)}), Path(spec.regressions))
+            saved_count[kind_key] = saved_count.get(kind_key, 0) + 1
+            saved.append(path.name)
+            ctx.emit({"type": "note", "message": f"saved {error.kind} of subject {spec.subject}: {path} "
+                      f"({len(small.text)} chars, from {len(case.text)})"})
+            continue
         if error is not None:
             lines.append({"tokenizer": tok.name, "control": control, **case.as_json(), "error": error,
                           "found_by": found_by})
             continue
-        lines.append(make_regression(tok, control, case, diff, found_by).as_json())
+        who = {"subject": spec.subject} if third_party else {}
+        lines.append(replace(make_regression(tok, control, case, diff, found_by), **who).as_json())
         if saved_count.get(key, 0) >= cap:
             continue
         small = shrink(case, _fails(checker))
         final = checker.check(small).difference
         assert final is not None, "shrink returned a passing case"
         found_by = {**found_by, "shrunk_from_chars": len(case.text)}
-        path = save(make_regression(tok, control, small, final, found_by), Path(spec.regressions))
+        path = save(replace(make_regression(tok, control, small, final, found_by), **who), Path(spec.regressions))
         saved_count[key] = saved_count.get(key, 0) + 1
         saved.append(path.name)
         ctx.emit({"type": "note", "message": f"saved minimal counterexample {path} ({len(small.text)} chars, "
@@ -209,6 +249,7 @@ def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: lis
     batch's seconds (`timing`: subject_seconds, reference_seconds, check_seconds)."""
     example = None
     for _index, case, diff, error in found:
+        error = str(error) if error is not None else None
         example = {"text": case.text, "path": path, "error": error} if diff is None else {
             "text": case.text, "path": path, "position": diff.first_position, "subject_ids": diff.actual[:3],
             "reference_ids": diff.expected[:3], **diff.where}
@@ -216,7 +257,7 @@ def _subject_batch_record(checker, tok, path: str, tally: BatchTally, found: lis
     level = "chunked" if path == "cut" else "repair"
     record = subject_record(checker.opened, tok, level, f"fuzz.{path}", comparisons=tally.cuts if path == "cut"
                             else tally.repairs, differences=tally.differences, counterexample=example,
-                            campaign=campaign, batch=batch, cases=tally.cases,
+                            campaign=campaign, batch=batch, cases=tally.cases, faults=dict(tally.faults),
                             **{k: round(v, 6) for k, v in timing.items()})
     record["id"] = f"{batch_id(campaign, tok.name, path, batch)}:subject"
     return record
@@ -271,9 +312,14 @@ def run_worker(ctx: WorkerContext) -> None:
                 tally.fast_path += outcome.fast_path
                 tally.fallbacks += outcome.fallbacks
                 tally.paths.update(outcome.paths)
+            elif isinstance(error, SubjectFault):
+                tally.paths[f"fault:{error.kind}"] += 1
             else:
                 tally.paths["error"] += 1
-            if error is not None or (outcome is not None and outcome.difference is not None):
+            if isinstance(error, SubjectFault):
+                tally.faults[error.kind] += 1
+                found.append((case_index, case, None, error))
+            elif error is not None or (outcome is not None and outcome.difference is not None):
                 tally.differences += 1
                 diff: Difference | None = outcome.difference if outcome is not None else None
                 found.append((case_index, case, diff, error))
@@ -349,7 +395,7 @@ def tally_of(record: dict) -> dict:
     return {"cases": d.get("cases"), "chars": d.get("chars"), "cuts": d.get("cuts"), "repairs": d.get("repairs"),
             "fast_path": record.get("fast_path"), "fallbacks": record.get("fallbacks"),
             "differences": record.get("differences"), "reference_seconds": d.get("reference_seconds"),
-            "paths": d.get("paths"), "path": d.get("path")}
+            "paths": d.get("paths"), "path": d.get("path"), "faults": d.get("faults")}
 
 
 @dataclass
@@ -376,7 +422,8 @@ class CampaignResult:
             "control": self.spec.control, "seed": self.spec.seed, "profile": self.spec.profile,
             "batches": t.batches, "cases": t.cases, "chars": t.chars, "cuts": t.cuts, "repairs": t.repairs,
             "fast_path": t.fast_path, "fallbacks": t.fallbacks, "differences": t.differences,
-            "reference_seconds": round(t.reference_seconds, 4), "elapsed": round(self.elapsed, 4),
+            "faults": dict(t.faults), "reference_seconds": round(t.reference_seconds, 4),
+            "elapsed": round(self.elapsed, 4),
             "interrupted": self.interrupted, "finished": self.finished, "first_kill": self.first_kill,
             "regressions": self.regressions, "errors": self.errors, "torn_lines": self.torn_lines,
             "workers": self.spec.workers, "resumed_from": self.resumed_from, "duplicates": self.duplicates,

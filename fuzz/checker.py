@@ -267,8 +267,11 @@ class SubjectChecker:
         self.subject = f"{subject.name}=={subject.version}"
         self.clock = ReferenceClock()  # seconds in the reference encodes, kept apart from the subject's
         self.subject_seconds = 0.0  # seconds in calls into the subject (sessions opened and closed included)
-        if not wiring.supports(subject, "chunked" if path == "cut" else "repair"):
-            raise SubjectUnavailable(subject.name, f"offers no {'chunked' if path == 'cut' else path} path")
+        # the cut path checks the subject's chunked encode, or its whole encode when it offers no chunked path (a
+        # subject that is only a fast encoder is still checked on every case of the campaign)
+        self.cut_path = "chunked" if wiring.supports(subject, "chunked") else "encoder"
+        if path == "repair" and not wiring.supports(subject, "repair"):
+            raise SubjectUnavailable(subject.name, "offers no repair path")
 
     def check(self, case: FuzzCase) -> CaseOutcome:
         timing: dict = {}
@@ -278,14 +281,15 @@ class SubjectChecker:
             out = CaseOutcome(repairs_checked=1)
             where = {"split": case.split}
         else:
-            chunks = differential.CHUNKED_PIECES
+            chunks = differential.CHUNKED_PIECES if self.cut_path == "chunked" else None
             comparisons, differences, bad = wiring.check_on_subject(
-                self.opened, self.tok, case.text, "chunked", chunks=chunks, timing=timing)
+                self.opened, self.tok, case.text, self.cut_path, chunks=chunks, timing=timing)
             out = CaseOutcome(cuts_checked=comparisons)
-            where = {"chunks": chunks}
+            where = {"chunks": chunks} if chunks else {"path": "encoder"}
         self.subject_seconds += timing.get("subject", 0.0)
         self.clock.seconds += timing.get("reference", 0.0)
-        out.paths[f"subject:{self.path}"] += comparisons
+        out.paths[f"subject:{self.path if self.cut_path == 'chunked' or self.path == 'repair' else 'encoder'}"] += \
+            comparisons
         if differences and bad is not None:
             # the subject's counterexample holds the IDs from the first differing position on
             want, got = list(bad["reference_ids"]), list(bad["subject_ids"])
@@ -303,7 +307,8 @@ def opened_subject(spec: str, tok: FrozenTokenizer):
 
 
 def is_default_subject(subject: str | None) -> bool:
-    """Whether `subject` names the minimal implementation (the campaign's own checkers), not a third-party one."""
+    """Whether `subject` names the minimal implementation (the campaign's own checkers), not a third-party one
+    (a built-in peer, an entry point, `module:factory` or `exec:COMMAND`)."""
     if subject is None:
         return True
     return parse_subject(subject).name == DEFAULT_SUBJECT

@@ -1,7 +1,8 @@
 """`fuzz`: seeded, resumable fuzzing campaigns of the cut and repair paths against the reference.
 
 Exit status: 0 clean (or a control that survived, or a finished campaign resumed: nothing to do), 1 a difference
-was found (against a control: it was killed), 2 a usage or input error (unknown or refused tokenizer, bad budget,
+was found (against a control: it was killed; a third-party subject that crashed, hung or returned no IDs on some
+input counts as a finding too), 2 a usage or input error (unknown or refused tokenizer, bad budget,
 unknown control or subject, a tokenizer of `--tokenizer all` that could not be loaded and was skipped, the folder
 in use by another process), 3 an environment or I/O error (an unwritable or full output folder: the path and the
 OS error are printed), 130 interrupted (Ctrl-C or SIGTERM: every finished batch is on disk; the summary says how
@@ -178,7 +179,8 @@ def _spec_from_args(args: argparse.Namespace,
         campaign=new_campaign_id(args.seed), tokenizers=names, paths=paths, seed=args.seed, budget=budget,
         examples=args.examples, workers=args.workers, control=args.control, subject=args.subject,
         profile=args.profile, stop_on_first=args.stop_on_first,
-        regressions=args.regressions or str(out / "regressions" if args.control else CORPUS),
+        regressions=args.regressions or str(out / "regressions" if args.control
+                                            or not is_default_subject(args.subject) else CORPUS),
         generator=generator_digest(),
     )
     return spec, out, refused
@@ -248,6 +250,10 @@ def report(result: CampaignResult, refused: list[str], out: Path) -> str:
     elif t.differences:
         lines.append(f"  DIFFERENCES FOUND: {t.differences}"
                      + (f" (subject {spec.subject})" if not is_default_subject(spec.subject) else ""))
+    if t.faults:
+        lines.append(f"  FAULTS FOUND (subject {spec.subject} gave no IDs): "
+                     + ", ".join(f"{k} on {v} input(s)" for k, v in sorted(t.faults.items()))
+                     + "; each is recorded with its input and saved (shrunk where it is not a timeout)")
     for name in result.regressions:
         lines.append(f"  saved {Path(spec.regressions) / name}")
     for e in result.errors:
@@ -268,8 +274,8 @@ def exit_status(result: CampaignResult, skipped: int) -> int:
     nothing checked, else 0."""
     if result.interrupted:
         return 130
-    if result.totals.differences:
-        return 1
+    if result.totals.differences or result.totals.faults:
+        return 1  # a finding: IDs that differ, or a subject that gave no IDs on some input
     if result.error_codes or result.errors:
         return max(result.error_codes or [2])
     if skipped:

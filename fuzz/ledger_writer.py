@@ -49,6 +49,7 @@ class BatchTally:
     differences: int = 0
     reference_seconds: float = 0.0
     paths: Counter = field(default_factory=Counter)
+    faults: Counter = field(default_factory=Counter)  # a third-party subject's calls that gave no IDs, by kind
 
 
 def batch_record(
@@ -88,6 +89,7 @@ def batch_record(
             "repairs": tally.repairs,
             "reference_seconds": round(tally.reference_seconds, 6),
             "paths": dict(tally.paths),
+            "faults": dict(tally.faults),
             **details,
         },
     )

@@ -33,6 +33,7 @@ class Totals(BatchTally):
             setattr(self, key, getattr(self, key) + int(tally.get(key) or 0))
         self.reference_seconds += float(tally.get("reference_seconds") or 0.0)
         self.paths.update(tally.get("paths") or {})
+        self.faults.update(tally.get("faults") or {})
         path = tally.get("path") or "cut"
         self.fast_by_path[path] += int(tally.get("fast_path") or 0)
         self.fallbacks_by_path[path] += int(tally.get("fallbacks") or 0)

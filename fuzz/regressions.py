@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +42,11 @@ class Regression:
     actual: list[int]
     first_position: int
     found_by: dict
+    subject: str | None = None  # a third-party subject's finding (None: the minimal implementation or a control)
+    fault: dict | None = None  # {"kind", "message"} when the subject produced no IDs (crash, timeout, malformed)
 
     def as_json(self) -> dict:
+        extra = {k: v for k, v in (("subject", self.subject), ("fault", self.fault)) if v is not None}
         return {
             "schema": SCHEMA,
             "tokenizer": self.tokenizer,
@@ -54,14 +58,18 @@ class Regression:
             "actual": self.actual,
             "first_difference": self.first_position,
             "found_by": self.found_by,
+            **extra,
         }
 
     def case_digest(self) -> str:
-        key = json.dumps([self.tokenizer, self.control, self.case.as_json()], sort_keys=True, ensure_ascii=False)
+        key = json.dumps([self.tokenizer, self.control, self.case.as_json(), self.subject], sort_keys=True,
+                         ensure_ascii=False)
         return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
 
     def filename(self) -> str:
-        return f"{self.tokenizer}-{self.control or 'delta'}-{self.case.path}-{self.case_digest()}.json"
+        who = self.control or (re.sub(r"[^A-Za-z0-9_.=-]+", "_", self.subject)[:40] if self.subject else "delta")
+        kind = f"-{self.fault['kind']}" if self.fault else ""
+        return f"{self.tokenizer}-{who}-{self.case.path}{kind}-{self.case_digest()}.json"
 
 
 def make_regression(
@@ -77,6 +85,24 @@ def make_regression(
         actual=list(diff.actual),
         first_position=diff.first_position,
         found_by=found_by,
+    )
+
+
+def make_fault_regression(tok: FrozenTokenizer, subject: str, case: FuzzCase, fault, found_by: dict) -> Regression:
+    """A saved case on which a third-party subject produced no IDs (`fault`: a SubjectFault): the reference's IDs
+    as expected, none as actual."""
+    return Regression(
+        tokenizer=tok.name,
+        tokenizer_sha256=tok.sha256,
+        reference_version=reference_version(),
+        control=None,
+        case=case,
+        expected=reference_encode(tok, case.text),
+        actual=[],
+        first_position=0,
+        found_by=found_by,
+        subject=subject,
+        fault={"kind": fault.kind, "message": fault.message},
     )
 
 
@@ -106,6 +132,8 @@ def load(path: Path) -> Regression:
             actual=list(data["actual"]),
             first_position=int(data["first_difference"]),
             found_by=dict(data.get("found_by") or {}),
+            subject=data.get("subject"),
+            fault=data.get("fault"),
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BadRegression(f"{path}: cannot read regression ({exc})") from exc

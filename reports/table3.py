@@ -63,7 +63,7 @@ from ledger.records import LEVELS, SCHEMA, deduplicate, read_located
 from reports.performance import Performance, build_performance
 from reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
 from reports.transcripts import RESULTS_FILE, FrontEndFigures, Recorded, read_results, transcript_figures
-from subjects.protocol import DEFAULT_SUBJECT, UnknownSubject, names, parse_subject
+from subjects.protocol import is_third_party
 from subjects.wiring import subjects_table
 
 NO_TOKENIZER = "(no tokenizer)"
@@ -332,15 +332,19 @@ class Table3:
 # --- reading -------------------------------------------------------------------------------------------------
 
 
+NOT_LEDGERS = ("differences-",)  # a campaign's unshrunk difference lists: its batch records already count them
+
+
 def ledger_files(paths: Iterable[Path]) -> list[Path]:
-    """The *.jsonl files under the given folders (sorted) and the given files, each once; bad paths are errors."""
+    """The *.jsonl files under the given folders (sorted) and the given files, each once; bad paths are errors.
+    Inside a folder, a campaign's `differences-*.jsonl` lists are not ledgers (named files are always read)."""
     files: list[Path] = []
     seen: set[Path] = set()
     for p in paths:
         p = Path(p)
         if not p.exists():
             raise ReportInputError(f"ledger path {p} does not exist")
-        found = sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
+        found = sorted(f for f in p.rglob("*.jsonl") if not f.name.startswith(NOT_LEDGERS)) if p.is_dir() else [p]
         for f in found:
             if f.resolve() not in seen:
                 seen.add(f.resolve())
@@ -790,11 +794,7 @@ def third_party_subject(rec: dict) -> bool:
     if rec.get("kind") != "fuzz" or not isinstance(name, str) or rec.get("level") == "control":
         return False
 
-    try:
-        parsed = parse_subject(name).name
-    except UnknownSubject:
-        return False
-    return parsed != DEFAULT_SUBJECT and parsed in names()
+    return is_third_party(name)
 
 
 def _counterexample_text(examples: dict) -> str:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from frozen.errors import SuiteError
@@ -28,6 +29,21 @@ class SubjectUnavailable(SuiteError):
     def __init__(self, subject: str, reason: str) -> None:
         super().__init__(f"subject {subject} is not available: {reason}")
         self.subject, self.reason = subject, reason
+
+
+class SubjectFault(Exception):
+    """A subject's call that produced no IDs on an input: `kind` "crash" (it raised, or its server reported an
+    error or died), "timeout" (no answer within the per-call timeout) or "malformed" (not a list of token IDs).
+    A finding about the subject on that input, recorded and saved as such; never a pass and never an ID
+    difference."""
+
+    KINDS = ("crash", "timeout", "malformed")
+
+    def __init__(self, kind: str, message: str) -> None:
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}")
+        super().__init__(f"{kind}: {message}")
+        self.kind, self.message = kind, message
 
 
 class UnknownSubject(SuiteError):
@@ -74,7 +90,10 @@ _SPEC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.-]*)\s*(?:==\s*([A-Za-z0-9_.+!-]+)
 
 
 def parse_subject(spec: str) -> SubjectSpec:
-    """Parse `NAME[==VERSION]`; the name is lower-cased and `_` is read as `-`."""
+    """Parse `NAME[==VERSION]`; the name is lower-cased and `_` is read as `-`. A user subject named by import path
+    (`module:factory`) or command (`exec:COMMAND`) is kept whole as its name (see `subjects.user`)."""
+    if is_user_spec(spec):
+        return SubjectSpec(spec.strip())
     m = _SPEC.match(spec or "")
     if not m:
         raise UnknownSubject(f"subject {spec!r} is not of the form NAME or NAME==VERSION (known: {', '.join(names())})")
@@ -111,9 +130,45 @@ SUBJECTS: dict[str, SubjectEntry] = {
 }
 
 
+ENTRY_POINT_GROUP = "delta_suite.subjects"
+_IMPORT_SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def is_import_spec(spec: str) -> bool:
+    """`module.path:attribute` (the form ASGI servers and entry points use)."""
+    return bool(_IMPORT_SPEC.match(spec.strip()))
+
+
+def is_exec_spec(spec: str) -> bool:
+    """`exec:COMMAND`: a subject in any language behind the JSON-lines protocol (`subjects.exec_protocol`)."""
+    return spec.strip().startswith("exec:")
+
+
+def is_user_spec(spec: str | None) -> bool:
+    """Whether `spec` names a user subject by import path or command (not a built-in or entry-point name)."""
+    return bool(spec) and (is_import_spec(str(spec)) or is_exec_spec(str(spec)))
+
+
+def entry_point_names() -> dict[str, str]:
+    """Subjects registered by installed packages: entry-point name -> `module:attribute`."""
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
 def names() -> list[str]:
-    """Every known subject name, the default (`delta`) first."""
-    return list(SUBJECTS)
+    """Every known subject name, the default (`delta`) first, then the entry points of installed packages."""
+    return list(dict.fromkeys([*SUBJECTS, *entry_point_names()]))
+
+
+def is_third_party(spec: str | None) -> bool:
+    """Whether `spec` names an implementation other than the minimal one: a built-in peer, an entry point, or a
+    user subject by import path or command."""
+    if not spec:
+        return False
+    try:
+        parsed = parse_subject(spec)
+    except UnknownSubject:
+        return False
+    return parsed.name != DEFAULT_SUBJECT and (parsed.name in names() or is_user_spec(parsed.name))
 
 
 DEFAULT_SUBJECT = "delta"
@@ -124,5 +179,9 @@ def get_subject(spec: str | None, tok: FrozenTokenizer) -> Subject:
     parsed = parse_subject(spec or DEFAULT_SUBJECT)
     entry = SUBJECTS.get(parsed.name)
     if entry is None:
-        raise UnknownSubject(f"unknown subject {parsed.name!r}; known: {', '.join(names())}")
+        if is_user_spec(parsed.name) or parsed.name in entry_point_names():
+            # named by module path like the table above, so the protocol imports no subject
+            return import_module("subjects.user").open_user_subject(parsed.name, tok)
+        raise UnknownSubject(f"unknown subject {parsed.name!r}; known: {', '.join(names())}, or module:factory, "
+                             "or exec:COMMAND")
     return entry.factory()(tok, parsed.version)

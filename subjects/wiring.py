@@ -30,9 +30,11 @@ def add_subject_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--subject",
         default=DEFAULT_SUBJECT,
-        metavar="NAME[==VERSION]",
+        metavar="SPEC",
         help=f"implementation under test (default {DEFAULT_SUBJECT}; known: {', '.join(names())}); a PyPI peer is "
-        "installed on demand into $DELTA_HOME/subject-envs/NAME-VERSION",
+        "installed on demand into $DELTA_HOME/subject-envs/NAME-VERSION; your own: module:factory (a Python "
+        "factory(tokenizer_files, config)), an installed entry point of group delta_suite.subjects, or "
+        "exec:COMMAND (a server in any language speaking the JSON-lines protocol of subjects/exec_protocol.py)",
     )
 
 
@@ -135,12 +137,17 @@ def subjects_table(records: list[dict]) -> list[dict]:
         )
         row["comparisons"] += int(rec.get("comparisons", 0))
         row["differences"] += int(rec.get("differences", 0))
+        for kind, n in (d.get("faults") or {}).items():
+            row.setdefault("faults", {})
+            row["faults"][kind] = row["faults"].get(kind, 0) + int(n)
         if d.get("reason") and d["reason"] not in row["reasons"]:
             row["reasons"].append(d["reason"])
-        if d.get("minimal_counterexample") and rec.get("differences"):
+        if d.get("minimal_counterexample") and (rec.get("differences") or d.get("faults")):
             examples[key].setdefault(rec.get("check"), d["minimal_counterexample"])
     out = []
     for key, row in sorted(rows.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
+        # a call that gave no IDs (crash, timeout, malformed output) is a finding: named in the reasons, never a pass
+        row["reasons"] += [f"{kind} on {n} input(s)" for kind, n in sorted(row.pop("faults", {}).items())]
         row["counterexamples"] = examples.get(key, {})
         out.append(row)
     return out

@@ -1,0 +1,58 @@
+"""A pytest plugin that certifies YOUR implementation with the suite's checks, in your own CI:
+
+    pip install delta-suite && corpora tokenizers pull qwen3
+    pytest --delta-subject=my_pkg.module:factory -n auto          # or exec:COMMAND, or an entry-point name
+
+Installed with the package, the plugin is inert until `--delta-subject` is given (also `-p fuzz.pytest_plugin`).
+Then it adds the tests of `fuzz/subject_gate.py` to the session, once per tokenizer (and per path for the
+campaigns), so pytest-xdist spreads them over workers: a Hypothesis property of the whole encode on seam texts,
+the `ci` seam battery on every path the subject offers, and a short fuzz campaign per path. Each writes ledger
+records under `--delta-ledger` (default out/ledgers/subject) that `reports table3 --ledgers DIR` renders in its
+Subjects section, with the name and version the subject reports. A subject that cannot be imported or built
+fails its tests as "not installed" (recorded, never a pass); one that crashes, hangs (`--delta-timeout`) or
+returns malformed output on an input fails with the input, recorded as such.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+GATE = Path(__file__).resolve().with_name("subject_gate.py")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("delta-suite", "certify an implementation against the reference (delta-suite)")
+    group.addoption("--delta-subject", metavar="SPEC",
+                    help="the implementation under test: module:factory, exec:COMMAND, or an entry-point name")
+    group.addoption("--delta-tokenizer", default="all", metavar="NAME",
+                    help="registry name or alias, or all (every provisioned admitted tokenizer; default)")
+    group.addoption("--delta-examples", type=int, default=200, metavar="N",
+                    help="Hypothesis examples of the property, and cases per path of each campaign (default 200)")
+    group.addoption("--delta-ledger", default="out/ledgers/subject", metavar="DIR",
+                    help="where the ledger records go (default out/ledgers/subject)")
+    group.addoption("--delta-timeout", type=float, default=None, metavar="SECONDS",
+                    help="per-call timeout of the subject (default $DELTA_SUBJECT_TIMEOUT or 30)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("--delta-subject"):
+        return
+    if config.getoption("--delta-examples") < 1:
+        raise pytest.UsageError("--delta-examples must be at least 1")
+    timeout = config.getoption("--delta-timeout")
+    if timeout is not None:
+        os.environ["DELTA_SUBJECT_TIMEOUT"] = str(timeout)  # read by the subject adapters (workers inherit it)
+    if str(GATE) not in config.args:
+        config.args.append(str(GATE))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "delta_tokenizer" not in metafunc.fixturenames:
+        return
+    from fuzz.subject_gate import selected_tokenizers  # only when the gate is collected
+
+    names = selected_tokenizers(metafunc.config.getoption("--delta-tokenizer"))
+    metafunc.parametrize("delta_tokenizer", names)
