@@ -33,7 +33,8 @@ from fuzz.checker import (
 from fuzz.generate import PROFILES, generator_digest
 from fuzz.ledger_writer import KIND
 from fuzz.progress import Progress
-from fuzz.regressions import CORPUS
+from fuzz.regressions import CORPUS, replay_on_subject
+from fuzz.regressions import load as load_regression
 from ledger.lock import FolderBusy
 from ledger.records import append_records, unloadable_record
 from spec.admission import admission_of
@@ -124,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--regressions", help=f"where minimal counterexamples go (default {CORPUS}; against a --control: "
                    "the campaign folder's regressions/, never the source tree)")
     p.add_argument("--list-controls", action="store_true", help="print the controls a campaign can run and exit")
+    p.add_argument("--replay", metavar="FILE", nargs="+",
+                   help="run saved cases again (on --subject if given, else the subject each was saved with); "
+                   "exit 1 if any still differs or faults")
     return p
 
 
@@ -265,6 +269,18 @@ def report(result: CampaignResult, refused: list[str], out: Path) -> str:
     return "\n".join(lines)
 
 
+def replay_files(files: list[str], subject: str | None) -> int:
+    """Replay saved cases: one line each ("same", "differs at token N", or the fault); exit 1 if any fails still."""
+    failing = 0
+    for name in files:
+        reg = load_regression(Path(name))
+        verdict = replay_on_subject(reg, subject)
+        failing += verdict != "same"
+        who = subject or reg.subject or reg.control or "delta"
+        print(f"{name}: {who} on {reg.tokenizer} ({reg.case.path}, {len(reg.case.text)} chars): {verdict}")
+    return 1 if failing else 0
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt  # SIGTERM (a job scheduler's stop) ends a campaign like Ctrl-C
 
@@ -294,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.list_controls:
             print("\n".join(control_names()))
             return 0
+        if args.replay:
+            return replay_files(args.replay, None if is_default_subject(args.subject) else args.subject)
         print("fuzz: setting up (loading tokenizers, checking admission)", file=sys.stderr, flush=True)
         try:
             spec, out, refused = _spec_from_args(args, unloadable)

@@ -21,6 +21,7 @@ from frozen.loader import FrozenTokenizer, load_tokenizer
 from fuzz.cases import Difference, FuzzCase
 from fuzz.checker import checker_for
 from spec.reference import reference_encode, reference_version
+from subjects.protocol import SubjectFault
 
 SCHEMA = "delta-suite.fuzz-regression.v1"
 CORPUS = Path(__file__).resolve().parent / "regressions"
@@ -164,3 +165,19 @@ def replay(reg: Regression) -> Replay:
         control_difference=control.difference if control is not None else None,
         real_counts=(real.cuts_checked, real.repairs_checked),
     )
+
+
+def replay_on_subject(reg: Regression, subject: str | None = None) -> str:
+    """Run a saved case again on `subject` (default: the subject that was saved with it, else the minimal
+    implementation): "same" when its answer equals the reference's IDs now, else "differs at token N" or the fault
+    ("crash: ...", "timeout: ...", "malformed: ...")."""
+    tok = load_tokenizer(reg.tokenizer)
+    spec = subject or reg.subject
+    checker = checker_for(tok, reg.case.path, reg.control if spec is None else None, spec)
+    try:
+        outcome = checker.check(reg.case)
+    except SubjectFault as fault:
+        return str(fault)
+    if outcome.difference is None:
+        return "same"
+    return f"differs at token {outcome.difference.first_position}"

@@ -84,6 +84,12 @@ def test_a_wrapper_wrong_on_tabs_is_found_and_shrunk_to_a_tab(tmp_path: Path) ->
         assert wrong.encode(reg.case.text) != reference_encode(tok, reg.case.text)  # it replays
         right = get_subject(f"{MOD}:reference_wrapper", tok)
         assert right.encode(reg.case.text) == reference_encode(tok, reg.case.text)
+    replay = subprocess.run([*FUZZ, "--replay", *map(str, saved)], capture_output=True, text=True, cwd=ROOT,
+                            timeout=300)
+    assert replay.returncode == 1 and replay.stdout.count("differs at token") == len(saved), replay.stdout
+    fixed = subprocess.run([*FUZZ, "--replay", *map(str, saved), "--subject", f"{MOD}:reference_wrapper"],
+                           capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert fixed.returncode == 0 and fixed.stdout.count(": same") == len(saved), fixed.stdout
 
 
 def test_crashes_hangs_and_malformed_output_are_recorded_as_such(tmp_path: Path) -> None:
