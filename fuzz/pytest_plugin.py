@@ -20,7 +20,29 @@ from pathlib import Path
 
 import pytest
 
+from frozen.errors import NotProvisioned
+from frozen.loader import load_tokenizer
+from frozen.registry import lookup, rows
+from spec.admission import admission_of
+
 GATE = Path(__file__).resolve().with_name("subject_gate.py")
+
+
+def selected_tokenizers(name: str) -> list[str]:
+    """NAME (a registry name or alias), or every provisioned admitted tokenizer for "all"."""
+    if name != "all":
+        return [lookup(name).name]
+    out = []
+    for row in rows():
+        try:
+            tok = load_tokenizer(row.name)
+        except NotProvisioned:
+            continue
+        if admission_of(tok).admitted:
+            out.append(row.name)
+    if not out:
+        raise pytest.UsageError("no provisioned tokenizer: run corpora tokenizers pull NAME first")
+    return out
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,7 +74,5 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "delta_tokenizer" not in metafunc.fixturenames:
         return
-    from fuzz.subject_gate import selected_tokenizers  # only when the gate is collected
-
     names = selected_tokenizers(metafunc.config.getoption("--delta-tokenizer"))
     metafunc.parametrize("delta_tokenizer", names)

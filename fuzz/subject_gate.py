@@ -19,37 +19,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checks.battery import battery
-from frozen.errors import NotProvisioned, SuiteError
+from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer, load_tokenizer
-from frozen.registry import lookup, rows
 from fuzz.campaign import CampaignSpec, new_campaign_id, run_campaign
 from fuzz.checker import opened_subject
 from fuzz.generate import generator_digest
 from fuzz.strategies import seam_texts
 from ledger.records import append_records
-from spec.admission import admission_of
 from spec.reference import reference_encode
 from subjects.protocol import SubjectFault, SubjectUnavailable
 from subjects.records import subject_record, unavailable_record
 from subjects.replay import first_difference
 from subjects.wiring import check_on_subject, supports
-
-
-def selected_tokenizers(name: str) -> list[str]:
-    """NAME (a registry name or alias), or every provisioned admitted tokenizer for "all"."""
-    if name != "all":
-        return [lookup(name).name]
-    out = []
-    for row in rows():
-        try:
-            tok = load_tokenizer(row.name)
-        except NotProvisioned:
-            continue
-        if admission_of(tok).admitted:
-            out.append(row.name)
-    if not out:
-        raise pytest.UsageError("no provisioned tokenizer: run corpora tokenizers pull NAME first")
-    return out
 
 
 def _ledger(config: pytest.Config) -> Path:

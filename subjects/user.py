@@ -33,6 +33,7 @@ from importlib import import_module
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from typing import TYPE_CHECKING, Any
 
+from subjects.exec_subject import ExecSubject
 from subjects.protocol import (
     ENTRY_POINT_GROUP,
     SubjectFault,
@@ -164,8 +165,6 @@ def open_user_subject(spec: str, tok: FrozenTokenizer):
     """The user subject `spec` (import path, `exec:` command, or entry-point name) bound to `tok`."""
     spec = spec.strip()
     if is_exec_spec(spec):
-        from subjects.exec_subject import ExecSubject  # the pipe client, only for exec: subjects
-
         command = shlex.split(spec.removeprefix("exec:"))
         if not command:
             raise SubjectUnavailable(spec, "exec: names no command")
