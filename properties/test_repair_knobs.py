@@ -128,6 +128,11 @@ def test_knob_is_killed(knob: str, ledger) -> None:
             if wrong:
                 kills.append(f"{name}:{path}:{cand.why}")
     details = {"kills": kills, "tried": tried}
+    if not kills and knob not in REDUNDANT:
+        ledger.record("control", f"repair_knob:{knob}", None, comparisons=2 * tried, differences=0,
+                      unit="candidate", details={**details, "survived_without_argument": True})
+        pytest.fail(f"{knob} survived all {tried} candidates and no argument says why (not in REDUNDANT): the "
+                    "property tests cannot see this knob", pytrace=False)
     if not kills:  # say what the survival is: a stated open finding, or redundant with the argument named
         details.update({"open_finding": REDUNDANT[knob]} if knob in OPEN_KNOBS else
                        {"killable": False, "redundant_because": REDUNDANT[knob]})

@@ -7,6 +7,7 @@ records both in the ledger: a run that mostly fell back proves little, so the sh
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 
 from hypothesis import Phase, find, given, settings
@@ -82,6 +83,7 @@ def chained_appends(draw, tok: FrozenTokenizer) -> tuple[str, list[str]]:
 def test_session_chained_appends(tok, ledger) -> None:
     """Appends on top of repaired state: every turn equals the reference and the stored spans stay the reference's."""
     paths: Counter = Counter()
+    first: dict = {}  # the last failing turn seen: after shrinking, the minimal example's
 
     @settings(settings.default, max_examples=CHAINED_EXAMPLES)
     @given(chained_appends(tok))
@@ -94,12 +96,24 @@ def test_session_chained_appends(tok, ledger) -> None:
             got = session.encode(text)
             _count(paths, session.last_path)
             want_ids, want_spans = reference_encode_with_offsets(tok, text)
+            if got != want_ids or session.spans != want_spans:
+                first.clear()
+                first.update(text=text, path=str(session.last_path), ids_equal=got == want_ids,
+                             spans_equal=session.spans == want_spans)
             assert got == want_ids, session.last_path
             assert session.spans == want_spans, session.last_path
 
-    check()
-    ledger.record("repair", "session_chained_appends", tok, comparisons=sum(paths.values()), differences=0,
-                  fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="append", details=dict(paths))
+    failed = False
+    try:
+        check()
+    except Exception:
+        failed = True  # the record below carries the difference, then the failure goes on to pytest
+        raise
+    finally:
+        ledger.record("repair", "session_chained_appends", tok, comparisons=sum(paths.values()),
+                      differences=1 if failed and first else 0, fast_path=paths["repaired"],
+                      fallbacks=paths["fallback"], unit="append",
+                      details={**paths, "first_difference": dict(first) or None})
 
 
 def test_property_catches_unchecked_reuse(ledger) -> None:
@@ -114,3 +128,36 @@ def test_property_catches_unchecked_reuse(ledger) -> None:
     assert append_differs(tok, example, DEFAULT_REPAIR_PARAMS) is None
     ledger.record("control", "repair_property_unchecked_reuse", tok, comparisons=2, differences=1, unit="example",
                   details={"example": example.notes})
+
+
+class _RecordingLedger:
+    """Stands in for the gate ledger fixture: keeps the records a test writes."""
+
+    def __init__(self) -> None:
+        self.records: list[dict] = []
+
+    def record(self, level: str, check: str, tok=None, **counts) -> dict:
+        rec = {"level": level, "check": check, **counts}
+        self.records.append(rec)
+        return rec
+
+
+def test_a_failing_chained_append_records_its_difference(monkeypatch) -> None:
+    """Test of the test: with a session that drops the last ID of every turn after the first, the chained-append
+    property fails, and its ledger record carries differences=1 and the minimal failing text, not a constant 0."""
+    class DropsLast(Session):
+        def encode(self, text: str) -> list[int]:
+            ids = super().encode(text)
+            self.turns = getattr(self, "turns", 0) + 1
+            return ids[:-1] if self.turns > 1 and ids else ids
+
+    monkeypatch.setattr(sys.modules[__name__], "Session", DropsLast)
+    fake = _RecordingLedger()
+    try:
+        test_session_chained_appends(load_tokenizer(ADMITTED[0]), fake)
+    except AssertionError:
+        pass
+    else:
+        raise AssertionError("the property passed on a session that drops IDs")
+    (rec,) = fake.records
+    assert rec["differences"] == 1 and rec["details"]["first_difference"]["text"]

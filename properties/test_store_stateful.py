@@ -42,6 +42,7 @@ DOCUMENTS = tuple(
     "".join(m["content"] for m in messages) for messages in CHATS.values()
 ) + tuple("".join(turns) for turns in RAW_SESSIONS.values())
 TALLY: Counter = Counter()
+FIRST: dict = {}  # the first difference of the failing (shrunk) run, for its ledger record
 
 
 def _long(text: str) -> str:
@@ -83,6 +84,11 @@ class StoreMachine(RuleBasedStateMachine):
             TALLY["repaired"] += 1
         elif ":fallback:" in self.store.last_path or self.store.last_path.startswith("fallback"):
             TALLY["fallback"] += 1
+        if got != want:  # the last failing call is the shrunk example's: kept for the ledger record
+            at = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
+            FIRST.clear()
+            FIRST.update(tokenizer=self.store.tok.name, path=self.store.last_path, text=text, position=at,
+                         store_ids=got[at:at + 3], reference_ids=want[at:at + 3])
         assert got == want, f"{self.store.tok.name}: {self.store.last_path}"
 
     @rule(target=texts, doc=st.sampled_from(DOCUMENTS), tail=DELTAS)
@@ -151,10 +157,19 @@ def test_store_state_machine(ledger) -> None:
     TALLY.clear()
     steps = settings(settings.default, max_examples=max(8, settings.default.max_examples // 4),
                      stateful_step_count=40)
-    run_state_machine_as_test(StoreMachine, settings=steps)
-    ledger.record("repair", "store_state_machine", None, comparisons=TALLY["comparisons"], differences=0,
-                  fast_path=TALLY["repaired"], fallbacks=TALLY["fallback"], unit="call",
-                  details={k: v for k, v in TALLY.items() if k not in ("comparisons",)} | {"tokenizers": ADMITTED})
+    FIRST.clear()
+    failed = False
+    try:
+        run_state_machine_as_test(StoreMachine, settings=steps)
+    except Exception:
+        failed = True  # the record below carries the difference, then the failure goes on to pytest
+        raise
+    finally:
+        ledger.record("repair", "store_state_machine", None, comparisons=TALLY["comparisons"],
+                      differences=1 if failed and FIRST else 0, fast_path=TALLY["repaired"],
+                      fallbacks=TALLY["fallback"], unit="call",
+                      details={k: v for k, v in TALLY.items() if k not in ("comparisons",)}
+                      | {"tokenizers": ADMITTED, "first_difference": dict(FIRST) or None})
     assert TALLY["comparisons"] > 0
 
 
