@@ -2,7 +2,9 @@
 
 Figures: repair (repair vs whole encode), chunked (chunked encode at 1 and 2 workers, each in its own process),
 fallback (fallback confinement), suite (differential-check throughput; with --with-gate also the exhaustive
-tests' and the default gate's wall time), peer (toktier, where installed). Ratios only; nothing is asserted.
+tests' and the default gate's wall time and the gate's per-test durations), peer (toktier, where installed),
+scale (per-core throughput of corpus levels 1 and 2, for the paper's volumes), campaign (a `fuzz` campaign at 1 and
+2 workers: cases/s, reference share, ratio to the reference's speed). Ratios only; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import suite
+from benchmarks import campaign, scale, suite
 from frozen.errors import SuiteError
 from frozen.loader import load_tokenizer
 from ledger.records import append_records
 
-FIGURES = ("repair", "chunked", "fallback", "suite", "peer")
+FIGURES = ("repair", "chunked", "fallback", "suite", "peer", "scale", "campaign")
 DEFAULT_OUT = Path("out/ledgers/benchmarks")
 NFC_FALLBACK_TOKENIZER = "qwen3_8b"
 
@@ -61,6 +63,8 @@ def figure_runners(args: argparse.Namespace) -> dict[str, Callable[[], list[dict
         "pooled": pooled,
         "suite": suite_figure,
         "peer": lambda: suite.peer_figures(tok, plan),
+        "scale": lambda: scale.scale_figures(tok, args.quick),
+        "campaign": lambda: campaign.campaign_figures(tok, args.quick),
     }
 
 
@@ -73,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ledger = args.out / f"benchmarks-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
     chosen = args.only or FIGURES
-    groups = [g for g in ("repair", "pooled", "suite", "peer")
+    groups = [g for g in ("repair", "pooled", "suite", "peer", "scale", "campaign")
               if g in chosen or (g == "pooled" and {"chunked", "fallback"} & set(chosen))]
     for name in groups:
         if args.quick and name == "peer":
@@ -117,6 +121,14 @@ def summary_line(rec: dict) -> str:
                  f" over context_growth={d['context_growth']:.1f}x"
     if "clean_ratio" in d:
         extra += f" clean_ratio={d['clean_ratio']:.2f}x [{d['label']}]"
+    if d.get("figure") == "campaign":
+        g = d["goals"]
+        extra += (f" cases/s={d['cases_per_s'] or 0:.0f} chars/s={d['chars_per_s'] or 0:.0f}"
+                  f" library_share={d['library_share'] or 0:.0%} oracle_share={d['reference_share'] or 0:.0%}"
+                  f" vs_reference={d['ratio_to_reference_chars_per_s'] or 0:.2f}x"
+                  f" speedup={d['speedup_over_baseline'] or 0:.2f}x"
+                  + "".join(f" {k}:{'met' if v['met'] else 'not met' if v['met'] is False else 'n/a'}"
+                            for k, v in g.items()))
     if "wall_s" in d:
         extra += f" wall={d['wall_s']:.1f}s rc={d['returncode']}"
     ratio = f" ratio={d['ratio']:.2f}x" if isinstance(d.get("ratio"), float) else ""

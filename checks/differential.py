@@ -25,8 +25,9 @@ from itertools import chain
 from time import perf_counter
 from typing import TYPE_CHECKING
 
+from delta.cut_map import cut_map
 from delta.cuts import encode_chunked
-from spec.cut import DEFAULT_CUT_RULES, is_safe_cut
+from spec.cut import DEFAULT_CUT_RULES
 from spec.reference import reference_encode_unit_lengths, reference_encode_with_offsets, units_from_lengths
 from spec.repair import DEFAULT_REPAIR_PARAMS, repair
 
@@ -178,6 +179,7 @@ def check_cut_case(
     memo: ReferenceMemo | None = None,
     chunked: bool = True,
     timing: Counter | None = None,
+    fault: str | None = None,
 ) -> CheckResult:
     """Every cut the rules accept splits the reference encode exactly, and all accepted cuts together do too.
 
@@ -186,14 +188,16 @@ def check_cut_case(
     under the same rules when S has at most CHUNKED_MAX_CHARS characters (short ones included: they are served
     whole, and that must be exact too). The same holds for units (IDs grouped per pre-token), counted in
     `unit_differences`.
-    A case with no accepted cut counts as one fallback (served whole).
+    A case with no accepted cut counts as one fallback (served whole). The accepted cuts are the minimal
+    implementation's (`delta.cut_map`, equal to `spec.cut.is_safe_cut` offset by offset; `fault` names a broken
+    variant of it, for the controls).
     """
     rules = DEFAULT_CUT_RULES if rules is None else rules
     memo = memo or ReferenceMemo(tok)
     text = case.text
     out = CheckResult(case.index, case.hazard)
     t0 = perf_counter()
-    accepted = [b for b in case.cuts if is_safe_cut(tok, text, b, rules)]
+    accepted = cut_map(tok, text, rules, fault).accepted_among(case.cuts)
     _bill(timing, t0)
     out.paths["accepted"] = len(accepted)
     out.paths["refused"] = len(case.cuts) - len(accepted)
@@ -219,7 +223,7 @@ def check_cut_case(
     long_enough = CHUNKED_MIN_CHARS <= len(text) <= CHUNKED_MAX_CHARS
     if chunked and long_enough:
         t0 = perf_counter()
-        got = list(encode_chunked(tok, text, chunks=CHUNKED_PIECES, workers=1, rules=rules))
+        got = list(encode_chunked(tok, text, chunks=CHUNKED_PIECES, workers=1, rules=rules, fault=fault))
         _bill(timing, t0)
         diff = first_difference(whole, got)
         out.paths["chunked"] += 1

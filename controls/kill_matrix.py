@@ -208,7 +208,8 @@ def run_matrix(
                 cell.add(case, check_cut_case(dtok, case, control.rules, dmemo, chunked=False))
             elif path == "cut":
                 rules = control.rules if control else None
-                cell.add(case, check_cut_case(tok, case, rules, memo, chunked=control is None))
+                fault = control.cut_fault if control else None
+                cell.add(case, check_cut_case(tok, case, rules, memo, chunked=control is None, fault=fault))
             elif path == "repair":
                 cell.add(case, check_repair_case(tok, case, control.params if control else None, memo))
             else:

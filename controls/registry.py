@@ -22,8 +22,8 @@ from controls.faults import FAULTS, Planter
 from controls.proofs import overlapped_tails_without_witness, overlapping_specials
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
-from spec.classes import L, M, N, O, S
-from spec.cut import DEFAULT_CUT_RULES, CutRules
+from spec.classes import L, M, N, O, S, class_table
+from spec.cut import ACCEPTED_TRANSITION, DEFAULT_CUT_RULES, CutRules, pair_verdict
 from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 from spec.transitions import ACCEPTED_PAIRS
 
@@ -46,6 +46,17 @@ def _nfc_only(tok: FrozenTokenizer) -> bool:
     return tok.is_nfc
 
 
+def _last_interior_is_transition(tok: FrozenTokenizer) -> bool:
+    """The offset before a special-token string's last character can be a cut only without NFC (the
+    normalization window refuses every offset next to an occurrence) and only for a string whose last two
+    characters are an accepted transition (`</think>`, `[/INST]`; not `<|end|>`): elsewhere a guard that forgets
+    that offset changes no verdict."""
+    table = class_table()
+    return not tok.is_nfc and any(
+        len(s) > 2 and pair_verdict(s[-2], s[-1], table, DEFAULT_CUT_RULES) == ACCEPTED_TRANSITION
+        for s in tok.special_strings)
+
+
 @dataclass(frozen=True)
 class Control:
     """One broken variant: which path it breaks, what it breaks, and the knobs or fault that break it."""
@@ -56,6 +67,7 @@ class Control:
     rules: CutRules | None = None
     params: RepairParams | None = None
     fault: Planter | None = None
+    cut_fault: str | None = None  # a broken variant of the minimal implementation's array cut evaluation
     applies: Callable[[FrozenTokenizer], bool] = _always
     redundant_for: frozenset[str] = field(default_factory=frozenset)  # pattern families with a redundancy proof
     proof: str = ""  # the controls.proofs function that proves it, when redundant_for is not empty
@@ -114,6 +126,12 @@ _CONTROLS: tuple[Control, ...] = (
     _cut("cut.anchor_no_reorder", "the anchor predicate without the reordering probes",
          CutRules(anchor_reorder_probes=False), applies=_nfc_only, redundant_for=ALL_FAMILIES,
          proof="reorder_probes_implied"),
+    _cut("cut.vector_guard_misses_last_interior", "the array cut evaluation (delta.cut_map) forgets the last "
+         "interior offset of each special-token occurrence (the specification itself unchanged; under NFC the "
+         "normalization window refuses that offset too)", DEFAULT_CUT_RULES,
+         cut_fault="guard_misses_last_interior", applies=_last_interior_is_transition),
+    _cut("cut.vector_crlf_misses_cr", "the array cut evaluation (delta.cut_map) applies the CR/LF carve-out to LF "
+         "only (the specification itself unchanged)", DEFAULT_CUT_RULES, cut_fault="crlf_carveout_misses_cr"),
     _cut("cut.python_class_table", "the class table from Python's unicodedata instead of the reference",
          CutRules(class_source="python")),
     _repair("repair.unchecked_reuse", "no seam check: stored IDs + the encode of D alone",

@@ -20,11 +20,11 @@ import math
 import os
 from itertools import chain
 
+from delta.cut_map import CutMap, cut_map
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
-from spec.cut import ACCEPTED_SPECIAL, DEFAULT_CUT_RULES, CutRules, explain_cut, is_safe_cut
-from spec.guard import literal_trie
-from spec.reference import check_text, post_process, reference_encode_batch
+from spec.cut import DEFAULT_CUT_RULES, CutRules
+from spec.reference import check_text, post_process, reference_ids_batch
 
 QUICK_SCAN = 48
 SCAN_BUDGET = 4096
@@ -47,29 +47,27 @@ def default_chunks(n: int, workers: int | None = None) -> int:
     return max(1, min(math.ceil(n / TARGET_CHUNK), MAX_DEFAULT_CHUNKS, w))
 
 
-def _scan(tok: FrozenTokenizer, text: str, hi: int, lo: int, rules: CutRules) -> int | None:
-    """The highest accepted cut in [lo, hi], scanning down from hi."""
-    for b in range(hi, lo - 1, -1):
-        if is_safe_cut(tok, text, b, rules):
+def _scan(cmap: CutMap, hi: int, lo: int) -> int | None:
+    """The highest accepted cut in [lo, hi] (within the map's range), scanning down from hi."""
+    for b in reversed(cmap.candidates(lo, hi)):
+        if cmap.accepts(b):  # a pending NFC offset is judged here
             return b
     return None
 
 
-def _marker_cut(tok: FrozenTokenizer, text: str, hi: int, lo: int, rules: CutRules) -> int | None:
-    """The highest cut in [lo, hi] at the edge of a special-token occurrence that the special-token rule accepts
-    (a role marker of a rendered chat), or None."""
-    edges = sorted({x for s, e in literal_trie(tok).occurrences(text, lo, hi + 1) for x in (s, e) if lo <= x <= hi},
-                   reverse=True)
-    for b in edges:
-        if explain_cut(tok, text, b, rules) == ACCEPTED_SPECIAL:
-            return b
-    return None
+def _marker_cut(cmap: CutMap) -> int | None:
+    """The highest cut of the map's range that the special-token rule accepts (a role marker's edge), or None."""
+    special = cmap.specials()
+    return special[-1] if special else None
 
 
-def plan_cuts(tok: FrozenTokenizer, text: str, chunks: int, rules: CutRules = DEFAULT_CUT_RULES) -> list[int]:
-    """Cut offsets (increasing) for about `chunks` chunks; every cut is accepted by `is_safe_cut` under `rules`,
-    no chunk is shorter than `min_chunk`, texts under 256 characters and inadmissible tokenizers get none. Within
-    each target's scan range a special-token cut (a role marker's edge) is preferred to a transition cut."""
+def plan_cuts(tok: FrozenTokenizer, text: str, chunks: int, rules: CutRules = DEFAULT_CUT_RULES,
+              fault: str | None = None) -> list[int]:
+    """Cut offsets (increasing) for about `chunks` chunks; every cut is accepted under `rules` (by the array
+    evaluation `delta.cut_map`, equal offset by offset to `spec.cut.is_safe_cut`), no chunk is shorter than
+    `min_chunk`, texts under 256 characters and inadmissible tokenizers get none. Within each target's scan range
+    a special-token cut (a role marker's edge) is preferred to a transition cut. `fault`: a broken variant of the
+    array evaluation (controls only)."""
     n = len(text)
     if chunks <= 1 or n < MIN_TEXT or not admission_of(tok).admitted:
         return []
@@ -81,11 +79,12 @@ def plan_cuts(tok: FrozenTokenizer, text: str, chunks: int, rules: CutRules = DE
         lowest = prev + floor
         if target < lowest or n - lowest < floor:
             continue
-        found = _marker_cut(tok, text, target, max(lowest, target - SCAN_BUDGET), rules)
+        cmap = cut_map(tok, text, rules, fault, lo=max(lowest, target - SCAN_BUDGET), hi=target)  # the scan range
+        found = _marker_cut(cmap)
         if found is None:
-            found = _scan(tok, text, target, max(lowest, target - QUICK_SCAN), rules)
+            found = _scan(cmap, target, max(lowest, target - QUICK_SCAN))
         if found is None and target - QUICK_SCAN > lowest:
-            found = _scan(tok, text, target - QUICK_SCAN - 1, max(lowest, target - SCAN_BUDGET), rules)
+            found = _scan(cmap, target - QUICK_SCAN - 1, max(lowest, target - SCAN_BUDGET))
         if found is None or n - found < floor:
             continue  # missed: this stretch stays with the preceding chunk
         cuts.append(found)
@@ -102,10 +101,7 @@ def split_at(text: str, cuts: list[int]) -> list[str]:
 def encode_rows(tok: FrozenTokenizer, chunks: list[str]) -> list[list[int]]:
     """The IDs of each chunk, encoded in parallel by the library's batch path (IDs only where it can: the same
     IDs as `reference_encode_batch`, without the offsets the chunked encode does not return)."""
-    fast = getattr(tok.tokenizer, "encode_batch_fast", None)
-    if fast is None:
-        return reference_encode_batch(tok, chunks)
-    return [e.ids for e in fast(chunks, add_special_tokens=False)]
+    return reference_ids_batch(tok, chunks)
 
 
 def encode_chunked(
@@ -115,10 +111,12 @@ def encode_chunked(
     workers: int | None = None,
     rules: CutRules = DEFAULT_CUT_RULES,
     add_special_tokens: bool = False,
+    fault: str | None = None,
 ) -> list[int]:
     """The reference IDs of `text`, computed chunk by chunk at planned cuts (equal to one whole encode when the
-    cut proposition holds); post-processing is applied once when `add_special_tokens`."""
-    ids, _ = encode_planned(tok, text, chunks, workers, rules)
+    cut proposition holds); post-processing is applied once when `add_special_tokens`. `fault`: a broken
+    variant of the whole-text cut evaluation (controls only)."""
+    ids, _ = encode_planned(tok, text, chunks, workers, rules, fault)
     return post_process(tok, ids) if add_special_tokens else ids
 
 
@@ -128,9 +126,10 @@ def encode_planned(
     chunks: int | None = None,
     workers: int | None = None,
     rules: CutRules = DEFAULT_CUT_RULES,
+    fault: str | None = None,
 ) -> tuple[list[int], list[int]]:
     """`encode_chunked` without post-processing, and the cuts it used (empty: the text went whole)."""
     check_text(text)
     k = chunks if chunks is not None else default_chunks(len(text), workers)
-    cuts = plan_cuts(tok, text, k, rules) if admission_of(tok).admitted else []
+    cuts = plan_cuts(tok, text, k, rules, fault) if admission_of(tok).admitted else []
     return list(chain.from_iterable(encode_rows(tok, split_at(text, cuts)))), cuts  # no cut: one row, whole

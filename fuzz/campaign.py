@@ -37,6 +37,7 @@ from fuzz.regressions import CORPUS, make_fault_regression, make_regression, sav
 from fuzz.shrink import shrink
 from ledger.lock import FolderLock
 from ledger.records import append_records, suite_version
+from spec.reference import LIBRARY
 from subjects.protocol import SubjectFault
 from subjects.records import subject_record
 
@@ -297,6 +298,7 @@ def run_worker(ctx: WorkerContext) -> None:
         generate_seconds = time.monotonic() - t0
         tally = BatchTally()
         ref0 = getattr(getattr(checker, "clock", None), "seconds", 0.0)
+        library0 = LIBRARY.seconds
         subject0 = getattr(checker, "subject_seconds", 0.0)
         found = []
         first_kill_elapsed = first_kill_checking = None
@@ -327,6 +329,7 @@ def run_worker(ctx: WorkerContext) -> None:
                     first_kill_elapsed = ctx.prior_elapsed + time.time() - checking_started
                     first_kill_checking = time.time() - checking_started
         tally.reference_seconds = getattr(getattr(checker, "clock", None), "seconds", 0.0) - ref0
+        tally.library_seconds = LIBRARY.seconds - library0
         subject_seconds = getattr(checker, "subject_seconds", 0.0) - subject0
         check_seconds = time.monotonic() - t0
         saved = _handle_differences(ctx, tok, checker, found, batch, saved_count) if found else []
@@ -376,7 +379,10 @@ def run_worker(ctx: WorkerContext) -> None:
 
 
 def _worker_process(ctx_dict: dict, events) -> None:
-    """Entry of a worker process: Ctrl-C and SIGTERM are the parent's to handle (it sets the stop event)."""
+    """Entry of a worker process: Ctrl-C and SIGTERM are the parent's to handle (it sets the stop event). Each
+    worker is one core: the reference library runs on one thread in it (RAYON_NUM_THREADS=1 unless the caller set
+    it), so N workers use N cores and do not contend for them."""
+    os.environ.setdefault("RAYON_NUM_THREADS", "1")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     ctx = WorkerContext(**ctx_dict, emit=events.put)
@@ -395,7 +401,8 @@ def tally_of(record: dict) -> dict:
     return {"cases": d.get("cases"), "chars": d.get("chars"), "cuts": d.get("cuts"), "repairs": d.get("repairs"),
             "fast_path": record.get("fast_path"), "fallbacks": record.get("fallbacks"),
             "differences": record.get("differences"), "reference_seconds": d.get("reference_seconds"),
-            "paths": d.get("paths"), "path": d.get("path"), "faults": d.get("faults")}
+            "library_seconds": d.get("library_seconds"), "paths": d.get("paths"), "path": d.get("path"),
+            "faults": d.get("faults")}
 
 
 @dataclass
@@ -423,7 +430,7 @@ class CampaignResult:
             "batches": t.batches, "cases": t.cases, "chars": t.chars, "cuts": t.cuts, "repairs": t.repairs,
             "fast_path": t.fast_path, "fallbacks": t.fallbacks, "differences": t.differences,
             "faults": dict(t.faults), "reference_seconds": round(t.reference_seconds, 4),
-            "elapsed": round(self.elapsed, 4),
+            "library_seconds": round(t.library_seconds, 4), "elapsed": round(self.elapsed, 4),
             "interrupted": self.interrupted, "finished": self.finished, "first_kill": self.first_kill,
             "regressions": self.regressions, "errors": self.errors, "torn_lines": self.torn_lines,
             "workers": self.spec.workers, "resumed_from": self.resumed_from, "duplicates": self.duplicates,

@@ -23,11 +23,12 @@ import controls
 from checks import differential
 from checks.battery import BatteryCase
 from delta import cuts as delta_cuts
+from delta.cut_map import cut_map
 from delta.session import Session
 from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer
 from fuzz.cases import CaseOutcome, Difference, FuzzCase, first_difference
-from spec.cut import DEFAULT_CUT_RULES, is_safe_cut
+from spec.cut import DEFAULT_CUT_RULES
 from spec.reference import reference_encode, reference_encode_batch
 from spec.repair import DEFAULT_REPAIR_PARAMS
 from subjects import wiring
@@ -146,10 +147,10 @@ class TimedMemo(differential.ReferenceMemo):
         super().__init__(tok)
         self.clock = clock
 
-    def ids(self, text: str) -> list[int]:
+    def encoded(self, text: str):
         t0 = time.perf_counter()
         try:
-            return super().ids(text)
+            return super().encoded(text)
         finally:
             self.clock.seconds += time.perf_counter() - t0
 
@@ -167,8 +168,8 @@ class BatteryCutChecker:
 
     path = "cut"
 
-    def __init__(self, tok: FrozenTokenizer, rules, subject: str) -> None:
-        self.tok, self.rules, self.subject = tok, rules, subject
+    def __init__(self, tok: FrozenTokenizer, rules, subject: str, fault: str | None = None) -> None:
+        self.tok, self.rules, self.subject, self.fault = tok, rules, subject, fault
         self.clock = ReferenceClock()
         self.subject_seconds = 0.0
 
@@ -176,7 +177,7 @@ class BatteryCutChecker:
         bcase = BatteryCase(0, case.origin or "fuzz", case.text, tuple(case.cuts), ())
         memo = TimedMemo(self.tok, self.clock)
         t0, ref0 = time.perf_counter(), self.clock.seconds
-        result = differential.check_cut_case(self.tok, bcase, self.rules, memo=memo)
+        result = differential.check_cut_case(self.tok, bcase, self.rules, memo=memo, fault=self.fault)
         # the cut decisions and encode_chunked: everything in the check that is not a timed reference encode
         self.subject_seconds += time.perf_counter() - t0 - (self.clock.seconds - ref0)
         out = CaseOutcome(cuts_checked=result.paths.get("accepted", 0), fast_path=result.fast_path,
@@ -193,13 +194,14 @@ class BatteryCutChecker:
             b = int(where.split("=", 1)[1])
             got, cuts = memo.ids(text[:b]) + memo.ids(text[b:]), [b]
         elif where == "partition":
-            cuts = [b for b in case.cuts if is_safe_cut(self.tok, text, b, self.rules)]
+            cuts = cut_map(self.tok, text, self.rules, self.fault).accepted_among(case.cuts)
             bounds = [0, *cuts, len(text)]
             got = [t for i in range(len(bounds) - 1) for t in memo.ids(text[bounds[i] : bounds[i + 1]])]
         else:
             chunks = differential.CHUNKED_PIECES
-            cuts = delta_cuts.plan_cuts(self.tok, text, chunks, self.rules)
-            got = list(delta_cuts.encode_chunked(self.tok, text, chunks=chunks, workers=1, rules=self.rules))
+            cuts = delta_cuts.plan_cuts(self.tok, text, chunks, self.rules, self.fault)
+            got = list(delta_cuts.encode_chunked(self.tok, text, chunks=chunks, workers=1, rules=self.rules,
+                                                 fault=self.fault))
         return Difference(whole, got, first_difference(whole, got), {"where": where, "cuts": cuts})
 
 
@@ -211,6 +213,11 @@ def _cut_rules(control: str | None):
     if rules is None:
         raise UnknownControl(f"control {control!r} has no cut rules; it is not a cut-path control")
     return rules
+
+
+def _cut_fault(control: str | None) -> str | None:
+    """The broken variant of the array cut evaluation that `control` plants (None: none)."""
+    return None if control is None else getattr(_control(control), "cut_fault", None)
 
 
 def _repair_params(control: str | None):
@@ -324,7 +331,7 @@ def checker_for(tok: FrozenTokenizer, path: str, control: str | None = None, sub
     if control == "internal.accept_every_cut":
         return DirectCutChecker(tok, lambda text, b: True, subject)
     if path == "cut":
-        return BatteryCutChecker(tok, _cut_rules(control), subject)
+        return BatteryCutChecker(tok, _cut_rules(control), subject, _cut_fault(control))
     if path == "repair":
         return DirectRepairChecker(tok, _repair_params(control), subject)
     raise ValueError(f"unknown path {path!r}")

@@ -223,7 +223,9 @@ def report(result: CampaignResult, refused: list[str], out: Path) -> str:
         f"  {t.batches} batches, {t.cases} cases ({rate:.1f}/s, {t.chars / max(result.elapsed, 1e-9):.0f} chars/s), "
         f"{t.cuts} cuts and {t.repairs} repairs checked, {t.differences} differences",
         f"  checking time {result.elapsed:.1f} s (setup not counted), of which {t.reference_seconds:.1f} s inside "
-        "reference encodes",
+        f"the reference encodes it compares with; {t.library_seconds:.1f} s "
+        f"({t.library_seconds / max(result.elapsed, 1e-9):.0%}) inside the reference library in all (those, and "
+        "the implementation's own chunk and window encodes)",
     ]
     if result.resumed_from is not None:
         lines.insert(1, f"  resumed: {result.resumed_from} batches were already recorded; started with "

@@ -5,9 +5,10 @@ Two sources, chosen per batch by its index:
   consecutive cases of the battery generator (`checks.battery.battery_case`, full profile, an endless stream over
   derived battery seeds) with the battery's own candidate cuts, and for repair one case per battery split
   (S | D at the seams, at ws and ws + margin);
-- "seam": the shared Hypothesis seam strategies (`fuzz.strategies.seam_texts`) driven programmatically with a
-  seed derived from the batch (generate phase only, no database, Hypothesis's module-constant pool emptied), so the
-  same seed gives the same texts in any process.
+- "seam": texts of the seam families (`fuzz.seam_sampler`: the pools of the Hypothesis strategies in
+  `fuzz.strategies`, drawn in bulk from a seeded `random.Random` without the Hypothesis engine, whose per-draw
+  bookkeeping cost more than the reference's encodes of the texts), seeded from the batch, so the same seed gives
+  the same texts in any process.
 
 Seam cut cases carry every interior offset of short texts (a seeded sample of long ones) as candidate cuts. Seam
 repair cases build S so that a seam text straddles the window start ws = len(S) - W or ws + margin for a window
@@ -21,22 +22,17 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-
-import hypothesis
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hseed
 
 from checks import battery
 from frozen.loader import FrozenTokenizer
 from fuzz import strategies
 from fuzz.cases import FuzzCase
-from fuzz.strategies import seam_texts
+from fuzz.seam_sampler import SeamSampler
 from spec.classes import CLASS_NAMES, O, class_table
 
-GENERATOR_VERSION = "fuzz-generate.v2"  # v2: long plain repair cases in seam batches
+GENERATOR_VERSION = "fuzz-generate.v3"  # v3: seam texts from fuzz.seam_sampler (v2: long plain repair cases)
 MAX_CANDIDATE_CUTS = 96
 
 
@@ -47,7 +43,7 @@ class Profile:
     batch_size: int
     pieces: int  # seam pieces per cut text (upper bound)
     windows: tuple[int, ...]  # repair window widths to place hazards at
-    seam_every: int  # every seam_every-th batch comes from the Hypothesis seam strategies (slow, diverse)
+    seam_every: int  # every seam_every-th batch comes from the seam families (`fuzz.seam_sampler`)
 
 
 PROFILES = {
@@ -73,8 +69,8 @@ def battery_version() -> str:
 
 
 def generator_digest() -> str:
-    """A digest of what generation depends on: this module's version, Hypothesis's version and the seam pieces."""
-    h = hashlib.sha256(f"{GENERATOR_VERSION}\0hypothesis {hypothesis.__version__}\0{battery_version()}\0".encode())
+    """A digest of what generation depends on: this module's version, the battery's and the seam pieces."""
+    h = hashlib.sha256(f"{GENERATOR_VERSION}\0{battery_version()}\0".encode())
     for piece in strategies.FIXED_SEAMS:
         h.update(piece.encode("utf-8", "surrogatepass") + b"\0")
     return h.hexdigest()[:16]
@@ -148,52 +144,9 @@ class Splicer:
         return out[:length]
 
 
-@contextmanager
-def _no_local_constants():
-    """Hypothesis mixes literals of the caller's loaded modules into generation (its "local constants"), so the same
-    seed would draw differently under pytest than under the CLI; for the duration, that pool is empty."""
-    try:
-        from hypothesis.internal.conjecture import providers  # private API: absent in some Hypothesis releases
-    except ImportError:  # a Hypothesis without the pool
-        yield
-        return
-    original = getattr(providers, "_get_local_constants", None)
-    if original is None or not hasattr(providers, "Constants"):
-        yield
-        return
-    empty = providers.Constants()
-    providers._get_local_constants = lambda: empty
-    providers.CONSTANTS_CACHE.cache.clear()
-    try:
-        yield
-    finally:
-        providers._get_local_constants = original
-        providers.CONSTANTS_CACHE.cache.clear()
-
-
 def _seam_texts(tok: FrozenTokenizer, n: int, seed: int, max_pieces: int) -> list[str]:
-    """`n` texts from the Hypothesis seam strategy, generated deterministically from `seed` (generate phase only)."""
-    out: list[str] = []
-
-    @settings(
-        max_examples=n,
-        database=None,
-        phases=[Phase.generate],
-        deadline=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-    )
-    @hseed(seed)
-    @given(seam_texts(tok, min_size=1, max_size=max_pieces))
-    def collect(text: str) -> None:
-        out.append(text)
-
-    with _no_local_constants():
-        collect()
-    rng = random.Random(seed)
-    while len(out) < n:  # Hypothesis stops early only when it exhausts the space; pad deterministically
-        out.append(rng.choice(out) if out else "a")
-    return out[:n]
+    """`n` seam texts of 1..max_pieces pieces, drawn by `fuzz.seam_sampler.SeamSampler` from `seed`."""
+    return SeamSampler(tok, random.Random(seed)).texts(n, 1, max_pieces)
 
 
 def _splice_texts(tok: FrozenTokenizer, n: int, seed: int, max_pieces: int) -> list[str]:
@@ -329,7 +282,7 @@ def generate_batch(
     if path == "repair":
         splicer = Splicer(tok, rng)
         if source == "seam":
-            # hazards from the Hypothesis seam strategy, placed by the splicer's geometry
+            # hazards from the seam families, placed by the splicer's geometry
             pool = _seam_texts(tok, size, bseed, 4)
             splicer.text = lambda max_pieces, _pool=pool: rng.choice(_pool) or "a"  # type: ignore[method-assign]
         return [long_plain_repair_case(tok, splicer, origin) if i % LONG_PLAIN_EVERY == LONG_PLAIN_EVERY - 1

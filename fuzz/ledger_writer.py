@@ -47,7 +47,8 @@ class BatchTally:
     fast_path: int = 0
     fallbacks: int = 0
     differences: int = 0
-    reference_seconds: float = 0.0
+    reference_seconds: float = 0.0  # the oracle's encodes (the reference the implementation is compared with)
+    library_seconds: float = 0.0  # every encode inside the reference library: the oracle's and the implementation's
     paths: Counter = field(default_factory=Counter)
     faults: Counter = field(default_factory=Counter)  # a third-party subject's calls that gave no IDs, by kind
 
@@ -88,6 +89,7 @@ def batch_record(
             "cuts": tally.cuts,
             "repairs": tally.repairs,
             "reference_seconds": round(tally.reference_seconds, 6),
+            "library_seconds": round(tally.library_seconds, 6),
             "paths": dict(tally.paths),
             "faults": dict(tally.faults),
             **details,

@@ -32,6 +32,7 @@ class Totals(BatchTally):
         for key in ("cases", "chars", "cuts", "repairs", "fast_path", "fallbacks", "differences"):
             setattr(self, key, getattr(self, key) + int(tally.get(key) or 0))
         self.reference_seconds += float(tally.get("reference_seconds") or 0.0)
+        self.library_seconds += float(tally.get("library_seconds") or 0.0)
         self.paths.update(tally.get("paths") or {})
         self.faults.update(tally.get("faults") or {})
         path = tally.get("path") or "cut"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from benchmarks import campaign
 from benchmarks.__main__ import main
 from frozen.loader import load_tokenizer
 from ledger.records import LEVELS, SCHEMA, read_ledgers
@@ -16,6 +17,8 @@ EXPECTED_CHECKS = {
     "benchmark.chunked_fit",
     "benchmark.fallback_confinement",
     "benchmark.suite_throughput",
+    "benchmark.scale",
+    "benchmark.campaign",
 }
 
 
@@ -58,3 +61,17 @@ def test_quick_run_writes_wellformed_records(tmp_path, ledger):
     ledger.record("benchmark", "benchmark.quick_run_wellformed", tok, comparisons=len(records),
                   differences=len(problems), unit="records",
                   details={"checks": sorted({r["check"] for r in records})})
+
+
+def test_campaign_goals_are_computed_not_assumed() -> None:
+    """The campaign figure's goals come from the points: library share >= 60% and 3x the baseline's cases/s on
+    one worker, 1.8x the 1-worker cases/s on two; a missing point leaves a goal unmeasured (None), never met."""
+    one = {"cases_per_s": 3.0 * campaign.BASELINE_CASES_PER_S, "library_share": 0.61,
+           "speedup_over_baseline": 3.0}
+    two = {"cases_per_s": 1.79 * one["cases_per_s"]}
+    g = campaign.goals({1: one, 2: two})
+    assert g["library_share"]["met"] is True and g["speedup"]["met"] is True
+    assert g["scaling_2_workers"]["met"] is False and abs(g["scaling_2_workers"]["value"] - 1.79) < 1e-9
+    assert campaign.goals({1: {**one, "library_share": 0.59}})["library_share"]["met"] is False
+    assert campaign.goals({1: one})["scaling_2_workers"]["met"] is None
+    assert campaign.goals({})["speedup"]["met"] is None

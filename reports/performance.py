@@ -1,10 +1,11 @@
 """The report's Performance section: the benchmark figures and their goals, built only from benchmark records read.
 
-Each figure (repair vs whole, chunked, fallback confinement, suite throughput, gate wall time, peer) is taken from
-one run: the latest ledger file holding records of that figure (by the records' latest timestamp, then the file
+Each figure (repair vs whole, chunked, fallback confinement, suite throughput, scale, gate wall time, peer) is taken
+from one run: the latest ledger file holding records of that figure (by the records' latest timestamp, then the file
 name); older runs of the same figure are counted and named as ignored, never mixed in. A goal is "met" or "not met"
 only from the records of that run, and "not measured" when the run has no point at the goal's size. Nothing here
-is a constant standing in for a measurement: no benchmark record, no figure.
+is a constant standing in for a measurement: no benchmark record, no figure. The scale figure's only constants are
+the paper's volumes (reports.scale_on_paper), priced with the run's measured rates.
 """
 
 from __future__ import annotations
@@ -12,6 +13,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from reports.scale_on_paper import (
+    CLUSTER_CORES,
+    FORMULA,
+    L1_MEAN_CHARS,
+    LEVEL_TITLES,
+    PAPER,
+    VOLUMES,
+    core_hours,
+    duration,
+    used_efficiency,
+    wall_hours,
+)
 
 NO_BENCHMARKS = "No benchmark run in these ledgers (no record of level \"benchmark\"): nothing to show."
 UNKNOWN_FILE = "(records not read from a ledger file)"
@@ -22,6 +36,9 @@ FIGURES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("chunked", "Chunked encode", ("benchmark.chunked", "benchmark.chunked_fit")),
     ("fallback", "Fallback confinement", ("benchmark.fallback_confinement",)),
     ("suite", "The suite's own throughput", ("benchmark.suite_throughput",)),
+    ("scale", "Scale: the paper's volumes at the measured per-core rate",
+     ("benchmark.scale", "benchmark.scale_efficiency")),
+    ("campaign", "Campaign throughput (fuzz, 1 and 2 workers)", ("benchmark.campaign",)),
     ("gate", "Gate wall time", ("benchmark.gate_wall",)),
     ("peer", "Peer (toktier)", ("benchmark.peer_repair_vs_whole", "benchmark.peer_chunked", "benchmark.peer")),
 )
@@ -30,6 +47,9 @@ ABSENT = {
     "chunked": "not run: no chunked figure in these ledgers",
     "fallback": "not run: no fallback-confinement figure in these ledgers",
     "suite": "not run: no suite-throughput figure in these ledgers",
+    "scale": "not measured: no benchmark.scale record in these ledgers (python -m benchmarks --only scale), so no "
+             "cost of the paper's volumes is stated",
+    "campaign": "not measured: no benchmark.campaign record in these ledgers (python -m benchmarks --only campaign)",
     "gate": "not measured: gate wall times are recorded only by python -m benchmarks --with-gate",
     "peer": "not installed or not run: no peer record in these ledgers",
 }
@@ -356,6 +376,180 @@ def suite_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[st
     return [suite_goal(recs)], [PerfTable("differential-check throughput, one thread", header, rows)], notes, {}
 
 
+def _rate(value: float | None, unit: str) -> str:
+    return "not measured" if value is None else f"{value:,.1f} {unit}/s/core"
+
+
+def _pool_run(run: dict) -> str:
+    """One pool run of the efficiency record: "2: 3.03 s (load 3.81)"."""
+    wall, load = _num(run, "wall_s"), _num(run, "load_average_1m")
+    text = f"{run.get('workers', '?')}: " + ("not recorded" if wall is None else f"{wall:,.2f} s")
+    return text + ("" if load is None else f" (load {load:.2f})")
+
+
+def _level_of(rec: dict) -> int | None:
+    level = rec["details"].get("comparison_level")
+    return level if level in VOLUMES else None
+
+
+def scale_efficiencies(recs: list[dict]) -> dict[int, tuple[float, str]]:
+    """Level -> (efficiency used, how): the level's measured `benchmark.scale_efficiency` (capped at 100%, with the
+    basis the record gives), else 100% said to be assumed."""
+    measured: dict[int, tuple[float, str | None]] = {}
+    for r in recs:
+        value, level = _num(r["details"], "efficiency"), _level_of(r)
+        if r["check"] == "benchmark.scale_efficiency" and level and value is not None:
+            basis = r["details"].get("efficiency_basis")
+            measured[level] = (value, str(basis) if basis else None)
+    return {level: used_efficiency(*measured.get(level, (None, None))) for level in VOLUMES}
+
+
+def _rate_row(r: dict) -> list[str]:
+    """One measured-rate row: level, document set, counts, mean document length, CPU seconds, the three rates."""
+    d = r["details"]
+    lengths = d.get("document_chars") if isinstance(d.get("document_chars"), dict) else {}
+    mean, seconds = _num(lengths, "mean"), _num(d, "seconds")
+    spread = ("not recorded" if mean is None
+              else f"{mean:,.0f} ({chars(lengths.get('min'))}-{chars(lengths.get('max'))})")
+    return [str(_level_of(r)), str(d.get("documents_set", "not recorded")), chars(d.get("documents")),
+            chars(d.get("chars")), spread, chars(d.get("encodes")),
+            "not recorded" if seconds is None else f"{seconds:,.3f} s",
+            _rate(_num(d, "chars_per_s_per_core"), "chars"), _rate(_num(d, "encodes_per_s_per_core"), "encodes"),
+            _rate(_num(d, "docs_per_s_per_core"), "docs"), _diffs(r)]
+
+
+def scale_level_table(level: int, rates: list[dict], efficiency: tuple[float, str]) -> PerfTable:
+    """The paper's volumes of `level`, each priced with every rate record of that level: core-hours = volume /
+    rate / 3600, wall hours on N cores = core-hours / (N x efficiency); "not measured" without a record."""
+    eff, how = efficiency
+    header = ["paper's volume", "amount", "measured on", "rate per core", "core-hours"]
+    header += [f"wall on {n:,} cores" for n in CLUSTER_CORES]
+    body = []
+    for v in VOLUMES[level]:
+        for r in rates or [None]:
+            d = r["details"] if r is not None else {}
+            rate = _num(d, v.rate_field)
+            hours = core_hours(v.amount, rate)
+            body.append([v.label, v.shown, str(d.get("documents_set", "not recorded")) if d else "not measured",
+                         _rate(rate, "chars" if v.unit == "characters" else "docs"),
+                         "not measured" if hours is None else f"{hours:,.1f}"]
+                        + [duration(wall_hours(hours, n, eff)) for n in CLUSTER_CORES])
+    return PerfTable(f"{LEVEL_TITLES[level]}; efficiency {how}", header, body)
+
+
+def _efficiency_row(r: dict) -> list[str]:
+    """One efficiency row: the pool runs, the throughput ratio, the share of the cores the workers got, the wall and
+    CPU efficiencies, the one used and why (or why nothing was measured)."""
+    d = r["details"]
+    runs = d.get("runs") if isinstance(d.get("runs"), list) else []
+    per_wall = d.get("chars_per_wall_s") if isinstance(d.get("chars_per_wall_s"), dict) else {}
+    walls = "; ".join(_pool_run(x) for x in runs if isinstance(x, dict))
+    by_workers = ", ".join(f"{k}: {v:,.0f}" for k, v in per_wall.items() if isinstance(v, (int, float)))
+    why = "; ".join(str(d[k]) for k in ("efficiency_basis", "efficiency_basis_why", "reason") if d.get(k))
+    return [chars(d.get("comparison_level")), str(d.get("status", "not recorded")), str(d.get("shard", "not recorded")),
+            chars(d.get("tasks_per_worker")), walls or "not recorded", by_workers or "not recorded",
+            times(_num(d, "throughput_ratio")), share(_num(d, "cores_share")), share(_num(d, "wall_efficiency")),
+            share(_num(d, "cpu_efficiency")), share(_num(d, "efficiency")), why, _diffs(r)]
+
+
+def _scale_notes(rates: list[dict], effs: dict[int, tuple[float, str]]) -> list[str]:
+    """The formula, the efficiency used per level, and what the rates do and do not carry over to."""
+    notes = [f"Formula: {FORMULA}. Volumes from the {PAPER}; rates from the records above."]
+    for level in VOLUMES:
+        if not any(_level_of(r) == level for r in rates):
+            notes.append(f"Level {level}: not measured (no benchmark.scale record of level {level} in this run): no "
+                         "cost is stated.")
+    notes.append("Efficiency used for the wall hours: "
+                 + "; ".join(f"level {level} {effs[level][1]}" for level in VOLUMES) + ".")
+    means = [_num(r["details"].get("document_chars") or {}, "mean") for r in rates if _level_of(r) == 1]
+    if means:
+        measured = ", ".join("not recorded" if m is None else f"{m:,.0f}" for m in means)
+        notes.append(f"The paper's level-1 documents average {L1_MEAN_CHARS:,.0f} characters (12.3 trillion / 3.8 "
+                     f"billion), the measured ones {measured}: the character rows carry over to the paper's "
+                     "documents; the per-document row holds only at the measured length.")
+    counts = sorted({", ".join(map(str, r["details"].get("chunk_counts") or [])) or "not recorded"
+                     for r in rates if _level_of(r) == 2})
+    if counts:
+        notes.append("Level 2 is priced per document at the measured mean length (the paper gives the documents' "
+                     "count and range, not their characters), and bounded by the range's ends at the measured "
+                     "character rate; the suite's level 2 encodes each document whole once and chunked at k = "
+                     f"{'; '.join(counts)}.")
+    toks = sorted({str(r["tokenizer"]) for r in rates})
+    if toks:
+        notes.append(f"Rates measured under {', '.join(toks)} only, applied to every tokenizer of the paper's "
+                     "volume; level 1's rate counts both whole encodes (subject and reference) of each document.")
+    if any(r["differences"] for r in rates):
+        notes.append("OUTPUTS DIFFERED from the reference in this run (see compared / differences); the rates are "
+                     "shown as measured.")
+    return notes
+
+
+def scale_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
+    """The measured per-core rates of levels 1 and 2, and per level the paper's volumes priced with them: core-hours
+    = volume / rate / 3600 and wall hours on N cores = core-hours / (N x efficiency). Every number is a record's,
+    a paper volume, or arithmetic on them (reports.scale_on_paper); a level without a rate record says "not
+    measured"."""
+    rates = sorted((r for r in recs if r["check"] == "benchmark.scale" and _level_of(r)),
+                   key=lambda r: (_level_of(r), str(r["details"].get("documents_set"))))
+    effs = scale_efficiencies(recs)
+    tables = [PerfTable("measured per-core rates (CPU seconds of one process = one core; what corpora compare runs "
+                        "per unit)", ["level", "documents", "docs", "chars", "mean chars per doc (min-max)",
+                                      "encodes", "CPU seconds", "chars/s/core", "encodes/s/core", "docs/s/core",
+                                      "compared / differences"], [_rate_row(r) for r in rates])]
+    tables += [scale_level_table(level, [r for r in rates if _level_of(r) == level], effs[level])
+               for level in VOLUMES]
+    eff_recs = sorted((r for r in recs if r["check"] == "benchmark.scale_efficiency"), key=lambda r: _level_of(r) or 0)
+    if eff_recs:
+        tables.append(PerfTable("parallel efficiency: identical units on 1 and 2 worker processes (wall efficiency = "
+                                "chars per wall second with 2 workers / (2 × chars per CPU second with 1); CPU "
+                                "efficiency = chars per CPU second with 2 workers / with 1)",
+                                ["level", "status", "shard", "tasks per worker", "workers: wall (load average)",
+                                 "chars per wall second by workers", "throughput ratio", "cores used by the workers",
+                                 "wall efficiency", "CPU efficiency", "efficiency used", "basis or reason",
+                                 "compared / differences"], [_efficiency_row(r) for r in eff_recs]))
+    return [], tables, _scale_notes(rates, effs), {}
+
+
+CAMPAIGN_GOAL_TEXT = {
+    "library_share": "at least {goal:.0%} of a 1-worker campaign's checking time inside the reference library",
+    "speedup": "at least {goal:.1f}x the cases per second before the array cut evaluation ({baseline_cases_per_s:.0f}"
+               "/s)",
+    "scaling_2_workers": "2 workers reach at least {goal:.1f}x the 1-worker cases per second",
+}
+
+
+def campaign_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
+    """The campaign's rates per worker count, its shares of time in the reference, and its goals (computed by
+    the benchmark from the same points and shown as recorded)."""
+    rows = []
+    for r in sorted(recs, key=lambda r: int(r["details"].get("workers") or 0)):
+        d = r["details"]
+        rows.append([str(d.get("workers")), f"{d.get('cases', 0):,}", f"{_num(d, 'cases_per_s') or 0:,.0f}",
+                     f"{_num(d, 'chars_per_s') or 0:,.0f}", share(_num(d, "library_share")),
+                     share(_num(d, "reference_share")), times(_num(d, "ratio_to_reference_chars_per_s")),
+                     times(_num(d, "speedup_over_baseline")), _diffs(r)])
+    goals = []
+    recorded = recs[-1]["details"].get("goals", {}) if recs else {}
+    for key, text in CAMPAIGN_GOAL_TEXT.items():
+        g = recorded.get(key)
+        if g is None:
+            goals.append(Goal(text.format(goal=0, baseline_cases_per_s=0), "not measured", "no record"))
+            continue
+        status = "met" if g.get("met") else "not measured" if g.get("met") is None else "not met"
+        value = g.get("value")
+        detail = "not measured" if value is None else f"{value:.0%}" if key == "library_share" else f"{value:.2f}x"
+        goals.append(Goal(text.format(goal=g["goal"], baseline_cases_per_s=g.get("baseline_cases_per_s", 0)),
+                          status, detail))
+    ref = recs[-1]["details"].get("reference", {}) if recs else {}
+    notes = [f"The reference alone encodes the same case mix at {_num(ref, 'chars_per_s') or 0:,.0f} characters per "
+             "second (one thread, each text once, whole); a campaign encodes each character several times (the "
+             "whole text, both sides of every accepted cut, the pieces, the chunks), so its characters per second "
+             "are a fraction of that."] if ref else []
+    header = ["workers", "cases", "cases/s", "chars/s", "in the reference library", "in the oracle's encodes",
+              "vs the reference's chars/s", "vs before", "differences"]
+    return goals, [PerfTable("fuzz campaign (its own summary)", header, rows)], notes, {}
+
+
 def gate_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
     rows = []
     for r in sorted(recs, key=lambda r: str(r["details"].get("run"))):
@@ -424,7 +618,8 @@ def build_performance(records: list[dict], files: dict[int, str] | None = None) 
     figures, points = [], []
     chosen: dict[str, list[dict]] = {}
     builders: dict[str, Builder] = {"repair": repair_figure, "chunked": chunked_figure, "fallback": fallback_figure,
-                                    "suite": suite_figure, "gate": gate_figure}
+                                    "suite": suite_figure, "scale": scale_figure, "campaign": campaign_figure,
+                                    "gate": gate_figure}
     for key, title, checks in FIGURES:
         pairs = [(files.get(id(r), UNKNOWN_FILE), r) for r in bench if r["check"] in checks]
         if not pairs:

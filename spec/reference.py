@@ -8,6 +8,8 @@ prefix and suffix IDs that the reference's own post-processor puts around a sing
 from __future__ import annotations
 
 import operator
+import time
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
 from itertools import compress, count, islice
@@ -19,6 +21,23 @@ if TYPE_CHECKING:
     from frozen.loader import FrozenTokenizer
 
 PROBE_TEXT = "probe"
+
+
+@dataclass
+class LibraryMeter:
+    """Seconds and calls this process spent inside the reference library's encode calls, whoever asked: the
+    oracle's whole encodes and the minimal implementation's chunk and window encodes alike (every library encode
+    of the suite goes through this module). Campaigns and benchmarks read it before and after a piece of work."""
+
+    seconds: float = 0.0
+    calls: int = 0
+
+    def add(self, since: float) -> None:
+        self.seconds += time.perf_counter() - since
+        self.calls += 1
+
+
+LIBRARY = LibraryMeter()
 
 
 def reference_version() -> str:
@@ -39,18 +58,49 @@ def check_text(text: str) -> str:
 
 def reference_encode(tok: FrozenTokenizer, text: str) -> list[int]:
     """The reference IDs of `text`: one whole encode, no post-processing (add_special_tokens=False)."""
-    return tok.tokenizer.encode(check_text(text), add_special_tokens=False).ids
+    text = check_text(text)
+    t0 = time.perf_counter()
+    try:
+        return tok.tokenizer.encode(text, add_special_tokens=False).ids
+    finally:
+        LIBRARY.add(t0)
 
 
 def reference_encode_with_offsets(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """Reference IDs with each token's character span in the original (un-normalized) text."""
-    enc = tok.tokenizer.encode(check_text(text), add_special_tokens=False)
+    text = check_text(text)
+    t0 = time.perf_counter()
+    try:
+        enc = tok.tokenizer.encode(text, add_special_tokens=False)
+    finally:
+        LIBRARY.add(t0)
     return enc.ids, list(map(tuple, enc.offsets))
 
 
 def reference_encode_batch(tok: FrozenTokenizer, texts: list[str]) -> list[list[int]]:
     """Reference IDs of many texts at once (the reference's own batch path), no post-processing."""
-    return [e.ids for e in tok.tokenizer.encode_batch([check_text(t) for t in texts], add_special_tokens=False)]
+    texts = [check_text(t) for t in texts]
+    t0 = time.perf_counter()
+    try:
+        encodings = tok.tokenizer.encode_batch(texts, add_special_tokens=False)
+    finally:
+        LIBRARY.add(t0)
+    return [e.ids for e in encodings]
+
+
+def reference_ids_batch(tok: FrozenTokenizer, texts: list[str]) -> list[list[int]]:
+    """The IDs of `reference_encode_batch` through the library's IDs-only batch path (`encode_batch_fast`, which
+    skips building offsets) where the installed library has it; the same IDs either way."""
+    fast = getattr(tok.tokenizer, "encode_batch_fast", None)
+    if fast is None:
+        return reference_encode_batch(tok, texts)
+    texts = [check_text(t) for t in texts]
+    t0 = time.perf_counter()
+    try:
+        encodings = fast(texts, add_special_tokens=False)
+    finally:
+        LIBRARY.add(t0)
+    return [e.ids for e in encodings]
 
 
 @lru_cache(maxsize=64)
@@ -119,5 +169,10 @@ def units_from_lengths(ids: list[int], lengths: list[int]) -> list[tuple[int, ..
 
 def reference_encode_unit_lengths(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[int]]:
     """Reference IDs and their `unit_lengths` (the units of `reference_encode_units` in compact form)."""
-    enc = tok.tokenizer.encode(check_text(text), add_special_tokens=False)
+    text = check_text(text)
+    t0 = time.perf_counter()
+    try:
+        enc = tok.tokenizer.encode(text, add_special_tokens=False)
+    finally:
+        LIBRARY.add(t0)
     return enc.ids, unit_lengths(enc.word_ids)

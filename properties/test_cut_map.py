@@ -1,0 +1,148 @@
+"""The minimal implementation's array cut evaluation (`delta.cut_map`) equals the per-offset oracle.
+
+Proposition: for every provisioned tokenizer, every text and every offset b, the verdict of
+`delta.cut_map.cut_map(tok, text, rules)` (special-token rule, transition rule, or refused) is the verdict of
+`spec.cut.explain_cut(tok, text, b, rules)`; a map of a window lo..hi gives the same verdicts as the map of the
+whole text. Checked on every offset of the `ci` battery, of the table of all 1,112,064 scalar values in code
+point order (in sixteen ranges), under the specification's rules and under every cut control's rules; and shown
+able to fail: each broken variant of the array rules (`delta.cut_map.FAULTS`) disagrees with the oracle on some
+offset of a tokenizer where it changes anything.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import controls
+from checks.battery import iter_battery
+from delta.cut_map import FAULTS, cut_map
+from frozen.loader import FrozenTokenizer, load_tokenizer
+from properties.conftest import ADMITTED, PROVISIONED
+from spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
+
+CODE_SPACE = 0x110000
+RANGE_SIZE = 0x11000  # sixteen ranges of 69,632 code points: each a few seconds on one core
+RANGES = tuple((lo, min(lo + RANGE_SIZE, CODE_SPACE)) for lo in range(0, CODE_SPACE, RANGE_SIZE))
+TABLE_TOKENIZERS = PROVISIONED or [pytest.param(None, marks=pytest.mark.skip(reason="no tokenizer provisioned"))]
+CONTROL_TEXT_CHARS = 1000
+CUT_CONTROLS = [c for c in (controls.get(n) for n in controls.names()) if c.path == "cut" and c.derive is None]
+
+
+def oracle(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES) -> list[str | None]:
+    """The spec's verdict at every offset 1..len-1 (the accepting rule's name, or None when refused)."""
+    return [v if v in ACCEPTED_VERDICTS else None for v in (explain_cut(tok, text, b, rules) for b in
+                                                            range(1, len(text)))]
+
+
+def mapped(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES, fault: str | None = None,
+           ) -> list[str | None]:
+    """The array evaluation's verdict at every offset 1..len-1."""
+    cmap = cut_map(tok, text, rules, fault)
+    return [cmap.name(b) for b in range(1, len(text))]
+
+
+def disagreements(tok: FrozenTokenizer, texts, rules: CutRules = DEFAULT_CUT_RULES, fault: str | None = None,
+                  ) -> tuple[int, list[tuple[str, int, str | None, str | None]]]:
+    """(offsets compared, the offsets where the array verdict differs from the oracle: (text, b, array, spec))."""
+    compared, bad = 0, []
+    for text in texts:
+        want, got = oracle(tok, text, rules), mapped(tok, text, rules, fault)
+        compared += len(want)
+        bad += [(text, b + 1, g, w) for b, (g, w) in enumerate(zip(got, want, strict=True)) if g != w]
+    return compared, bad
+
+
+def battery_texts(tok: FrozenTokenizer) -> list[str]:
+    return [case.text for case in iter_battery(tok, "ci")]
+
+
+@pytest.mark.parametrize("name", TABLE_TOKENIZERS)
+def test_map_equals_oracle_on_the_battery(name: str, ledger) -> None:
+    """Every offset of every `ci` battery string: the array verdict is the spec's, under the default rules."""
+    tok = load_tokenizer(name)
+    compared, bad = disagreements(tok, battery_texts(tok))
+    ledger.record("battery", "cut_map.battery", tok, comparisons=compared, differences=len(bad), unit="offsets")
+    assert compared > 10_000
+    assert not bad, f"{len(bad)} offsets differ, first: {bad[0]!r}"
+
+
+@pytest.mark.parametrize("lo,hi", RANGES, ids=[f"U+{lo:04X}" for lo, _ in RANGES])
+@pytest.mark.parametrize("name", TABLE_TOKENIZERS)
+def test_map_equals_oracle_on_every_code_point(name: str, lo: int, hi: int, ledger) -> None:
+    """The text of every scalar value of [lo, hi) in code point order (surrogates left out): every offset's
+    array verdict is the spec's."""
+    tok = load_tokenizer(name)
+    text = "".join(chr(cp) for cp in range(lo, hi) if not 0xD800 <= cp < 0xE000)
+    compared, bad = disagreements(tok, [text])
+    ledger.record("exhaustive", f"cut_map.code_points.U+{lo:04X}-U+{hi - 1:04X}", tok, comparisons=compared,
+                  differences=len(bad), unit="offsets")
+    assert compared == len(text) - 1
+    assert not bad, f"{len(bad)} offsets differ, first at {bad[0][1]}: array {bad[0][2]}, spec {bad[0][3]}"
+
+
+@pytest.mark.parametrize("control", CUT_CONTROLS, ids=lambda c: c.name)
+def test_map_equals_oracle_under_every_control_rule(control, ledger) -> None:
+    """Under each cut control's rules (its knobs off the specification), the array verdicts still equal the
+    spec's verdicts under those rules, on 60 battery strings (of up to 1,000 characters: the oracle of the guard
+    mode "selected" scans the whole text per offset) of every admitted tokenizer: the campaigns and
+    the kill matrix judge the controls through the array evaluation."""
+    compared = differing = 0
+    first = None
+    for name in ADMITTED:
+        tok = load_tokenizer(name)
+        texts = [t for t in battery_texts(tok) if len(t) <= CONTROL_TEXT_CHARS][:60]
+        n, bad = disagreements(tok, texts, control.rules)
+        compared, differing = compared + n, differing + len(bad)
+        first = first or (bad[0] if bad else None)
+    ledger.record("control", f"cut_map.rules.{control.name}", None, comparisons=compared, differences=differing,
+                  unit="offsets")
+    if not ADMITTED:
+        pytest.skip("no admitted tokenizer provisioned")
+    assert differing == 0, f"{differing} offsets differ under {control.name}; first {first!r}"
+
+
+@pytest.mark.parametrize("name", ADMITTED or [pytest.param(None, marks=pytest.mark.skip(reason="none provisioned"))])
+def test_window_maps_equal_the_whole_map(name: str, ledger) -> None:
+    """A map of offsets lo..hi (what the planner builds per scan range) gives the whole map's verdicts there."""
+    tok = load_tokenizer(name)
+    rng = random.Random(7)
+    compared = differing = 0
+    for text in battery_texts(tok)[:80]:
+        if len(text) < 3:
+            continue
+        whole = cut_map(tok, text)
+        for _ in range(4):
+            lo = rng.randrange(1, len(text) - 1)
+            hi = rng.randrange(lo, len(text) - 1)
+            window = cut_map(tok, text, lo=lo, hi=hi)
+            for b in range(lo, hi + 1):
+                compared += 1
+                differing += window.name(b) != whole.name(b)
+    ledger.record("battery", "cut_map.windows", tok, comparisons=compared, differences=differing, unit="offsets")
+    assert compared > 1000 and differing == 0
+
+
+def _applies(fault: str, tok: FrozenTokenizer) -> bool:
+    control = next(c for c in CUT_CONTROLS if c.cut_fault == fault)
+    return control.applies(tok)
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_each_broken_array_rule_is_seen(fault: str, ledger) -> None:
+    """Test of the test: each broken variant of the array rules disagrees with the oracle on some battery offset
+    of every admitted tokenizer where its control applies (and is a control the registry runs)."""
+    assert any(c.cut_fault == fault for c in CUT_CONTROLS), f"no control plants {fault}"
+    seen = {}
+    for name in ADMITTED:
+        tok = load_tokenizer(name)
+        if not _applies(fault, tok):
+            continue
+        _, bad = disagreements(tok, battery_texts(tok), fault=fault)
+        seen[name] = len(bad)
+    ledger.record("control", f"cut_map.fault.{fault}", None, comparisons=len(seen),
+                  differences=sum(1 for v in seen.values() if v), unit="tokenizers")
+    if not seen:
+        pytest.skip(f"no provisioned tokenizer where {fault} changes a verdict")
+    assert all(seen.values()), f"{fault} went unseen on {[n for n, v in seen.items() if not v]}"
