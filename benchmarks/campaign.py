@@ -6,10 +6,13 @@ characters, checking seconds, seconds inside the reference encodes it compares w
 reference library in all (the oracle's encodes and the implementation's own chunk and window encodes), and 0
 differences expected. In the same run, `reference_chars_per_s` is the reference's own speed on the same case mix
 (every text of the campaign's first batches encoded once, whole, one thread), so the campaign's characters per
-second are also stated as a ratio to the reference. Goals (issue 22): at least 60% of the checking time inside
-the reference library, at least 3x the cases per second measured before the array cut evaluation
-(`BASELINE_CASES_PER_S`, 397 on this machine, main at dad58aa), and at least 1.8x the 1-worker throughput on
-2 workers. Goals are marked met or not, never asserted.
+second are also stated as a ratio to the reference. `benchmark.compare_workers`: `corpora compare --profile
+small --tokenizer all --levels 1,2` at 1 and 2 workers, compared characters per wall second.
+
+Goals (issue 22): at least 60% of the checking time inside the reference library, at least 3x the cases per
+second measured before the array cut evaluation (`BASELINE_CASES_PER_S`, 397 on this machine, main at dad58aa),
+and at least 1.8x the 1-worker throughput on 2 workers, for the campaign and for the corpus comparison. Goals
+are marked met or not, never asserted.
 """
 
 from __future__ import annotations
@@ -103,6 +106,41 @@ def goals(points: dict[int, dict]) -> dict:
     }
 
 
+def run_compare(workers: int, tokenizer: str) -> dict:
+    """One `corpora compare --profile small` run (levels 1 and 2, no transcripts) in its own process: wall time,
+    exit status, and the characters and comparisons its records hold."""
+    with tempfile.TemporaryDirectory(prefix="delta-bench-compare-") as tmp:
+        env = {**os.environ, "RAYON_NUM_THREADS": "1"}
+        cmd = [sys.executable, "-m", "corpora.cli", "compare", "--profile", "small", "--tokenizer", tokenizer,
+               "--levels", "1,2", "--transcripts", "none", "--workers", str(workers), "--out", tmp]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        ledger = Path(tmp) / "corpus-ledger.jsonl"
+        records = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines() if line.strip()] \
+            if ledger.exists() else []
+    chars = sum(int(r["details"].get("characters") or 0) for r in records if r.get("kind") == "corpus")
+    return {"workers": workers, "wall_s": wall, "returncode": proc.returncode, "units": len(records),
+            "chars": chars, "chars_per_s": chars / wall if wall > 0 else None,
+            "comparisons": sum(int(r.get("comparisons") or 0) for r in records),
+            "differences": sum(int(r.get("differences") or 0) for r in records),
+            "command": ["corpora", *cmd[3:-2]]}
+
+
+def compare_figures(tokenizer: str = "all") -> list[dict]:
+    """`benchmark.compare_workers`: the corpus comparison at 1 and 2 workers (after a warm-up run that builds
+    the corpus cache), throughput in compared characters per wall second, and the 2-worker goal."""
+    run_compare(1, "qwen3_8b")  # warm-up: the small corpus is built once, outside the timed runs
+    runs = {w: run_compare(w, tokenizer) for w in (1, 2)}
+    one, two = runs[1]["chars_per_s"], runs[2]["chars_per_s"]
+    scaling = two / one if one and two else None
+    goal = {"goal": GOAL_SCALING, "value": scaling, "met": None if scaling is None else scaling >= GOAL_SCALING}
+    return [record("benchmark.compare_workers", None, {"figure": "compare_workers", **run, "tokenizers": tokenizer,
+                                                       "scaling": goal},
+                   comparisons=run["comparisons"], differences=run["differences"] + int(run["returncode"] != 0),
+                   unit="comparisons") for run in runs.values()]
+
+
 def campaign_figures(tok: FrozenTokenizer, quick: bool = False) -> list[dict]:
     """`benchmark.campaign` records for 1 and 2 workers (quick: a 3 s budget, 1 worker only)."""
     reference = reference_speed(tok)
@@ -110,9 +148,10 @@ def campaign_figures(tok: FrozenTokenizer, quick: bool = False) -> list[dict]:
     worker_counts = (1,) if quick else (1, 2)
     points = {w: campaign_point(run_campaign(tok, budget, w), reference, w) for w in worker_counts}
     verdicts = goals(points)
+    compare = [] if quick else compare_figures()
     out = []
     for point in points.values():
         details = {"figure": "campaign", **point, "budget": budget, "reference": reference, "goals": verdicts}
         out.append(record("benchmark.campaign", tok, details, comparisons=point["cases"],
                           differences=point["differences"] + int(point["returncode"] not in (0,)), unit="cases"))
-    return out
+    return out + compare

@@ -24,12 +24,12 @@ at the cost of a ~60 MB native wheel, its own object store and a daemon per node
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corpora.affine_pool import run_affine
 from corpora.compare import (
     DEFAULT_OPTIONS,
     Options,
@@ -85,33 +85,22 @@ def _store(out: Path, unit: Unit, record: dict, summary: RunSummary, report: Cal
 
 def run_local(units: list[Unit], out: Path, *, workers: int = 1, options: Options = DEFAULT_OPTIONS,
               report: Callable[[Unit, dict], None] | None = None) -> RunSummary:
-    """Run the unfinished units here (workers=1) or on a pool of `workers` processes, largest first; an
-    interruption terminates the pool's workers (finished units stay stored, so a rerun resumes)."""
+    """Run the unfinished units here (workers=1) or on `workers` processes (`corpora.affine_pool`: largest first,
+    each worker kept on the tokenizers it has loaded); an interruption terminates the workers (finished units
+    stay stored, so a rerun resumes)."""
     summary = RunSummary()
     todo = _pending(out, units, summary)
     if workers <= 1:
         for u in todo:
             _store(out, u, run_unit(u, options), summary, report)
     else:
-        pool = multiprocessing.get_context("spawn").Pool(workers)
-        try:
-            by_key = {u.key: u for u in todo}
-            for key, record in pool.imap_unordered(_run_keyed, [(u, options) for u in todo]):
-                _store(out, by_key[key], record, summary, report)
-            pool.close()
-        except BaseException:
-            pool.terminate()  # an interruption (Ctrl-C, SIGTERM) or a failure stops the workers too: no orphans
-            raise
-        finally:
-            pool.join()
+        by_key = {u.key: u for u in todo}
+        # tokenizer affinity: a worker stays on the tokenizers it has loaded; an interruption or a failure
+        # terminates the workers too (no orphans)
+        for key, record in run_affine(todo, workers, options):
+            _store(out, by_key[key], record, summary, report)
     merge_ledger(out)
     return summary
-
-
-def _run_keyed(job: tuple[Unit, Options]) -> tuple[str, dict]:
-    """A pool task: one unit's key and record."""
-    unit, options = job
-    return unit.key, run_unit(unit, options)
 
 
 def refusal_record(unit: Unit, refusal: dict) -> dict:

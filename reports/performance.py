@@ -38,7 +38,8 @@ FIGURES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("suite", "The suite's own throughput", ("benchmark.suite_throughput",)),
     ("scale", "Scale: the paper's volumes at the measured per-core rate",
      ("benchmark.scale", "benchmark.scale_efficiency")),
-    ("campaign", "Campaign throughput (fuzz, 1 and 2 workers)", ("benchmark.campaign",)),
+    ("campaign", "Campaign and corpus-comparison throughput (1 and 2 workers)",
+     ("benchmark.campaign", "benchmark.compare_workers")),
     ("gate", "Gate wall time", ("benchmark.gate_wall",)),
     ("peer", "Peer (toktier)", ("benchmark.peer_repair_vs_whole", "benchmark.peer_chunked", "benchmark.peer")),
 )
@@ -49,7 +50,8 @@ ABSENT = {
     "suite": "not run: no suite-throughput figure in these ledgers",
     "scale": "not measured: no benchmark.scale record in these ledgers (python -m benchmarks --only scale), so no "
              "cost of the paper's volumes is stated",
-    "campaign": "not measured: no benchmark.campaign record in these ledgers (python -m benchmarks --only campaign)",
+    "campaign": "not measured: no benchmark.campaign or benchmark.compare_workers record in these ledgers (python -m "
+                "benchmarks --only campaign)",
     "gate": "not measured: gate wall times are recorded only by python -m benchmarks --with-gate",
     "peer": "not installed or not run: no peer record in these ledgers",
 }
@@ -521,6 +523,8 @@ CAMPAIGN_GOAL_TEXT = {
 def campaign_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
     """The campaign's rates per worker count, its shares of time in the reference, and its goals (computed by
     the benchmark from the same points and shown as recorded)."""
+    compare = [r for r in recs if r["check"] == "benchmark.compare_workers"]
+    recs = [r for r in recs if r["check"] == "benchmark.campaign"]
     rows = []
     for r in sorted(recs, key=lambda r: int(r["details"].get("workers") or 0)):
         d = r["details"]
@@ -547,7 +551,21 @@ def campaign_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list
              "are a fraction of that."] if ref else []
     header = ["workers", "cases", "cases/s", "chars/s", "in the reference library", "in the oracle's encodes",
               "vs the reference's chars/s", "vs before", "differences"]
-    return goals, [PerfTable("fuzz campaign (its own summary)", header, rows)], notes, {}
+    tables = [PerfTable("fuzz campaign (its own summary)", header, rows)] if rows else []
+    if compare:
+        crow = [[str(r["details"].get("workers")), f"{r['details'].get('units', 0):,}",
+                 f"{r['details'].get('chars', 0):,}", f"{_num(r['details'], 'wall_s') or 0:,.1f} s",
+                 f"{_num(r['details'], 'chars_per_s') or 0:,.0f}", _diffs(r)]
+                for r in sorted(compare, key=lambda r: int(r["details"].get("workers") or 0))]
+        tables.append(PerfTable("corpora compare --profile small --levels 1,2 (compared characters per wall second)",
+                                ["workers", "units", "characters", "wall", "chars/s", "comparisons / differences"],
+                                crow))
+        g = compare[-1]["details"].get("scaling", {})
+        value = g.get("value")
+        goals.append(Goal(f"corpora compare: 2 workers reach at least {g.get('goal', 1.8):.1f}x the 1-worker "
+                          "throughput", "met" if g.get("met") else "not measured" if g.get("met") is None
+                          else "not met", "not measured" if value is None else f"{value:.2f}x"))
+    return goals, tables, notes, {}
 
 
 def gate_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
