@@ -2,16 +2,24 @@
 
 The base is admissible (BPE, ByteLevel without regex after one Isolated Split with the Qwen2 pattern, no
 normalizer); each `variant` changes exactly one thing that admission must refuse.
+
+`power_config(kind)` builds the admissible tokenizers that give the gate its power whichever frozen tokenizers are
+provisioned (`POWER_KINDS`, issue 21): one shared vocabulary whose merges cross every boundary a wrong cut could
+fall on (letter + apostrophe, a nukta's last byte + punctuation, space + word, punctuation + newline, digits), and
+one feature each: a post-processor that adds a beginning-of-text token (`post_processor`), chat markers with
+accepted class transitions inside them on a tokenizer without NFC (`specials_next_to_letters`), the o200k split
+pattern whose letter runs carry a contraction suffix (`o200k_contractions`), and an NFC normalizer (`nfc`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import string
 from pathlib import Path
 
-from frozen.loader import byte_decoder
-from spec.patterns import QWEN2
+from frozen.loader import FrozenTokenizer, byte_decoder, load_tokenizer_file
+from spec.patterns import LLAMA3, O200K, QWEN2
 
 
 def _byte_alphabet() -> list[str]:
@@ -98,3 +106,132 @@ def write(folder: Path, cfg: dict, tok_config: dict | None = None, name: str = "
         cfg_path = folder / f"{name}_config.json"
         cfg_path.write_text(json.dumps(tok_config), encoding="utf-8")
     return tok_path, cfg_path
+
+
+# --- the synthetic tokenizers that make the gate's power independent of the provisioned ones (issue 21) --------
+
+POWER_KINDS = ("post_processor", "specials_next_to_letters", "o200k_contractions", "nfc")
+BOS = "<|begin_of_text|>"
+END = "<|endoftext|>"
+CHAT_MARKERS = ("<|im_start|>", "<|im_end|>", "<think>", "</think>", "[INST]", "[/INST]")
+PATTERN_OF = {"post_processor": LLAMA3, "specials_next_to_letters": QWEN2, "o200k_contractions": O200K, "nfc": QWEN2}
+
+_NUKTA_LAST_BYTE = 0xBC  # the last UTF-8 byte of the Indic nuktas (U+093C, U+09BC, U+0A3C, ...) and of U+05BC
+_AFTER_NUKTA = "/.-,:;!?'(_@#\n"  # what follows a class-changing character in the battery's nfc_exclusion cores
+# Tokens the shared vocabulary reaches by merges (each from the pieces the earlier merges leave, in this order,
+# after the two groups of first merges below): words, words after a space, punctuation before letters, the
+# contraction suffixes, punctuation runs with line breaks, digit groups, and a few multi-byte characters.
+_TOKENS = (
+    "the", "he", "in", "er", "an", "it", "is", "on", "at", "user", "assistant", "system", "think", "INST", "im",
+    "end", "don", "that", "you", "can", "hello", "world", "text", "of", "and", "to",
+    " the", " a", " is", " of", " and", " to", " in", " it", " that", " you", " x", " y", " hello", " world",
+    " user", " can", " don", " think",
+    ".com", "(self", "_id", "/api", ".py", "-based", ".html", "_start", "_end", "<|", "|>", "</",
+    "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'T",
+    ".\n", ".\n\n", "\n\n", ",\n", ":\n", "\r\n", " \n", "  ", "   ", "!\n", "?\n",
+    "00", "10", "12", "123", "42", "99", "100", "2024", "1234",
+    "\u0915", "\u093c", "\u0915\u093c", "\u0958", "\u00e9", "\u0301", "e\u0301", "\u4e2d", "\u4e2d\u6587",
+)
+
+
+def _byte_encoder() -> dict[int, str]:
+    """Byte -> its character in byte-level BPE's alphabet (the inverse of the loader's table)."""
+    return {b: ch for ch, b in byte_decoder().items()}
+
+
+def to_alphabet(text: str) -> str:
+    """`text`'s UTF-8 bytes written in byte-level BPE's alphabet (how the vocabulary spells tokens)."""
+    enc = _byte_encoder()
+    return "".join(enc[b] for b in text.encode("utf-8"))
+
+
+def _bpe(spelled: str, ranks: dict[tuple[str, str], int]) -> list[str]:
+    """`spelled` (in the byte alphabet) split by the merges `ranks` as BPE applies them: always the lowest-ranked
+    adjacent pair first, until none is a merge."""
+    parts = list(spelled)
+    while len(parts) > 1:
+        pairs = [(ranks.get((a, b)), i) for i, (a, b) in enumerate(zip(parts, parts[1:], strict=False))]
+        rank, i = min(((r, i) for r, i in pairs if r is not None), default=(None, -1))
+        if rank is None:
+            break
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    return parts
+
+
+def _add_token(vocab: dict[str, int], merges: list[list[str]], spelled: str) -> None:
+    """Make `spelled` (in the byte alphabet) one token: the pieces the merges so far leave, merged left to right
+    by new merges ranked after all others (so that BPE reaches exactly `spelled`)."""
+    ranks = {(a, b): r for r, (a, b) in enumerate(merges)}
+    parts = _bpe(spelled, ranks)
+    current = parts[0]
+    for part in parts[1:]:
+        merges.append([current, part])
+        current += part
+        vocab.setdefault(current, len(vocab))
+
+
+def power_vocabulary() -> tuple[dict[str, int], list[list[str]]]:
+    """The shared vocabulary and merges of the POWER_KINDS tokenizers.
+
+    First merges (lowest ranks, so they win whatever else a pre-token holds): every ASCII letter + apostrophe
+    ("it's" in one o200k pre-token becomes i, "t'", "s": never the pieces of "it" | "'s"), and a nukta's last byte
+    + each punctuation that can follow it (NFC turns U+0958 "/" into KA, NUKTA "/", with NUKTA and "/" in one
+    pre-token). Then every token of `_TOKENS`, each reached from the pieces the earlier merges leave."""
+    vocab = {ch: i for i, ch in enumerate(_byte_alphabet())}
+    merges: list[list[str]] = []
+    for letter in string.ascii_letters:
+        _add_token(vocab, merges, to_alphabet(letter + "'"))
+    nukta_byte = _byte_encoder()[_NUKTA_LAST_BYTE]
+    for punct in _AFTER_NUKTA:
+        _add_token(vocab, merges, nukta_byte + to_alphabet(punct))
+    for token in _TOKENS:
+        _add_token(vocab, merges, to_alphabet(token))
+    return vocab, merges
+
+
+def _added(content: str, token_id: int) -> dict:
+    return {"id": token_id, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": True}
+
+
+def _template(bos_id: int) -> dict:
+    """A TemplateProcessing post-processor that puts BOS before each sequence (as Llama 3's does)."""
+    bos = {"SpecialToken": {"id": BOS, "type_id": 0}}
+    return {
+        "type": "TemplateProcessing",
+        "single": [bos, {"Sequence": {"id": "A", "type_id": 0}}],
+        "pair": [bos, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": BOS, "type_id": 1}},
+                 {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {BOS: {"id": BOS, "ids": [bos_id], "tokens": [BOS]}},
+    }
+
+
+def power_config(kind: str) -> dict:
+    """The admissible synthetic tokenizer `kind` (one of POWER_KINDS): the shared vocabulary, the split pattern of
+    `PATTERN_OF[kind]`, and its one feature (see the module docstring). Every kind carries `<|endoftext|>`;
+    `specials_next_to_letters` and `nfc` carry the chat markers too (under NFC the normalization window refuses
+    every cut next to them, which is what masks a missing guard there); `post_processor` carries BOS."""
+    if kind not in POWER_KINDS:
+        raise ValueError(f"unknown synthetic tokenizer {kind!r}; one of {POWER_KINDS}")
+    cfg = base_config()
+    vocab, merges = power_vocabulary()
+    cfg["model"]["vocab"], cfg["model"]["merges"] = vocab, merges
+    cfg["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = PATTERN_OF[kind]
+    specials = [END]
+    if kind in ("specials_next_to_letters", "nfc"):
+        specials += CHAT_MARKERS
+    if kind == "post_processor":
+        specials.append(BOS)
+    cfg["added_tokens"] = [_added(s, len(vocab) + i) for i, s in enumerate(specials)]
+    if kind == "post_processor":
+        cfg["post_processor"] = _template(len(vocab) + specials.index(BOS))
+    if kind == "nfc":
+        cfg["normalizer"] = {"type": "NFC"}
+    return cfg
+
+
+def power_tokenizer(kind: str, folder: Path) -> FrozenTokenizer:
+    """Write `power_config(kind)` into `folder` and load it as `synthetic_<kind>` (provenance "file")."""
+    name = f"synthetic_{kind}"
+    path, _ = write(folder, power_config(kind), name=name)
+    return load_tokenizer_file(path, name=name)
