@@ -1,7 +1,7 @@
 """The benchmark figures, one runner each, every result a ledger record of kind and level "benchmark".
 
 Figures (checks): `benchmark.repair_vs_whole` (+ `benchmark.repair_growth`), `benchmark.chunked` (+
-`benchmark.chunked_fit`), `benchmark.fallback_confinement`, `benchmark.suite_throughput` (+ `benchmark.gate_wall`),
+`benchmark.chunked_fit`), `benchmark.fallback_confinement`, `benchmark.suite_throughput`,
 `benchmark.peer_repair_vs_whole` and `benchmark.peer_chunked` (or `benchmark.peer` "not installed"). Every record
 says what it timed, the sizes and repetitions, median/min/max per candidate, the ratio, and how many outputs it
 compared with the reference (`comparisons`, `differences`): a figure whose outputs differ is still recorded, with
@@ -424,26 +424,6 @@ def suite_throughput(tok: FrozenTokenizer, plan: Plan) -> list[dict]:
              "ratio_of": "median(one whole reference encode per string) / median(check)"},
             comparisons=sum(r.comparisons for r in results), differences=sum(r.differences for r in results),
             unit="comparisons",
-        ))
-    return out
-
-
-def gate_wall(workers: tuple[int, ...] = (1, 2)) -> list[dict]:
-    """Wall time of the exhaustive per-code-point tests and of the default gate at -n 1 and -n 2 (subprocesses)."""
-    runs = [("exhaustive", ["properties/test_cut_exhaustive.py", "-n", "1"])]
-    runs += [(f"gate_n{n}", ["properties", "-n", str(n)]) for n in workers]
-    out = []
-    for name, args in runs:
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", *args], cwd=REPO, capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        tail = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else []
-        out.append(record(
-            "benchmark.gate_wall", None,
-            {"figure": "gate_wall", "run": name, "command": ["pytest", "-q", *args], "wall_s": wall,
-             "returncode": proc.returncode, "summary": tail[0] if tail else "",
-             "outcome": "passed" if proc.returncode == 0 else "failed"},
-            comparisons=1, differences=int(proc.returncode != 0), unit="runs",
         ))
     return out
 

@@ -206,3 +206,29 @@ def test_real_benchmark_ledger_renders(tmp_path: Path, ledger) -> None:
     assert parser.svgs == 1 + plots  # the comparisons plot, plus one per figure with a series
     assert compared > 0
     ledger.record("harness", "reports.performance_real_ledger", comparisons=compared, differences=0, unit="figures")
+
+
+def _bench(check: str, details: dict, differences: int = 0) -> dict:
+    return make_record("benchmark", "benchmark", check, comparisons=1, differences=differences, unit="runs",
+                       details={"cores": 2, **details})
+
+
+def test_gate_and_campaign_goals_follow_the_records() -> None:
+    """The gate figure's goals come from the durations record (a bound under 30 s is met, a test over 10 s is
+    not), the campaign figure shows the goals the benchmark computed, and a failed gate run meets no goal."""
+    gate = {"figure": "gate_durations", "workers": 2, "wall_s": 600.0, "outcome": "passed", "tests": 1000,
+            "total_test_s": 1100.0, "longest_s": 24.5, "longest_test": "a::b",
+            "longest": [{"test": "a::b", "seconds": 24.5}], "over_goal_longest": [{"test": "a::b", "seconds": 24.5}],
+            "collection_s": 4.0, "bound_64_s": 28.5, "goal_bound_s": 30.0, "goal_longest_s": 10.0}
+    campaign = {"figure": "campaign", "workers": 1, "cases": 100, "cases_per_s": 500.0, "chars_per_s": 1e5,
+                "library_share": 0.65, "reference_share": 0.55, "ratio_to_reference_chars_per_s": 0.2,
+                "speedup_over_baseline": 1.26,
+                "goals": {"library_share": {"goal": 0.6, "value": 0.65, "met": True},
+                          "speedup": {"goal": 3.0, "value": 1.26, "met": False, "baseline_cases_per_s": 397.0},
+                          "scaling_2_workers": {"goal": 1.8, "value": None, "met": None}}}
+    perf = build_performance([_bench("benchmark.gate_durations", gate), _bench("benchmark.campaign", campaign)])
+    figures = {f.key: f for f in perf.figures}
+    assert [g.status for g in figures["gate"].goals] == ["met", "not met"]
+    assert [g.status for g in figures["campaign"].goals] == ["met", "not met", "not measured"]
+    failed = build_performance([_bench("benchmark.gate_durations", {**gate, "outcome": "failed"}, differences=1)])
+    assert {f.key: f for f in failed.figures}["gate"].goals[0].status == "not met"

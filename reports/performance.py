@@ -40,7 +40,7 @@ FIGURES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("benchmark.scale", "benchmark.scale_efficiency")),
     ("campaign", "Campaign and corpus-comparison throughput (1 and 2 workers)",
      ("benchmark.campaign", "benchmark.compare_workers")),
-    ("gate", "Gate wall time", ("benchmark.gate_wall",)),
+    ("gate", "Gate wall time and durations", ("benchmark.gate_wall", "benchmark.gate_durations")),
     ("peer", "Peer (toktier)", ("benchmark.peer_repair_vs_whole", "benchmark.peer_chunked", "benchmark.peer")),
 )
 ABSENT = {
@@ -52,7 +52,7 @@ ABSENT = {
              "cost of the paper's volumes is stated",
     "campaign": "not measured: no benchmark.campaign or benchmark.compare_workers record in these ledgers (python -m "
                 "benchmarks --only campaign)",
-    "gate": "not measured: gate wall times are recorded only by python -m benchmarks --with-gate",
+    "gate": "not measured: gate wall times and durations are recorded only by python -m benchmarks --with-gate",
     "peer": "not installed or not run: no peer record in these ledgers",
 }
 # Goals of issue 11: (context characters, minimum ratio) for repair; (characters, workers, minimum) for chunked.
@@ -569,15 +569,37 @@ def campaign_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list
 
 
 def gate_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
-    rows = []
-    for r in sorted(recs, key=lambda r: str(r["details"].get("run"))):
+    """The gate's wall time and, from a `benchmark.gate_durations` run, its per-test durations: the longest test,
+    the total, and the wall-time bound on 64 workers, max(longest, total / 64) + collection, with its goals."""
+    durations = [r for r in recs if r["check"] == "benchmark.gate_durations"]
+    rows, goals, tables = [], [], []
+    for r in sorted(recs, key=lambda r: str(r["details"].get("run") or r["details"].get("workers"))):
         d = r["details"]
         wall = _num(d, "wall_s")
         cmd = d.get("command")
-        rows.append([str(d.get("run", "not recorded")), " ".join(cmd) if isinstance(cmd, list) else "not recorded",
+        rows.append([str(d.get("run") or f"gate -n {d.get('workers')}"),
+                     " ".join(cmd) if isinstance(cmd, list) else "not recorded",
                      "not recorded" if wall is None else f"{wall:,.1f} s ({wall / 60:.1f} min)",
                      str(d.get("outcome", "not recorded")), str(d.get("summary", ""))])
-    return [], [PerfTable("wall time of test runs", ["run", "command", "wall", "outcome", "summary"], rows)], [], {}
+    tables.append(PerfTable("wall time of test runs", ["run", "command", "wall", "outcome", "summary"], rows))
+    for r in durations:
+        d = r["details"]
+        longest = [[str(t["test"]), f"{t['seconds']:.1f} s"] for t in d.get("longest", [])]
+        tables.append(PerfTable(
+            f"gate durations ({d.get('tests', 0):,} tests, total {_num(d, 'total_test_s') or 0:,.1f} s of test time, "
+            f"collection {d.get('collection_s')} s): the longest tests", ["test", "seconds"], longest))
+        passed = d.get("outcome") == "passed"
+        bound, longest_s = _num(d, "bound_64_s"), _num(d, "longest_s")
+        goals.append(Goal(f"wall-time bound on 64 workers, {d.get('bound_of', 'max(longest, total / 64)')}, at "
+                          f"most {d.get('goal_bound_s', 30):.0f} s",
+                          "not measured" if bound is None else "met" if passed and bound <= d["goal_bound_s"]
+                          else "not met", "not measured" if bound is None else f"{bound:.1f} s"))
+        over = d.get("over_goal_longest") or []
+        goals.append(Goal(f"no test over {d.get('goal_longest_s', 10):.0f} s on one worker",
+                          "not measured" if longest_s is None else "met" if not over else "not met",
+                          "not measured" if longest_s is None else
+                          f"longest {longest_s:.1f} s ({d.get('longest_test')}); {len(over)} over the goal"))
+    return goals, tables, [], {}
 
 
 def peer_figure(recs: list[dict], own: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
