@@ -208,7 +208,7 @@ def test_real_benchmark_ledger_renders(tmp_path: Path, ledger) -> None:
     ledger.record("harness", "reports.performance_real_ledger", comparisons=compared, differences=0, unit="figures")
 
 
-def _bench(check: str, details: dict, differences: int = 0) -> dict:
+def _bench_run(check: str, details: dict, differences: int = 0) -> dict:
     return make_record("benchmark", "benchmark", check, comparisons=1, differences=differences, unit="runs",
                        details={"cores": 2, **details})
 
@@ -226,9 +226,9 @@ def test_gate_and_campaign_goals_follow_the_records() -> None:
                 "goals": {"library_share": {"goal": 0.6, "value": 0.65, "met": True},
                           "speedup": {"goal": 3.0, "value": 1.26, "met": False, "baseline_cases_per_s": 397.0},
                           "scaling_2_workers": {"goal": 1.8, "value": None, "met": None}}}
-    perf = build_performance([_bench("benchmark.gate_durations", gate), _bench("benchmark.campaign", campaign)])
+    perf = build_performance([_bench_run("benchmark.gate_durations", gate), _bench_run("benchmark.campaign", campaign)])
     figures = {f.key: f for f in perf.figures}
     assert [g.status for g in figures["gate"].goals] == ["met", "not met"]
     assert [g.status for g in figures["campaign"].goals] == ["met", "not met", "not measured"]
-    failed = build_performance([_bench("benchmark.gate_durations", {**gate, "outcome": "failed"}, differences=1)])
+    failed = build_performance([_bench_run("benchmark.gate_durations", {**gate, "outcome": "failed"}, differences=1)])
     assert {f.key: f for f in failed.figures}["gate"].goals[0].status == "not met"
