@@ -1,9 +1,11 @@
 """The transition set is machine-checked against every split pattern (z3), and its exclusions are real.
 
-For each of the six pattern families (the four confirmed against provisioned files and the two reconstructions,
-qwen3_5 and tekken), every accepted class pair is proved to be a clean piece boundary with the end-of-input
-argument (spec/proofs/prove.py states the obligations), and every pair outside the set is either proved sound
-too (excluded conservatively) or refuted by a counterexample the reference pre-tokenizer confirms. Provisioned
+For each of the six pattern families (the five confirmed against files and the reconstruction qwen3_5, marked as
+such wherever it is printed), every accepted class pair is proved to be a clean piece boundary with the
+end-of-input argument (spec/proofs/prove.py states the obligations), and every pair outside the set is either
+proved sound too (excluded conservatively) or refuted by a counterexample the reference pre-tokenizer confirms;
+the pattern's record says how deep each refutation reaches on its provisioned tokenizers (pieces, units or IDs:
+spec/proofs/depth.py, re-checked in properties/test_proof_stages.py). Provisioned
 tokenizers are checked to run exactly the proved stages; unprovisioned ones are recorded as pattern-only with
 status "not provisioned", never as a pass for the tokenizer.
 """
@@ -21,7 +23,7 @@ from properties.conftest import PROVISIONED
 from spec.admission import admission_of
 from spec.patterns import CONFIRMED_AGAINST_FILE, RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES
 from spec.proofs.pieces import cut_changes_pieces, family_pieces, pieces_of
-from spec.proofs.prove import FamilyProof, prove_family, prove_stages
+from spec.proofs.prove import FamilyProof, examine_family, prove_family, prove_stages
 from spec.proofs.regex import PatternSyntaxUnsupported, parse
 
 FAMILIES = list(SPLIT_PATTERNS)
@@ -42,6 +44,11 @@ def _failure_report(proof: FamilyProof) -> str:
     return "\n".join(lines)
 
 
+def _origin(family: str) -> str:
+    """How a printed pattern is marked: " (reconstruction: FROM WHAT)" or " (confirmed: file)"."""
+    return f" (reconstruction: {RECONSTRUCTED[family]})" if family in RECONSTRUCTED else " (confirmed: file)"
+
+
 def _details(proof: FamilyProof) -> dict:
     return {
         **proof.summary(),
@@ -53,8 +60,10 @@ def _details(proof: FamilyProof) -> dict:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_transition_set_is_proved_for_pattern(family: str, ledger) -> None:
     """Every accepted pair is sound for the pattern (some stage clean, every earlier one transparent), no stage
-    matches the empty string, and every excluded pair is proved sound or refuted by a reference-confirmed cut."""
-    proof = prove_family(family)
+    matches the empty string, and every excluded pair is proved sound or refuted by a reference-confirmed cut;
+    the record says per refuted pair how deep its counterexample reaches on the pattern's provisioned tokenizers
+    (`examine_family`; properties/test_proof_stages.py re-checks those claims)."""
+    proof = examine_family(family)
     pieces = family_pieces(family)
     confirmed = 0
     for r in proof.excluded():
@@ -63,14 +72,14 @@ def test_transition_set_is_proved_for_pattern(family: str, ledger) -> None:
             confirmed += 1
     summary = proof.summary()
     print(
-        f"\n{family}: {proof.symbols} symbols, {proof.stages} stage(s), "
+        f"\n{family}{_origin(family)}: {proof.symbols} symbols, {proof.stages} stage(s), "
         f"{proof.obligations_proved}/{len(proof.obligations)} obligations proved, "
         f"accepted proved {summary['accepted_pairs_proved']}, conservative {summary['excluded_sound_conservative']}, "
         f"{confirmed} counterexamples confirmed, solver {proof.solver_seconds:.2f}s"
     )
     for label, cx in summary["counterexamples"].items():
         print(f"  {label}: {' '.join(cx['codepoints'])} cut {cx['cut']} ({cx['obligation']}, stage {cx['stage']}): "
-              f"{cx['pieces_whole']} vs {cx['pieces_split']}")
+              f"{cx['pieces_whole']} vs {cx['pieces_split']}; {summary['exclusions'][label]['verdict']}")
     ledger.record(
         "proof",
         "proofs.transitions_z3.pattern",
@@ -138,7 +147,7 @@ def test_unprovisioned_tokenizers_are_recorded_as_pattern_only(ledger) -> None:
             unit="obligations",
             details={**_details(proof), "status": "not provisioned"},
         )
-        print(f"\n{row.name}: not provisioned; pattern {row.split_pattern} proved "
+        print(f"\n{row.name}: not provisioned; pattern {row.split_pattern}{_origin(row.split_pattern)} proved "
               f"({proof.obligations_proved} obligations), file unconfirmed")
         assert not proof.accepted_failures()
 

@@ -79,13 +79,67 @@ def obligation_grid(model: Table3) -> tuple[list[str], list[list[str]], list[tup
     if not ob.available:
         return [], [], []
     tokenizers = [t for t in model.tokenizers if t.in_registry]
-    header = ["obligation", *[t.alias for t in tokenizers]]
+    rebuilt = reconstructed_tokenizers(model)
+    header = ["obligation", *[f"{t.alias} {RECONSTRUCTION_MARK}" if t.name in rebuilt else t.alias
+                              for t in tokenizers]]
     rows, statements = [], []
     for r in ob.rows:
         ident = r.get("id", "?")
         rows.append([ident, *[short_state(r.get(t.name, "")) for t in tokenizers]])
         statements.append((ident, r.get("statement", ""), r.get("discharge", "")))
     return header, rows, statements
+
+
+RECONSTRUCTION_MARK = "(rec.)"
+PATTERN_HEADER = ["pattern", "string from", "tokenizers", "accepted pairs proved", "excluded, proved sound",
+                  "refuted: IDs / units only / pieces only", "IDs checked on"]
+REFUTED_HEADER = ["pattern", "pair", "verdict", "witness", "IDs: whole vs left + right"]
+
+
+def reconstructed_tokenizers(model: Table3) -> dict[str, str]:
+    """Tokenizer name -> "PATTERN, a reconstruction: FROM WHAT" for each tokenizer whose split pattern is not yet
+    confirmed against a file (from the pattern-level proof records)."""
+    return {tok: f"{p['pattern']}, a {p['origin']}" for p in model.obligations.patterns if p.get("reconstructed")
+            for tok in p.get("tokenizers") or []}
+
+
+def pattern_rows(model: Table3) -> list[list[str]]:
+    """One row per split pattern under PATTERN_HEADER (empty without pattern-level proof records)."""
+    out = []
+    for p in model.obligations.patterns:
+        depths = p.get("depths") or {}
+        refuted = (f"{depths.get('ids', 0)} / {depths.get('units', 0)} / {depths.get('pieces', 0)}" if depths
+                   else f"{len(p.get('refuted') or [])} confirmed on pieces (depth not recorded)")
+        failed = p.get("accepted_failed") or []
+        proved = f"{len(p.get('accepted_proved') or [])}" + (f", FAILED {', '.join(failed)}" if failed else "")
+        out.append([p["pattern"], p.get("origin", ""), ", ".join(p.get("tokenizers") or []), proved,
+                    ", ".join(p.get("excluded_sound") or []) or "none", refuted,
+                    ", ".join(p.get("ids_checked_on") or []) or p.get("ids_note") or "not recorded"])
+    return out
+
+
+def _ids_text(ids: dict) -> str:
+    parts = []
+    for tok, e in ids.items():
+        if e.get("skipped"):
+            parts.append(f"{tok}: not consulted ({e['skipped']})")
+        else:
+            parts.append(f"{tok}: {e.get('whole')} vs {e.get('left')} + {e.get('right')}")
+    return "; ".join(parts)
+
+
+def refuted_rows(model: Table3) -> list[list[str]]:
+    """One row per refuted pair of each pattern under REFUTED_HEADER: its verdict ("confirmed on IDs (tokenizer:
+    ...)", "excluded, conservative: confirmed on units only", ...), the witness kept (code points, cut, where it
+    came from) and its IDs per tokenizer."""
+    out = []
+    for p in model.obligations.patterns:
+        for r in p.get("refuted") or []:
+            text = r.get("text") or ""
+            witness = f"{' '.join(f'U+{ord(c):04X}' for c in text)} cut {r.get('cut')} ({r.get('source')})"
+            out.append([p["pattern"], str(r.get("pair")), str(r.get("verdict")), witness,
+                        _ids_text(r.get("ids") or {})])
+    return out
 
 
 def failed_cells(model: Table3) -> list[str]:

@@ -5,7 +5,19 @@ from __future__ import annotations
 from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
-from reports.glance import SHORT_STATE, failed_cells, levels, missing, obligation_grid
+from reports.glance import (
+    PATTERN_HEADER,
+    RECONSTRUCTION_MARK,
+    REFUTED_HEADER,
+    SHORT_STATE,
+    failed_cells,
+    levels,
+    missing,
+    obligation_grid,
+    pattern_rows,
+    reconstructed_tokenizers,
+    refuted_rows,
+)
 from reports.paper import beside
 from reports.plots import comparisons_per_tokenizer, kill_heatmap, performance_plot, throughput_plot
 from reports.provenance import provenance_items
@@ -231,6 +243,19 @@ not mixed in.</p>
 {% for r in grid_rows %}<tr><td title="{{ grid_statements[loop.index0][1] }}"><code>{{ r[0] }}</code></td>
 {% for c in r[1:] %}<td class="state s-{{ c|replace(' ', '-')|replace('/', '') }}">{{ c }}</td>{% endfor %}</tr>
 {% endfor %}</tbody></table>
+{% for tok, what in reconstructed %}<p class="note"><code>{{ reconstruction_mark }}</code> {{ tok }}: split pattern
+{{ what }}.</p>{% endfor %}
+{% if pattern_rows %}<p class="note">Split patterns (z3 proofs of the transition set per pattern, from the
+records):</p>
+<div class="scroll"><table class="patterns"><thead><tr>{% for h in pattern_header %}<th>{{ h }}</th>{% endfor %}
+</tr></thead><tbody>{% for r in pattern_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table></div>
+<p class="note">Refuted pairs, and how deep each counterexample reaches on the pattern's provisioned tokenizers
+(IDs: a chunked encode would differ; units: equal IDs grouped differently; pieces: split pieces only; "excluded,
+conservative": no ID-changing witness within the search bound):</p>
+<div class="scroll"><table class="refuted"><thead><tr>{% for h in refuted_header %}<th>{{ h }}</th>{% endfor %}
+</tr></thead><tbody>{% for r in refuted_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table></div>{% endif %}
 {% if failed_cells %}<p class="warn">Failed cells, with their first difference:</p><ul>{% for f in failed_cells %}
 <li>{{ f }}</li>{% endfor %}</ul>{% endif %}
 <dl class="statements">{% for ident, statement, how in grid_statements %}<dt><code>{{ ident }}</code></dt>
@@ -352,6 +377,12 @@ def _context(model: Table3) -> dict:
         "grid_rows": obligation_grid(model)[1],
         "grid_statements": obligation_grid(model)[2],
         "short_states": list(SHORT_STATE.items()),
+        "reconstructed": list(reconstructed_tokenizers(model).items()),
+        "reconstruction_mark": RECONSTRUCTION_MARK,
+        "pattern_header": PATTERN_HEADER,
+        "pattern_rows": pattern_rows(model),
+        "refuted_header": REFUTED_HEADER,
+        "refuted_rows": refuted_rows(model),
         "failed_cells": failed_cells(model),
         "css": Markup(CSS),
         "records": num(model.provenance.records),

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from reports.glance import SHORT_STATE, failed_cells, levels, missing, obligation_grid
+from reports.glance import (
+    PATTERN_HEADER,
+    RECONSTRUCTION_MARK,
+    REFUTED_HEADER,
+    SHORT_STATE,
+    failed_cells,
+    levels,
+    missing,
+    obligation_grid,
+    pattern_rows,
+    reconstructed_tokenizers,
+    refuted_rows,
+)
 from reports.paper import beside
 from reports.provenance import provenance_items
 from reports.table3 import NO_SUBJECTS, NO_TOKENIZER, SUBJECT_HEADER, Table3, subject_rows, throughput_summary
@@ -203,6 +215,16 @@ def _obligations(model: Table3) -> list[str]:
     header, rows, statements = obligation_grid(model)
     legend = ", ".join(f"`{short}` {state}" for state, short in SHORT_STATE.items())
     out += [ob.note + "; one cell per tokenizer: " + legend + ".", ""] + _table(header, rows)
+    rebuilt = reconstructed_tokenizers(model)
+    if rebuilt:
+        out += [""] + [f"`{RECONSTRUCTION_MARK}` {tok}: split pattern {what}." for tok, what in rebuilt.items()]
+    if ob.patterns:
+        out += ["", "Split patterns (z3 proofs of the transition set per pattern, from the records):", ""]
+        out += _table(PATTERN_HEADER, pattern_rows(model))
+        out += ["", "Refuted pairs, and how deep each counterexample reaches on the pattern's provisioned tokenizers "
+                "(IDs: a chunked encode would differ; units: equal IDs grouped differently; pieces: split pieces "
+                "only; \"excluded, conservative\": no ID-changing witness within the search bound):", ""]
+        out += _table(REFUTED_HEADER, refuted_rows(model))
     failed = failed_cells(model)
     if failed:
         out += ["", "Failed cells, with their first difference:", ""] + [f"- {line}" for line in failed]

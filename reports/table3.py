@@ -283,6 +283,9 @@ class ObligationTable:
     note: str
     columns: list[str] = field(default_factory=list)
     rows: list[dict[str, str]] = field(default_factory=list)
+    # per split pattern, from its pattern-level proof record (the module's `pattern_proofs`, when it has one): where
+    # the string comes from (file or reconstruction), and how deep each refuted pair's counterexample reaches
+    patterns: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -744,6 +747,7 @@ def obligation_table(records: list[dict], module_name: str = "spec.proofs.obliga
         obligations = [_plain(o) for o in module.obligations()]
         kwargs = {"provisioned": provisioned} if provisioned is not None else {}
         status = _plain(module.status_from_ledger(records, **kwargs))
+        patterns = _plain(module.pattern_proofs(records)) if hasattr(module, "pattern_proofs") else []
     except Exception as exc:  # a bug in the proofs module must show in the report, not abort it
         why = f"{module_name} raised {type(exc).__name__}: {exc}"
         return ObligationTable(False, f"obligation table not available: {why}")
@@ -767,7 +771,8 @@ def obligation_table(records: list[dict], module_name: str = "spec.proofs.obliga
             if k not in columns:
                 columns.append(k)
         rows.append(row)
-    return ObligationTable(True, f"from {module_name}", columns, [{c: r.get(c, "") for c in columns} for r in rows])
+    return ObligationTable(True, f"from {module_name}", columns, [{c: r.get(c, "") for c in columns} for r in rows],
+                           [p for p in patterns if isinstance(p, dict)] if isinstance(patterns, list) else [])
 
 
 SUBJECT_HEADER = ["subject", "version", "tokenizer", "level", "status", "comparisons", "differences", "reasons",

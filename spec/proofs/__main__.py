@@ -1,15 +1,43 @@
-"""Print, per pattern family, the abstract alphabet, the proved pairs, the confirmed counterexamples and the
-solver time (`python -m spec.proofs [--bounded] [FAMILY...]`)."""
+"""Print, per pattern family, the abstract alphabet, the proved pairs, the refuted pairs with how deep each
+counterexample reaches on the family's provisioned tokenizers (pieces, units or reference IDs, with the IDs), and
+the solver time (`python -m spec.proofs [--bounded] [FAMILY...]`)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES
 from spec.proofs.alphabet import family_alphabet
 from spec.proofs.bounded import bounded_check, default_lengths
 from spec.proofs.pieces import family_pieces
+
+
+def _ids(effect: dict) -> str:
+    if effect.get("skipped"):
+        return f"not consulted ({effect['skipped']})"
+    return f"{effect['depth'] or 'equal'}: {effect['whole']} vs {effect['left']} + {effect['right']}"
+
+
+def exclusion_lines(exclusion: dict | None) -> list[str]:
+    """The verdict of one refuted pair, the first counterexample's IDs per tokenizer and, when the search went
+    further, the witness it kept with its IDs."""
+    if exclusion is None:
+        return []
+    first, witness = exclusion["first"], exclusion["witness"]
+    lines = [exclusion["verdict"]]
+    lines += [f"first counterexample on {tok}: {_ids(e)}" for tok, e in first["ids"].items()]
+    if (witness["text"], witness["cut"]) != (first["text"], first["cut"]):
+        lines.append(f"witness ({witness['source']}): {' '.join(witness['codepoints'])} "
+                     f"{json.dumps(witness['text'], ensure_ascii=False)} cut {witness['cut']}")
+        lines += [f"  on {tok}: {_ids(e)}" for tok, e in witness["ids"].items()]
+    elif exclusion["depth"] != "ids" and exclusion["tokenizers"]:
+        searched = exclusion["searched"]
+        lines.append(f"no ID-changing witness: {searched['first_word_texts']} texts of the first word, "
+                     f"{searched['vocabulary_texts']} vocabulary texts, {searched['z3_models']} z3 models "
+                     f"({searched['model_texts']} texts)")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,11 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown pattern family: {', '.join(unknown)}")
     # heavy optional: z3, loaded only once the arguments parse
     from spec.proofs.coverage import family_coverage
-    from spec.proofs.prove import prove_family
+    from spec.proofs.prove import examine_family
 
     failed = False
     for family in args.families or list(SPLIT_PATTERNS):
-        proof = prove_family(family)
+        proof = examine_family(family)
         s = proof.summary()
         origin = f" (reconstruction: {RECONSTRUCTED[family]})" if family in RECONSTRUCTED else " (confirmed: file)"
         print(f"{family}{origin}: {s['symbols']} symbols, {s['stages']} stage(s), "
@@ -34,9 +62,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  accepted pairs proved (separating stage): {s['accepted_pairs_proved']}")
         print(f"  accepted pairs FAILED: {s['accepted_pairs_failed']}")
         print(f"  excluded but sound for this pattern: {s['excluded_sound_conservative']}")
+        depths, bound = s["exclusion_depths"], s["witness_search"]
+        checked = f"tokenizers: {', '.join(s['ids_checked_on'])}" if s["ids_checked_on"] else s["ids_note"]
+        print(f"  refuted pairs by deepest stage ({checked}): {depths['ids']} IDs, {depths['units']} units only, "
+              f"{depths['pieces']} pieces only; {depths['conservative']} excluded, conservative (search bound: "
+              f"first word x {bound['first_word_contexts']} contexts, {bound['vocabulary_texts_per_tokenizer']} "
+              f"vocabulary texts per tokenizer, {bound['z3_models']} z3 models x {bound['contexts_per_model']} "
+              "contexts)")
         for label, cx in s["counterexamples"].items():
             print(f"  {label}: {' '.join(cx['codepoints'])} cut {cx['cut']} ({cx['obligation']}, stage "
                   f"{cx['stage']}): {cx['pieces_whole']} vs {cx['pieces_split']}")
+            for line in exclusion_lines(s["exclusions"].get(label)):
+                print(f"    {line}")
         if s["unresolved_exclusions"]:
             print(f"  excluded pairs with neither proof nor confirmed counterexample: {s['unresolved_exclusions']}")
         failed |= bool(s["accepted_pairs_failed"] or s["unresolved_exclusions"])

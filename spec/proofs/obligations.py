@@ -384,3 +384,59 @@ def status_from_ledger(records: Iterable[dict], **registry) -> dict[str, dict[st
                         if cell.get("first_difference") else cell["status"]) for tok, cell in row.items()}
         for premise, row in status_details(records, **registry).items()
     }
+
+
+PATTERN_PROOF_CHECK = "proofs.transitions_z3.pattern"  # one record per split pattern (properties/test_proofs.py)
+
+
+def _refuted_pairs(details: dict) -> list[dict]:
+    """Each refuted pair of one pattern-level proof record: its verdict on IDs, the witness kept and its IDs per
+    tokenizer. A record written before the depths were examined says "confirmed on pieces (depth not recorded)"."""
+    exclusions = details.get("exclusions") or {}
+    out = []
+    for label, ex in exclusions.items():
+        witness = ex.get("witness") or {}
+        out.append({"pair": label, "verdict": ex.get("verdict"), "depth": ex.get("depth"),
+                    "text": witness.get("text"), "cut": witness.get("cut"), "source": witness.get("source"),
+                    "ids": witness.get("ids") or {}})
+    for label, cx in (details.get("counterexamples") or {}).items():
+        if label not in exclusions:
+            out.append({"pair": label, "verdict": "confirmed on pieces (depth not recorded)", "depth": None,
+                        "text": cx.get("text"), "cut": cx.get("cut"), "source": "first counterexample", "ids": {}})
+    return out
+
+
+def pattern_proofs(records: Iterable[dict]) -> list[dict]:
+    """Per split pattern, from the last pattern-level proof record of each family (`PATTERN_PROOF_CHECK`): where
+    its string comes from ("file", or "reconstruction: FROM WHAT" while it is not confirmed against a file), the
+    registry tokenizers of that pattern, the accepted pairs proved and failed, the excluded pairs proved sound, and
+    per refuted pair how deep its counterexample reaches ("confirmed on IDs (tokenizer: ...)", "excluded,
+    conservative: confirmed on units only" or "... pieces only", or "confirmed on pieces only; IDs not checked: no
+    provisioned tokenizer of this pattern") with the witness and its IDs."""
+    latest: dict[str, dict] = {}
+    for rec in records:
+        details = rec.get("details") or {}
+        if rec.get("check") == PATTERN_PROOF_CHECK and details.get("family"):
+            latest[str(details["family"])] = details
+    out = []
+    for family in sorted(latest):
+        d = latest[family]
+        if d.get("reconstruction"):
+            origin = f"reconstruction: {d['reconstruction']}"
+        else:
+            origin = "file" if d.get("pattern_confirmed_against_file") else "not confirmed against a file"
+        out.append({
+            "pattern": family,
+            "origin": origin,
+            "reconstructed": bool(d.get("reconstruction")),
+            "tokenizers": list(d.get("tokenizers") or []),
+            "ids_checked_on": list(d.get("ids_checked_on") or []),
+            "ids_note": d.get("ids_note"),
+            "accepted_proved": sorted(d.get("accepted_pairs_proved") or {}),
+            "accepted_failed": list(d.get("accepted_pairs_failed") or []),
+            "excluded_sound": sorted(d.get("excluded_sound_conservative") or {}),
+            "depths": dict(d.get("exclusion_depths") or {}),
+            "witness_search": d.get("witness_search"),
+            "refuted": _refuted_pairs(d),
+        })
+    return out

@@ -31,20 +31,38 @@ A pair outside the accepted set either gets the same proof (it is sound for this
 conservatively) or a z3 witness of the failing obligation, which is mapped to real characters (one
 representative per symbol), put into a small context if needed, and confirmed with the reference
 pre-tokenizer: the cut must really change the pieces. Timeouts and `unknown` raise `ProofInconclusive`.
+`examine_family` then says how deep each refutation reaches on the provisioned tokenizers of the pattern
+(`spec.proofs.depth`): pieces only, the byte-level units, or the reference IDs, searching further z3 models of
+the failing obligation (each found model blocked) and the tokenizers' vocabularies for a witness that changes the
+IDs; a refuted pair without one is "excluded, conservative".
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from functools import cache
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from functools import cache, partial
 
 import z3
 
 from frozen.errors import SuiteError
+from frozen.loader import FrozenTokenizer
 from spec.classes import CLASS_NAMES
-from spec.patterns import SPLIT_PATTERNS
+from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS
 from spec.proofs.alphabet import Alphabet, partition
+from spec.proofs.depth import (
+    CONTEXT_BOUND,
+    FIRST_CONTEXT_BOUND,
+    MODEL_BOUND,
+    NO_TOKENIZER,
+    VOCABULARY_BOUND,
+    Exclusion,
+    contexts,
+    family_tokenizers,
+    find_witness,
+)
 from spec.proofs.pieces import Pieces, cut_changes_pieces, pieces_of, stages_pre_tokenizer
 from spec.proofs.regex import Node, atoms, is_single_run, lookaheads, parse
 from spec.proofs.z3_encoding import Encoder
@@ -94,6 +112,7 @@ class PairResult:
     counterexample_cut: int | None = None
     pieces_whole: list[str] | None = None
     pieces_split: list[str] | None = None
+    exclusion: Exclusion | None = None  # how deep the refutation reaches on the pattern's tokenizers (examine_ids)
 
     @property
     def confirmed(self) -> bool:
@@ -109,6 +128,10 @@ class FamilyProof:
     pairs: list[PairResult] = field(default_factory=list)
     solver_seconds: float = 0.0
     wall_seconds: float = 0.0
+    ids_tokenizers: tuple[str, ...] | None = None  # the tokenizers the exclusions were checked on (None: not checked)
+    alphabet: Alphabet | None = field(default=None, repr=False)
+    provers: list[StageProver] = field(default_factory=list, repr=False)
+    pieces: Pieces | None = field(default=None, repr=False)
 
     @property
     def obligations(self) -> list[Obligation]:
@@ -150,12 +173,35 @@ class FamilyProof:
                     "stage": r.witness.stage if r.witness else None,
                     "pieces_whole": r.pieces_whole,
                     "pieces_split": r.pieces_split,
+                    "verdict": r.exclusion.verdict if r.exclusion else "confirmed on pieces (IDs not examined)",
                 }
                 for r in self.excluded()
                 if r.confirmed
             },
             "unresolved_exclusions": [r.pair.label for r in self.unresolved_exclusions()],
             "solver_seconds": round(self.solver_seconds, 3),
+            "reconstruction": RECONSTRUCTED.get(self.family),
+            **self.ids_summary(),
+        }
+
+    def ids_summary(self) -> dict:
+        """Where the refutations reach on the pattern's provisioned tokenizers: per refuted pair its verdict, the
+        first counterexample's and the witness's IDs (`spec.proofs.depth.Exclusion.as_dict`), and the counts by
+        deepest stage; empty when the IDs were not examined (`prove_family` alone, without `examine_ids`)."""
+        if self.ids_tokenizers is None:
+            return {}
+        exclusions = {r.pair.label: r.exclusion for r in self.excluded() if r.exclusion is not None}
+        depths = Counter(e.depth for e in exclusions.values())
+        counts = {"ids": depths["ids"], "units": depths["units"], "pieces": depths["pieces"]}
+        counts["conservative"] = counts["units"] + counts["pieces"] if self.ids_tokenizers else 0
+        return {
+            "ids_checked_on": list(self.ids_tokenizers),
+            "ids_note": None if self.ids_tokenizers else NO_TOKENIZER,
+            "exclusions": {label: e.as_dict() for label, e in exclusions.items()},
+            "exclusion_depths": counts,
+            "witness_search": {"first_word_contexts": FIRST_CONTEXT_BOUND,
+                               "vocabulary_texts_per_tokenizer": VOCABULARY_BOUND, "z3_models": MODEL_BOUND,
+                               "contexts_per_model": CONTEXT_BOUND},
         }
 
 
@@ -206,27 +252,39 @@ class StageProver:
         sat, sec = _check(s)
         return Obligation("no_empty_match", self.index, "", not sat, sec, () if sat else None)
 
-    def no_straddle(self, pair: PairSet) -> Obligation:
-        """No string of the over-approximated language has a factor x·y with x in X, y in Y."""
+    def _straddle_query(self, pair: PairSet) -> tuple[z3.Solver, list[z3.SeqRef]]:
+        """Satisfiable iff the over-approximated language has a string w with a factor x·y."""
         w = z3.String("w")
         factor = z3.Concat(self.enc.any_string(), self.enc.symbols(pair.left), self.enc.symbols(pair.right),
                            self.enc.any_string())
         s = _solver()
         s.add(z3.InRe(w, z3.Intersect(self.over, factor)))
+        return s, [w]
+
+    def _straddle_witnesses(self, pair: PairSet, word: tuple[int, ...]) -> list[tuple[tuple[int, ...], int]]:
+        return [(word, k) for k in range(1, len(word)) if word[k - 1] in pair.left and word[k] in pair.right]
+
+    def no_straddle(self, pair: PairSet) -> Obligation:
+        """No string of the over-approximated language has a factor x·y with x in X, y in Y."""
+        s, (w,) = self._straddle_query(pair)
         sat, sec = _check(s)
         if not sat:
             return Obligation("no_straddle", self.index, pair.label, True, sec)
-        word = self.enc.decode(s.model()[w])
-        cut = next(k for k in range(1, len(word)) if word[k - 1] in pair.left and word[k] in pair.right)
+        word, cut = self._straddle_witnesses(pair, self.enc.decode(s.model()[w]))[0]
         return Obligation("no_straddle", self.index, pair.label, False, sec, word, cut)
 
-    def gap_free(self, pair: PairSet) -> Obligation:
-        """For all x in X, y in Y: "y" or "x" is matched whatever follows (lookaheads read as failing)."""
+    def _gap_query(self, pair: PairSet) -> tuple[z3.Solver, list[z3.SeqRef]]:
+        """Satisfiable iff some x in X and y in Y are both not matched whatever follows."""
         a, b = z3.String("a"), z3.String("b")
         s = _solver()
         s.add(z3.Length(a) == 1, z3.Length(b) == 1)
         s.add(z3.InRe(a, self.enc.symbols(pair.left)), z3.Not(z3.InRe(a, self.under)))
         s.add(z3.InRe(b, self.enc.symbols(pair.right)), z3.Not(z3.InRe(b, self.under)))
+        return s, [a, b]
+
+    def gap_free(self, pair: PairSet) -> Obligation:
+        """For all x in X, y in Y: "y" or "x" is matched whatever follows (lookaheads read as failing)."""
+        s, (a, b) = self._gap_query(pair)
         sat, sec = _check(s)
         if not sat:
             return Obligation("gap_free", self.index, pair.label, True, sec)
@@ -234,14 +292,21 @@ class StageProver:
         word = self.enc.decode(m[a]) + self.enc.decode(m[b])
         return Obligation("gap_free", self.index, pair.label, False, sec, word, 1)
 
-    def lookahead_end(self, pair: PairSet) -> Obligation:
-        """No lookahead can be evaluated right after a symbol of X (so never at p by a match started before p)."""
-        total = 0.0
+    def _lookahead_queries(self, pair: PairSet) -> list[tuple[z3.Solver, list[z3.SeqRef]]]:
+        """Per lookahead: satisfiable iff a match can consume a string ending in X before evaluating it."""
+        out = []
         for look in self.looks:
             u = z3.String("u")
             prefix = self.enc.before(self.ast, look)
             s = _solver()
             s.add(z3.InRe(u, z3.Intersect(prefix, z3.Concat(self.enc.any_string(), self.enc.symbols(pair.left)))))
+            out.append((s, [u]))
+        return out
+
+    def lookahead_end(self, pair: PairSet) -> Obligation:
+        """No lookahead can be evaluated right after a symbol of X (so never at p by a match started before p)."""
+        total = 0.0
+        for s, (u,) in self._lookahead_queries(pair):
             sat, sec = _check(s)
             total += sec
             if sat:
@@ -249,6 +314,40 @@ class StageProver:
                 return Obligation("lookahead_end", self.index, pair.label, False, total,
                                   word + (min(pair.right),), len(word))
         return Obligation("lookahead_end", self.index, pair.label, True, total)
+
+    def models(self, obligation: str, pair: PairSet, limit: int) -> Iterator[tuple[tuple[int, ...], int, str]]:
+        """Up to `limit` witnesses (abstract word, cut, "z3 model k of OBLIGATION") of a failing obligation, each
+        from a further z3 model: every model found is blocked (its variables may not all take the same values
+        again) before the next check. A lookahead_end model yields one witness per symbol of Y after it."""
+        if obligation == "no_straddle":
+            queries = [self._straddle_query(pair)]
+        elif obligation == "gap_free":
+            queries = [self._gap_query(pair)]
+        elif obligation == "lookahead_end":
+            queries = self._lookahead_queries(pair)
+        else:
+            raise ValueError(f"no models for obligation {obligation!r}")
+        found = 0
+        for query, free in queries:
+            # a fresh context per enumeration: the models z3 picks then depend on this query alone, not on what
+            # the process solved before (the default context's history changes them)
+            context = z3.Context()
+            s, variables = query.translate(context), [v.translate(context) for v in free]
+            while found < limit and _check(s)[0]:
+                m = s.model()
+                values = [m.eval(v, model_completion=True) for v in variables]
+                s.add(z3.Or(*[v != val for v, val in zip(variables, values, strict=True)]))
+                words = [self.enc.decode(val) for val in values]
+                if obligation == "no_straddle":
+                    witnesses = self._straddle_witnesses(pair, words[0])
+                elif obligation == "gap_free":
+                    witnesses = [(words[0] + words[1], 1)]
+                else:
+                    witnesses = [(words[0] + (y,), len(words[0])) for y in sorted(pair.right)]
+                for word, cut in witnesses:
+                    if found < limit:
+                        found += 1
+                        yield word, cut, f"z3 model {found} of {obligation}"
 
     def is_run(self) -> bool:
         return is_single_run(self.ast)
@@ -303,21 +402,6 @@ def prove_pair(stages: list[StageProver], pair: PairSet) -> PairResult:
     return PairResult(pair, False, None, obligations, witness=failing)
 
 
-def _contexts(alphabet: Alphabet, pair: PairSet):
-    """Contexts (before, after) to put around a witness, smallest first: none, one symbol, then two before."""
-    reps = [alphabet.representative(b.index) for b in alphabet.blocks]
-    x = alphabet.representative(min(pair.left))
-    y = alphabet.representative(min(pair.right))
-    afters = ["", y, y * 2, *reps]
-    for before in ["", x, x * 2, x * 3, *reps]:
-        for after in afters:
-            yield before, after
-    for first in reps:
-        for second in reps:
-            for after in afters:
-                yield first + second, after
-
-
 def confirm(pieces: Pieces, alphabet: Alphabet, result: PairResult) -> None:
     """Map the witness to real characters and find a context in which the reference's pieces change at the cut.
 
@@ -328,7 +412,7 @@ def confirm(pieces: Pieces, alphabet: Alphabet, result: PairResult) -> None:
     if w is None or w.witness is None or w.cut is None:
         return
     core = alphabet.concretize(w.witness)
-    for before, after in _contexts(alphabet, result.pair):
+    for before, after in contexts(alphabet, result.pair.left, result.pair.right):
         text, cut = before + core + after, len(before) + w.cut
         if cut_changes_pieces(pieces, text, cut):
             result.counterexample, result.counterexample_cut = text, cut
@@ -346,8 +430,9 @@ def prove_stages(name: str, stages: tuple[str, ...]) -> FamilyProof:
     enc = Encoder(alphabet)
     provers = [StageProver(enc, ast, i) for i, ast in enumerate(asts)]
     stage_obligations = [o for s in provers for o in (s.no_empty_match(), s.lookahead_reads_one_character())]
-    proof = FamilyProof(name, len(alphabet), len(provers), stage_obligations)
     pieces = pieces_of(stages_pre_tokenizer(stages))
+    proof = FamilyProof(name, len(alphabet), len(provers), stage_obligations, alphabet=alphabet, provers=provers,
+                        pieces=pieces)
     for pair in pair_sets(alphabet):
         result = prove_pair(provers, pair)
         if not result.sound:
@@ -358,6 +443,34 @@ def prove_stages(name: str, stages: tuple[str, ...]) -> FamilyProof:
     return proof
 
 
+def examine_ids(proof: FamilyProof, tokenizers: tuple[FrozenTokenizer, ...]) -> FamilyProof:
+    """A copy of `proof` whose refuted (excluded, confirmed) pairs carry how deep their refutation reaches on
+    `tokenizers` (`spec.proofs.depth.find_witness`: the first counterexample, then its word in more contexts, the
+    tokenizers' vocabulary entries and further z3 models of the same failing obligation, until the reference IDs
+    differ on one of them)."""
+    start = time.perf_counter()
+    pairs = []
+    for r in proof.pairs:
+        if (not r.pair.accepted and r.confirmed and r.witness is not None and proof.pieces is not None
+                and proof.alphabet is not None):
+            w = r.witness
+            models = partial(proof.provers[w.stage].models, w.name, r.pair, MODEL_BOUND)
+            first = (w.witness, w.cut, "first witness's word") if w.witness is not None and w.cut is not None else None
+            r = replace(r, exclusion=find_witness(r.pair.label, tokenizers, proof.pieces, proof.alphabet,
+                                                  r.pair.left, r.pair.right, r.counterexample,
+                                                  r.counterexample_cut, first, models))
+        pairs.append(r)
+    return replace(proof, pairs=pairs, ids_tokenizers=tuple(t.name for t in tokenizers),
+                   wall_seconds=proof.wall_seconds + time.perf_counter() - start)
+
+
 def prove_family(family: str) -> FamilyProof:
-    """`prove_stages` for one of the six pattern families of spec.patterns."""
+    """`prove_stages` for one of the six pattern families of spec.patterns (pattern level: pieces only)."""
     return prove_stages(family, SPLIT_PATTERNS[family])
+
+
+@cache
+def examine_family(family: str) -> FamilyProof:
+    """`prove_family` with every refutation examined on the family's provisioned tokenizers (`examine_ids`):
+    its summary says per refuted pair how deep the counterexample reaches, with the IDs."""
+    return examine_ids(prove_family(family), family_tokenizers(family))
