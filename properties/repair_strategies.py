@@ -5,7 +5,8 @@ widths the repair tries), each straddling the position at a drawn offset, and ac
 with a combining mark, a Hangul vowel or trailing jamo, the rest of a special-token string whose head ends S, a
 digit continuing a digit run, whitespace continuing a whitespace run, LF after a CR, an apostrophe after a
 letter, and the fastokens case (a newline and spaces, then a newline and spaces). Filler between hazards comes
-from the shared seam strategy (fuzz/strategies.py) mixed with prose, so windows hold real merges.
+from the shared seam strategy (fuzz/strategies.py) mixed with prose, so windows hold real merges. The seam
+strategies are built once per tokenizer (properties/strategy_cache.py), not inside every draw.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from frozen.loader import FrozenTokenizer
-from fuzz.strategies import FIXED_SEAMS, seam_pieces, seam_texts, special_fragments
+from fuzz.strategies import FIXED_SEAMS
+from properties.strategy_cache import seam_pieces, seam_texts, special_fragments
 from spec.repair import DEFAULT_REPAIR_PARAMS
 
 PROSE = (

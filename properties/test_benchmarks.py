@@ -1,11 +1,16 @@
-"""The benchmark command's quick run writes well-formed ledger records with positive ratios (no timing asserted)."""
+"""The benchmark command's quick run writes well-formed ledger records with positive ratios (no timing asserted);
+the gate-durations figure parses JUnit XML into its bound and goal."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
+
+import pytest
 
 from benchmarks import campaign
-from benchmarks.__main__ import main
+from benchmarks.__main__ import FIGURES, main
+from benchmarks.gate_durations import GOAL_BOUND_S, durations_of_junit, durations_record
 from frozen.loader import load_tokenizer
 from ledger.records import LEVELS, SCHEMA, read_ledgers
 from properties.conftest import ADMITTED
@@ -44,23 +49,46 @@ def _problems(rec: dict) -> list[str]:
     return bad
 
 
-def test_quick_run_writes_wellformed_records(tmp_path, ledger):
-    """`python -m benchmarks --quick` on one tokenizer writes records of every figure it runs; each carries the
-    machine's cores, the tokenizer digest, median <= max and min <= median per candidate, a positive finite
-    ratio, and no output that differs from the reference encode."""
+# the quick run in three parts, each `--only` its figures (so no part runs long on one core); every figure of
+# the command but the peer (which the quick run skips) is in exactly one part, and the parts' checks together are
+# EXPECTED_CHECKS
+QUICK_PARTS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
+    "repair-chunked-fallback-suite": (("repair", "chunked", "fallback", "suite"), frozenset({
+        "benchmark.repair_vs_whole", "benchmark.repair_growth", "benchmark.chunked", "benchmark.chunked_fit",
+        "benchmark.fallback_confinement", "benchmark.suite_throughput"})),
+    "scale": (("scale",), frozenset({"benchmark.scale"})),
+    "campaign": (("campaign",), frozenset({"benchmark.campaign"})),
+}
+
+
+def test_quick_parts_cover_every_figure() -> None:
+    """The parts of the quick run together run every figure of `python -m benchmarks` except the peer, each once,
+    and expect exactly EXPECTED_CHECKS between them."""
+    figures = [f for figs, _ in QUICK_PARTS.values() for f in figs]
+    assert sorted(figures) == sorted(f for f in FIGURES if f != "peer")
+    assert frozenset().union(*(checks for _, checks in QUICK_PARTS.values())) == EXPECTED_CHECKS
+
+
+@pytest.mark.parametrize("part", sorted(QUICK_PARTS))
+def test_quick_run_writes_wellformed_records(part: str, tmp_path: Path, ledger) -> None:
+    """`python -m benchmarks --quick --only FIGURE...` on one tokenizer, for this part's figures, writes records of
+    every figure it runs; each carries the machine's cores, the tokenizer digest, median <= max and min <= median
+    per candidate, a positive finite ratio, and no output that differs from the reference encode."""
+    figures, expected = QUICK_PARTS[part]
     name = "qwen3_8b" if "qwen3_8b" in ADMITTED else ADMITTED[0]
     tok = load_tokenizer(name)
-    assert main(["--quick", "--tokenizer", name, "--out", str(tmp_path)]) == 0
+    only = [arg for figure in figures for arg in ("--only", figure)]
+    assert main(["--quick", "--tokenizer", name, "--out", str(tmp_path), *only]) == 0
     read = read_ledgers(sorted(tmp_path.glob("*.jsonl")))
     assert read.errors == []
     records = read.records
-    assert EXPECTED_CHECKS <= {r["check"] for r in records}
+    assert expected <= {r["check"] for r in records}
     problems = {i: p for i, r in enumerate(records) if (p := _problems(r))}
     assert problems == {}
     assert all(r["details"].get("ratio", 1.0) > 0 for r in records)
     ledger.record("benchmark", "benchmark.quick_run_wellformed", tok, comparisons=len(records),
                   differences=len(problems), unit="records",
-                  details={"checks": sorted({r["check"] for r in records})})
+                  details={"checks": sorted({r["check"] for r in records}), "part": part, "figures": list(figures)})
 
 
 def test_campaign_goals_are_computed_not_assumed() -> None:
@@ -75,3 +103,62 @@ def test_campaign_goals_are_computed_not_assumed() -> None:
     assert campaign.goals({1: {**one, "library_share": 0.59}})["library_share"]["met"] is False
     assert campaign.goals({1: one})["scaling_2_workers"]["met"] is None
     assert campaign.goals({})["speedup"]["met"] is None
+
+
+# a pytest JUnit XML as `pytest --junitxml` writes it (xunit2), by hand: times in seconds, one test of each outcome
+_JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" errors="0" failures="{failures}" skipped="1" tests="4" time="30.0">
+<testcase classname="properties.test_a" name="test_fast" time="0.5" />
+<testcase classname="properties.test_a" name="test_slow[x]" time="{slow}" />
+<testcase classname="properties.test_b" name="test_other" time="2.25">{failure}</testcase>
+<testcase classname="properties.test_b" name="test_skipped" time="0.0"><skipped message="skip">why</skipped></testcase>
+</testsuite></testsuites>
+"""
+
+
+def _junit(tmp_path: Path, slow: float = 8.0, failing: bool = False) -> Path:
+    path = tmp_path / "gate.xml"
+    failure = '<failure message="assert 0">trace</failure>' if failing else ""
+    path.write_text(_JUNIT.format(failures=int(failing), slow=slow, failure=failure), encoding="utf-8")
+    return path
+
+
+def test_gate_durations_parses_a_passing_run(tmp_path: Path) -> None:
+    """From a hand-made JUnit XML of a passing run: every testcase counted with its time, the total, the longest
+    test and the longest ten in order, and bound_64_s = max(longest, total / 64) + collection; with the longest
+    under 10 s and the bound under 30 s the goal is met, and the record is a benchmark record of its check."""
+    details = durations_of_junit(_junit(tmp_path), collection_s=9.0, wall_s=40.0, returncode=0, workers=2)
+    assert details["tests"] == 4 and details["outcomes"] == {"passed": 3, "failed": 0, "error": 0, "skipped": 1}
+    assert details["total_test_s"] == 10.75
+    assert (details["longest_test"], details["longest_s"]) == ("properties.test_a::test_slow[x]", 8.0)
+    assert [t["test"] for t in details["longest"]] == [
+        "properties.test_a::test_slow[x]", "properties.test_b::test_other", "properties.test_a::test_fast",
+        "properties.test_b::test_skipped"]
+    assert details["bound_64_s"] == max(8.0, 10.75 / 64) + 9.0 == 17.0
+    assert details["goal_bound_s"] == GOAL_BOUND_S == 30
+    assert details["outcome"] == "passed" and details["goal_met"] is True and details["over_goal_longest"] == []
+    rec = durations_record(details)
+    assert (rec["kind"], rec["level"], rec["check"]) == ("benchmark", "benchmark", "benchmark.gate_durations")
+    assert rec["differences"] == 0 and rec["comparisons"] == 1 and rec["details"]["cores"] >= 1
+
+
+def test_gate_durations_records_a_failing_or_unbalanced_run_as_not_met(tmp_path: Path) -> None:
+    """A run with a failing test (or a non-zero return code) is recorded as failed with the failing test named and
+    differences=1, never as a goal met, even when its bound is small; a passing run with a test over 10 s, or a
+    bound over 30 s, does not meet the goal either."""
+    failing = durations_of_junit(_junit(tmp_path, failing=True), collection_s=1.0, returncode=1)
+    assert failing["outcome"] == "failed" and failing["goal_met"] is False
+    assert failing["failing_tests"] == ["properties.test_b::test_other"] and failing["outcomes"]["failed"] == 1
+    assert failing["bound_64_s"] < GOAL_BOUND_S
+    assert durations_record(failing)["differences"] == 1
+    crashed = durations_of_junit(_junit(tmp_path), collection_s=1.0, returncode=2)
+    assert crashed["outcome"] == "failed" and crashed["goal_met"] is False
+    long = durations_of_junit(_junit(tmp_path, slow=12.0), collection_s=1.0, returncode=0)
+    assert long["outcome"] == "passed" and long["bound_64_s"] == 13.0 and long["goal_met"] is False
+    assert long["over_goal_longest"] == [{"test": "properties.test_a::test_slow[x]", "seconds": 12.0}]
+    slow_collection = durations_of_junit(_junit(tmp_path), collection_s=25.0, returncode=0)
+    assert slow_collection["bound_64_s"] == 33.0 and slow_collection["goal_met"] is False
+    unmeasured = durations_of_junit(_junit(tmp_path))
+    assert unmeasured["collection_s"] is None and unmeasured["bound_64_s"] == 8.0
+    assert "not measured" in unmeasured["bound_of"]
+

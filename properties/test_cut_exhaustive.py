@@ -7,8 +7,15 @@
   tables at the Unicode version the reference NFC implements (detected by test), for every code point;
 - transitions: every code point as the right and as the left side of every accepted pair, with representative
   partners, gets a piece boundary at the transition, and the left piece closes identically at end of input.
-Surrogates (U+D800..U+DFFF) are not scalar values and are excluded (listed in every record). Each test batches the
-reference calls and prints what it covered and its CPU time. Run with `pytest -m exhaustive` or DELTA_EXHAUSTIVE=1.
+Surrogates (U+D800..U+DFFF) are not scalar values and are excluded (listed in every record of the range holding
+them). Each test batches the reference calls and prints what it covered and its CPU time.
+
+So that no test runs long on one core (the gate is balanced for 64 workers), every per-code-point test runs once
+per range of `RANGES`: sixteen ranges of 69,632 code points that partition the code space (tested below), one test
+id each. A ranged test checks exactly what the whole test checked, restricted to its range; its ledger record keeps
+the whole test's check name, names its range (`details.range`), and counts only its range, so the records of one
+check sum to what the whole test compared. What every range needs (class table, engine masks, the families' split
+pre-tokenizers) is built once per worker. Run with `pytest -m exhaustive` or DELTA_EXHAUSTIVE=1.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from __future__ import annotations
 import json
 import os  # noqa: F401  (used by the skipif condition string)
 import time
+import unicodedata
+from functools import lru_cache
 
 import pytest
 import regex
@@ -48,16 +57,34 @@ pytestmark = [
     ),
 ]
 
+CODE_SPACE = 0x110000
 SURROGATES = (0xD800, 0xDFFF)
 SEPARATOR = "\n"  # ends every probe: never extends a piece backwards past the probe's own transition
 BATCH = 1 << 15
 EXPECTED_NFC_VERSION = (9, 0)  # what tokenizers 0.23.3's normalizer implements; a change must be re-examined
+RANGE_SIZE = 0x11000  # sixteen ranges of 69,632 code points: each range's test a few seconds on one core
+RANGES = tuple((lo, min(lo + RANGE_SIZE, CODE_SPACE)) for lo in range(0, CODE_SPACE, RANGE_SIZE))
+RANGE_IDS = [f"U+{lo:04X}" for lo, _ in RANGES]
+V_T_JAMO = 48  # U+1161..U+1175 and U+11A8..U+11C2: the jamo that compose after U+1100 or U+AC00
 
 
-def scalars() -> list[int]:
-    """Every scalar value, or every k-th with DELTA_EXHAUSTIVE_STRIDE=k (the main job's sampled mode; its records
-    say so, see conftest)."""
-    return [cp for cp in range(0, 0x110000, exhaustive_stride()) if not SURROGATES[0] <= cp <= SURROGATES[1]]
+def range_name(lo: int, hi: int) -> str:
+    """How a ranged record names its range of code points (both ends included)."""
+    return f"U+{lo:04X}..U+{hi - 1:04X}"
+
+
+def range_details(lo: int, hi: int) -> dict:
+    """The ledger details every ranged record carries: its range, and the surrogates it leaves out (if any)."""
+    holds_surrogates = lo <= SURROGATES[1] and SURROGATES[0] < hi
+    return {"range": range_name(lo, hi), "excluded": "U+D800..U+DFFF" if holds_surrogates else "none"}
+
+
+def scalars(lo: int = 0, hi: int = CODE_SPACE) -> list[int]:
+    """Every scalar value in [lo, hi), or with DELTA_EXHAUSTIVE_STRIDE=k every k-th of the whole code space (the
+    multiples of k: the main job's sampled mode; its records say so, see conftest)."""
+    stride = exhaustive_stride()
+    start = -(-lo // stride) * stride  # the first multiple of the stride at or after lo
+    return [cp for cp in range(start, hi, stride) if not SURROGATES[0] <= cp <= SURROGATES[1]]
 
 
 def families() -> dict[str, FrozenTokenizer]:
@@ -79,6 +106,13 @@ def split_pretokenizer(tok: FrozenTokenizer) -> PreTokenizer:
     return Sequence([Split(Regex(r), behavior="isolated") for r in stages])
 
 
+@lru_cache(maxsize=16)
+def family_pretokenizer(family: str) -> PreTokenizer:
+    """`split_pretokenizer` of the family's tokenizer, built once per worker (serializing a tokenizer to read its
+    stages takes up to a second)."""
+    return split_pretokenizer(FAMILIES[family])
+
+
 def boundaries(pt: PreTokenizer, probes: list[str], at: list[int]) -> bytearray:
     """For each probe, 1 if the pre-tokenizer starts a piece at offset `at[i]` of it (probes batched, each
     followed by SEPARATOR)."""
@@ -97,6 +131,19 @@ def boundaries(pt: PreTokenizer, probes: list[str], at: list[int]) -> bytearray:
         for i, p in enumerate(positions):
             out[lo + i] = starts[p]
     return out
+
+
+def test_ranges_partition_the_code_space() -> None:
+    """The ranges the per-code-point tests run over are contiguous, disjoint and cover U+0000..U+10FFFF, and
+    their scalar values together are exactly the scalar values of the whole code space (1,112,064 unsampled):
+    the ranged tests together check every code point the whole tests checked."""
+    assert RANGES[0][0] == 0 and RANGES[-1][1] == CODE_SPACE
+    assert all(hi == next_lo for (_, hi), (next_lo, _) in zip(RANGES, RANGES[1:], strict=False))
+    assert all(lo < hi for lo, hi in RANGES)
+    assert len(set(RANGE_IDS)) == len(RANGES)
+    pieces = [cp for lo, hi in RANGES for cp in scalars(lo, hi)]
+    assert pieces == scalars()
+    assert exhaustive_stride() > 1 or len(pieces) == CODE_SPACE - (SURROGATES[1] - SURROGATES[0] + 1) == 1_112_064
 
 
 # --- classes ------------------------------------------------------------------------------------------------
@@ -149,16 +196,17 @@ def behaviour_key(family: str, cp: int, cls: int, punct_or_symbol: bytes) -> str
     return name
 
 
+@pytest.mark.parametrize("lo,hi", RANGES, ids=RANGE_IDS)
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_classes_agree_with_reference_pretokenizer(family: str, ledger) -> None:
-    """For every scalar value c, the reference pre-tokenizer's boundaries in the probe contexts are exactly the
-    ones the spec's class of c predicts for this split pattern."""
+def test_classes_agree_with_reference_pretokenizer(family: str, lo: int, hi: int, ledger) -> None:
+    """For every scalar value c in [lo, hi), the reference pre-tokenizer's boundaries in the probe contexts are
+    exactly the ones the spec's class of c predicts for this split pattern."""
     t0 = time.process_time()
     tok = FAMILIES[family]
-    pt = split_pretokenizer(tok)
+    pt = family_pretokenizer(family)
     table = class_table()
     ps = engine_mask(r"[\p{P}\p{S}]")
-    cps = scalars()
+    cps = scalars(lo, hi)
     expected = EXPECTED[family]
     observed = []
     for ctx in expected["contexts"]:
@@ -177,20 +225,20 @@ def test_classes_agree_with_reference_pretokenizer(family: str, ledger) -> None:
         if got != expected[key]:
             wrong.append((hex(cp), key, got, expected[key]))
     cpu = time.process_time() - t0
-    print(f"{family} ({tok.name}): {len(cps)} scalar values x {len(expected['contexts'])} contexts, keys {keys}, "
-          f"{len(wrong)} disagreements, {cpu:.1f}s CPU; surrogates excluded")
+    print(f"{family} ({tok.name}) {range_name(lo, hi)}: {len(cps)} scalar values x {len(expected['contexts'])} "
+          f"contexts, keys {keys}, {len(wrong)} disagreements, {cpu:.1f}s CPU; surrogates excluded")
     ledger.record("exhaustive", f"classes_{family}", tok, comparisons=len(cps) * len(expected["contexts"]),
                   differences=len(wrong), unit="code point x context",
-                  details={"keys": keys, "cpu_seconds": round(cpu, 1), "excluded": "U+D800..U+DFFF",
+                  details={"keys": keys, "cpu_seconds": round(cpu, 1), **range_details(lo, hi),
                            "distinct_patterns": len(FAMILIES), "examples": wrong[:20]})
     assert not wrong, f"{family}: {len(wrong)} code points behave unlike their class, e.g. {wrong[:10]}"
 
 
 def _regex_module_table() -> bytes:
     """The class table the PyPI `regex` module (its own Unicode version) would give."""
-    table = bytearray(0x110000)
-    text = "".join(chr(cp) for cp in scalars())
+    table = bytearray(CODE_SPACE)
     index = scalars()
+    text = "".join(chr(cp) for cp in index)
     for cls, pattern in ((M, r"\p{M}"), (N, r"\p{N}"), (L, r"\p{L}"), (S, r"[\t\n\x0b\x0c\r \x85\xa0\u1680"
                                                                           r"\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")):
         for m in regex.finditer(pattern, text):
@@ -207,8 +255,6 @@ def test_python_class_sources_disagree_only_by_unicode_version(ledger) -> None:
     regex_table = _regex_module_table()
     stdlib_diff = [cp for cp in scalars() if stdlib[cp] != engine[cp]]
     regex_diff = [cp for cp in scalars() if regex_table[cp] != engine[cp]]
-    import unicodedata
-
     std_version = tuple(int(x) for x in unicodedata.unidata_version.split(".")[:2])
     unexplained_std = [cp for cp in stdlib_diff if not (age(cp) > std_version or 0x1C <= cp <= 0x1F)]
     unexplained_regex = [cp for cp in regex_diff if age(cp) != LATER]
@@ -241,17 +287,25 @@ def test_reference_nfc_unicode_version_is_pinned(ledger) -> None:
     assert nfc("\U000113c2\U000113c2") == "\U000113c2\U000113c2"
 
 
-def test_anchor_predicate_equals_tables_at_reference_version(ledger) -> None:
-    """For every scalar value: the runtime anchor predicate (reference normalizer and its probes) equals the
-    predicate computed from unicodedata2's tables restricted to the detected Unicode version. Also: dropping the
-    reorder probes changes no code point, dropping the Hangul probes changes exactly the 48 V/T jamo (class L)."""
+def _v_t_jamo(cps: list[int]) -> list[int]:
+    """The V and T jamo among `cps` (the code points the Hangul probes exist for)."""
+    return [cp for cp in cps if 0x1161 <= cp <= 0x1175 or 0x11A8 <= cp <= 0x11C2]
+
+
+@pytest.mark.parametrize("lo,hi", RANGES, ids=RANGE_IDS)
+def test_anchor_predicate_equals_tables_at_reference_version(lo: int, hi: int, ledger) -> None:
+    """For every scalar value in [lo, hi): the runtime anchor predicate (reference normalizer and its probes)
+    equals the predicate computed from unicodedata2's tables restricted to the detected Unicode version. Also:
+    dropping the reorder probes changes no code point, dropping the Hangul probes changes exactly the V/T jamo
+    (class L) of the range; the 48 of them all lie in the first range."""
     t0 = time.process_time()
     version = reference_nfc_version()
     table = class_table()
     runtime = is_anchor.__wrapped__
+    cps = scalars(lo, hi)
     wrong, reorder_changed, hangul_changed = [], [], []
     anchors = 0
-    for cp in scalars():
+    for cp in cps:
         ch = chr(cp)
         got = runtime(ch, table[cp])
         anchors += got
@@ -263,19 +317,19 @@ def test_anchor_predicate_equals_tables_at_reference_version(ledger) -> None:
             if runtime(ch, table[cp], True, False):
                 hangul_changed.append(cp)
     cpu = time.process_time() - t0
-    print(f"anchors: {len(scalars())} scalar values, {anchors} anchors, {len(wrong)} disagreements with the tables "
-          f"at Unicode {version_string(version)}; reorder-probe knob changes {len(reorder_changed)}, Hangul-probe "
-          f"knob changes {len(hangul_changed)}; {cpu:.1f}s CPU; surrogates excluded")
-    ledger.record("exhaustive", "anchor_predicate_tables", None, comparisons=len(scalars()), differences=len(wrong),
+    print(f"anchors {range_name(lo, hi)}: {len(cps)} scalar values, {anchors} anchors, {len(wrong)} disagreements "
+          f"with the tables at Unicode {version_string(version)}; reorder-probe knob changes {len(reorder_changed)}, "
+          f"Hangul-probe knob changes {len(hangul_changed)}; {cpu:.1f}s CPU; surrogates excluded")
+    ledger.record("exhaustive", "anchor_predicate_tables", None, comparisons=len(cps), differences=len(wrong),
                   unit="code point", details={"anchors": anchors, "version": version_string(version),
-                                              "cpu_seconds": round(cpu, 1), "excluded": "U+D800..U+DFFF",
+                                              "cpu_seconds": round(cpu, 1), **range_details(lo, hi),
                                               "reorder_knob_changes": len(reorder_changed),
                                               "hangul_knob_changes": len(hangul_changed)})
     assert not wrong, wrong[:20]
     assert reorder_changed == []
-    jamo_vt = [cp for cp in scalars() if 0x1161 <= cp <= 0x1175 or 0x11A8 <= cp <= 0x11C2]  # 48 unsampled
+    jamo_vt = _v_t_jamo(cps)
     assert hangul_changed == jamo_vt and all(table[cp] == L for cp in hangul_changed)
-    assert exhaustive_stride() > 1 or len(hangul_changed) == 48
+    assert exhaustive_stride() > 1 or len(hangul_changed) == (V_T_JAMO if lo <= 0x1161 < hi else 0)
 
 
 # --- transitions --------------------------------------------------------------------------------------------
@@ -284,24 +338,41 @@ PARTNERS = {L: ("a",), N: ("12",), O: ("!",), S: (" ",)}
 CARVED_PAIRS = {(O, S), (L, O)}  # the pairs whose carve-outs depend on the right character
 
 
-def _by_class(table: bytes) -> dict[int, list[int]]:
+def _by_class(lo: int = 0, hi: int = CODE_SPACE) -> dict[int, list[int]]:
+    """The scalar values of [lo, hi) by class (ascending)."""
+    table = class_table()
     out: dict[int, list[int]] = {c: [] for c in range(5)}
-    for cp in scalars():
+    for cp in scalars(lo, hi):
         out[table[cp]].append(cp)
     return out
 
 
+@lru_cache(maxsize=4)
+def _first_of_class(stride: int) -> dict[int, int]:
+    """The first scalar value of each class in the whole code space (at the stride); built once per worker."""
+    table = class_table()
+    first: dict[int, int] = {}
+    for cp in range(0, CODE_SPACE, stride):
+        if not SURROGATES[0] <= cp <= SURROGATES[1]:
+            first.setdefault(table[cp], cp)
+            if len(first) == 5:
+                break
+    return first
+
+
+@pytest.mark.parametrize("lo,hi", RANGES, ids=RANGE_IDS)
 @pytest.mark.parametrize("side", ["right", "left"])
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_every_accepted_transition_is_a_boundary(family: str, side: str, ledger) -> None:
-    """For every accepted pair (X, Y): every scalar value of class Y after an X partner (side "right"), and every
-    scalar value of class X before a Y partner (side "left"), gets a piece boundary at the transition (carve-out
-    pairs excluded)."""
+def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int, hi: int, ledger) -> None:
+    """For every accepted pair (X, Y): every scalar value in [lo, hi) of class Y after an X partner (side
+    "right"), and every scalar value in [lo, hi) of class X before a Y partner (side "left"), gets a piece boundary
+    at the transition (carve-out pairs excluded)."""
     t0 = time.process_time()
     tok = FAMILIES[family]
-    pt = split_pretokenizer(tok)
+    pt = family_pretokenizer(family)
     table = class_table()
-    by_class = _by_class(table)
+    first_of_class = _first_of_class(exhaustive_stride())
+    by_class = _by_class(lo, hi)
     probes: list[str] = []
     at: list[int] = []
     for x, y in sorted(ACCEPTED_PAIRS):
@@ -314,7 +385,7 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, ledger)
             probes.extend(right)
             at.extend([len(partner)] * len(right))
         for partner in PARTNERS[y] if side == "left" else ():  # every code point as the left side
-            if pair_verdict(chr(by_class[x][0]), partner[0], table, DEFAULT_CUT_RULES) != ACCEPTED:
+            if pair_verdict(chr(first_of_class[x]), partner[0], table, DEFAULT_CUT_RULES) != ACCEPTED:
                 continue  # the partner itself is carved out (the verdict depends only on the right character)
             left = [chr(cp) + partner for cp in by_class[x]]
             probes.extend(left)
@@ -322,11 +393,12 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, ledger)
     marks = boundaries(pt, probes, at)
     missing = [(probes[i], at[i]) for i in range(len(probes)) if not marks[i]]
     cpu = time.process_time() - t0
-    print(f"{family} ({tok.name}): {len(probes)} transition probes (every code point as the {side} side of the "
-          f"{len(ACCEPTED_PAIRS)} pairs), {len(missing)} without a boundary; {cpu:.1f}s CPU; surrogates excluded")
+    print(f"{family} ({tok.name}) {range_name(lo, hi)}: {len(probes)} transition probes (every code point as the "
+          f"{side} side of the {len(ACCEPTED_PAIRS)} pairs), {len(missing)} without a boundary; {cpu:.1f}s CPU; "
+          "surrogates excluded")
     ledger.record("exhaustive", f"transition_boundaries_{side}_{family}", tok, comparisons=len(probes),
                   differences=len(missing), unit="probe",
-                  details={"cpu_seconds": round(cpu, 1), "excluded": "U+D800..U+DFFF",
+                  details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi),
                            "examples": [repr(m) for m in missing[:10]]})
     assert not missing, missing[:10]
 
@@ -335,16 +407,17 @@ LEFT_CONTEXTS = {L: "a", N: "12", O: "!"}
 RIGHT_PARTNER = {L: "1", N: "a", O: " "}
 
 
+@pytest.mark.parametrize("lo,hi", RANGES, ids=RANGE_IDS)
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_left_piece_closes_identically_at_end_of_input(family: str, ledger) -> None:
-    """For every scalar value c of a left class X (L, N, O) after a same-class context: the pieces of context+c
-    alone (the text ends at the transition) equal the pieces of context+c+r that end at or before the transition,
-    where r starts an accepted pair (X, class(r))."""
+def test_left_piece_closes_identically_at_end_of_input(family: str, lo: int, hi: int, ledger) -> None:
+    """For every scalar value c in [lo, hi) of a left class X (L, N, O) after a same-class context: the pieces of
+    context+c alone (the text ends at the transition) equal the pieces of context+c+r that end at or before the
+    transition, where r starts an accepted pair (X, class(r))."""
     t0 = time.process_time()
     tok = FAMILIES[family]
-    pt = split_pretokenizer(tok)
+    pt = family_pretokenizer(family)
     table = class_table()
-    by_class = _by_class(table)
+    by_class = _by_class(lo, hi)
     closing = []
     checked = 0
     for x in (L, N, O):
@@ -359,9 +432,9 @@ def test_left_piece_closes_identically_at_end_of_input(family: str, ledger) -> N
             if alone != within:
                 closing.append(prefix)
     cpu = time.process_time() - t0
-    print(f"{family} ({tok.name}): {checked} end-of-input checks, {len(closing)} differ; {cpu:.1f}s CPU; "
-          "surrogates excluded")
+    print(f"{family} ({tok.name}) {range_name(lo, hi)}: {checked} end-of-input checks, {len(closing)} differ; "
+          f"{cpu:.1f}s CPU; surrogates excluded")
     ledger.record("exhaustive", f"end_of_input_{family}", tok, comparisons=checked, differences=len(closing),
-                  unit="code point", details={"cpu_seconds": round(cpu, 1), "excluded": "U+D800..U+DFFF",
+                  unit="code point", details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi),
                                               "examples": [repr(c) for c in closing[:10]]})
     assert not closing, closing[:10]

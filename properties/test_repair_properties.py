@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from delta.session import Session
 from frozen.loader import FrozenTokenizer, load_tokenizer
-from fuzz.strategies import seam_texts
 from properties.conftest import ADMITTED
 from properties.repair_strategies import JUNCTIONS, RepairCase, repair_cases
+from properties.strategy_cache import seam_texts
 from spec.reference import reference_encode, reference_encode_with_offsets
 from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 

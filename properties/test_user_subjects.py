@@ -143,21 +143,29 @@ def test_corpus_compare_takes_a_user_subject(tmp_path: Path) -> None:
     assert sum(r["comparisons"] for r in rows) > 0
 
 
-def test_the_pytest_plugin_certifies_a_subject_in_a_users_ci(tmp_path: Path) -> None:
-    """One line in a user's CI: `pytest --delta-subject=module:factory -n 2` runs the property, the battery and a
-    campaign per path under xdist; a clean subject passes and its ledger renders; a wrong one fails with records."""
+def _users_ci(tmp_path: Path, factory: str, ledger_dir: Path) -> subprocess.CompletedProcess:
+    """One line in a user's CI, run in a folder of its own: `pytest --delta-subject=MOD:factory -n 2` on qwen3."""
     work = tmp_path / "user-repo"
     work.mkdir()
-    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--delta-tokenizer", "qwen3",
-            "--delta-examples", "40"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    clean = subprocess.run([*base, f"--delta-subject={MOD}:reference_wrapper", "--delta-ledger", str(tmp_path / "l1")],
-                           capture_output=True, text=True, timeout=600, cwd=work, env=env)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--delta-tokenizer",
+               "qwen3", "--delta-examples", "40", f"--delta-subject={MOD}:{factory}", "--delta-ledger", str(ledger_dir)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=work,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_the_pytest_plugin_certifies_a_clean_subject_in_a_users_ci(tmp_path: Path) -> None:
+    """One line in a user's CI: `pytest --delta-subject=module:factory -n 2` runs the property, the battery and a
+    campaign per path under xdist; a clean subject passes its four tests and its ledger holds their records."""
+    clean = _users_ci(tmp_path, "reference_wrapper", tmp_path / "l1")
     assert clean.returncode == 0 and "4 passed" in clean.stdout, clean.stdout[-2000:] + clean.stderr[-2000:]
     rows = subject_rows(tmp_path / "l1")
     assert {r["check"] for r in rows} >= {"subject.property", "subject.battery.encoder", "fuzz.cut", "fuzz.repair"}
-    wrong = subprocess.run([*base, f"--delta-subject={MOD}:tab_expanding", "--delta-ledger", str(tmp_path / "l2")],
-                           capture_output=True, text=True, timeout=600, cwd=work, env=env)
+
+
+def test_the_pytest_plugin_fails_a_wrong_subject_with_records(tmp_path: Path) -> None:
+    """The same line on a front end that expands tabs: the user's CI fails (exit 1), the property's record counts
+    one difference and its minimal counterexample holds a tab."""
+    wrong = _users_ci(tmp_path, "tab_expanding", tmp_path / "l2")
     assert wrong.returncode == 1, wrong.stdout[-2000:]
     rows = subject_rows(tmp_path / "l2")
     assert sum(r["differences"] for r in rows if r["check"] == "subject.property") == 1
