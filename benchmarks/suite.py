@@ -462,7 +462,7 @@ def _peer_points(tok: FrozenTokenizer, plan: Plan, peer: str, subject) -> list[d
     def in_peer_ratio(num: str, den: str) -> dict:
         if not served.get(num) or not served.get(den):
             return {"in_peer_ratio": None}
-            a, b = statistics.median(served[num]), statistics.median(served[den])
+        a, b = statistics.median(served[num]), statistics.median(served[den])
         return {"in_peer_median_s": {num: a, den: b}, "in_peer_ratio": a / b if b else None,
                 "in_peer_ratio_of": f"median server seconds of {num} / of {den} (no transport)"}
 
