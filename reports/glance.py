@@ -92,7 +92,7 @@ def obligation_grid(model: Table3) -> tuple[list[str], list[list[str]], list[tup
 
 RECONSTRUCTION_MARK = "(rec.)"
 PATTERN_HEADER = ["pattern", "string from", "tokenizers", "accepted pairs proved", "excluded, proved sound",
-                  "refuted: IDs / units only / pieces only", "IDs checked on"]
+                  "refuted: IDs / units only / pieces only", "IDs checked on", "whole pipeline (z3, bounded)"]
 REFUTED_HEADER = ["pattern", "pair", "verdict", "witness", "IDs: whole vs left + right"]
 
 
@@ -114,7 +114,8 @@ def pattern_rows(model: Table3) -> list[list[str]]:
         proved = f"{len(p.get('accepted_proved') or [])}" + (f", FAILED {', '.join(failed)}" if failed else "")
         out.append([p["pattern"], p.get("origin", ""), ", ".join(p.get("tokenizers") or []), proved,
                     ", ".join(p.get("excluded_sound") or []) or "none", refuted,
-                    ", ".join(p.get("ids_checked_on") or []) or p.get("ids_note") or "not recorded"])
+                    ", ".join(p.get("ids_checked_on") or []) or p.get("ids_note") or "not recorded",
+                    p.get("pipeline") or "not recorded"])
     return out
 
 

@@ -100,7 +100,7 @@ elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else 
   properties/test_cut_properties.py properties/test_cut_knobs.py properties/test_repair_spec.py \
   properties/test_repair_properties.py properties/test_repair_knobs.py properties/test_store_stateful.py \
   properties/test_battery.py properties/test_kill_matrix.py properties/test_control_proofs.py \
-  properties/test_proofs.py properties/test_coverage.py properties/test_bounded.py \
+  properties/test_proofs.py properties/test_pipeline_proof.py properties/test_coverage.py properties/test_bounded.py \
   properties/test_cut_exhaustive.py properties/test_chat_replay.py properties/test_obligations.py; fi
 
 # --- report: always written, from whatever ledgers exist -----------------------------------------------------

@@ -1,6 +1,10 @@
 """Print, per pattern family, the abstract alphabet, the proved pairs, the refuted pairs with how deep each
 counterexample reaches on the family's provisioned tokenizers (pieces, units or reference IDs, with the IDs), and
-the solver time (`python -m spec.proofs [--bounded] [FAMILY...]`)."""
+the solver time, then the pipeline-level proof: every Split stage in order with the byte-level stage, a cut at an
+accepted transition proved to leave the pieces unchanged (end of input and right side) for every string up to a
+length bound (`python -m spec.proofs [--bounded] [--pipeline-bound N] [FAMILY...]`). Exit 0 when every claimed proof
+holds, 1 when one fails (an accepted pair refuted, an exclusion neither proved nor confirmed, a coverage claim
+wrong, the pipeline encoding disagreeing with the reference), 2 on a usage error."""
 
 from __future__ import annotations
 
@@ -11,7 +15,10 @@ import sys
 from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES
 from spec.proofs.alphabet import family_alphabet
 from spec.proofs.bounded import bounded_check, default_lengths
+from spec.proofs.coverage import family_coverage
 from spec.proofs.pieces import family_pieces
+from spec.proofs.pipeline_proof import DEFAULT_BOUND, prove_family_pipeline
+from spec.proofs.prove import examine_family
 
 
 def _ids(effect: dict) -> str:
@@ -40,17 +47,42 @@ def exclusion_lines(exclusion: dict | None) -> list[str]:
     return lines
 
 
+def pipeline_lines(s: dict) -> list[str]:
+    """The pipeline-level proof of one family: the claim with its bound, both sides, the encoding's agreement
+    with the reference, and per excluded pair sound to the bound or its confirmed counterexample."""
+    sides = ", ".join(
+        f"{side.replace('_', ' ')} " + (f"proved to {r['proved_to']}" if r["counterexample"] is None else
+                                        f"REFUTED at length {len(r['counterexample'])}") + f" ({r['seconds']}s)"
+        for side, r in s["sides"].items())
+    lines = [f"pipeline ({s['stages']} Split stage(s) in order, then byte level; every string of 2 to {s['bound']} "
+             f"of the {s['symbols']} symbols, {s['strings_covered']:,} strings, every cut at an accepted transition): "
+             f"{sides}; encoding {'agrees' if s['faithful'] else 'DISAGREES'} with the reference on "
+             f"{s['faithfulness_strings']} strings"
+             + ("" if s["faithful"] else f": {s['faithfulness_mismatches'][:2]}")]
+    if s["accepted_counterexample"]:
+        cx = s["accepted_counterexample"]
+        lines.append(f"pipeline FAILED: accepted cut {' '.join(cx['codepoints'])} at {cx['cut']}: {cx['pieces_whole']} "
+                     f"vs {cx['pieces_split']} ({cx['side']}, {'confirmed' if cx['confirmed'] else 'NOT confirmed'})")
+    lines.append(f"pipeline: excluded pairs sound to length {s['bound']}: {s['excluded_sound_to_bound']}")
+    for label, cx in s["excluded_refuted"].items():
+        verdict = "confirmed on the reference" if cx["confirmed"] else "NOT confirmed"
+        lines.append(f"pipeline: {label} refuted: {' '.join(cx['codepoints'])} cut {cx['cut']}: "
+                     f"{cx['pieces_whole']} vs {cx['pieces_split']} ({cx['side']}; {verdict})")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spec.proofs", description=__doc__)
     parser.add_argument("families", nargs="*", help=f"pattern families (default: all of {', '.join(SPLIT_PATTERNS)})")
     parser.add_argument("--bounded", action="store_true", help="also run the default bounded enumeration")
+    parser.add_argument("--pipeline-bound", type=int, default=DEFAULT_BOUND, metavar="N",
+                        help=f"string length of the pipeline-level proof (default {DEFAULT_BOUND}; 0 skips it)")
     args = parser.parse_args(argv)
     unknown = [f for f in args.families if f not in SPLIT_PATTERNS]
     if unknown:
         parser.error(f"unknown pattern family: {', '.join(unknown)}")
-    # heavy optional: z3, loaded only once the arguments parse
-    from spec.proofs.coverage import family_coverage
-    from spec.proofs.prove import examine_family
+    if not 0 <= args.pipeline_bound <= 12:
+        parser.error("--pipeline-bound must be between 0 and 12")
 
     failed = False
     for family in args.families or list(SPLIT_PATTERNS):
@@ -83,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
                 "matches the empty string" if cov.empty_match else f"not total: {cov.witness!r} starts no match")
             print(f"  coverage of stage {cov.stage}: {verdict}; may run Removed + inverted: {claimed}")
             failed |= cov.total != claimed
+        if args.pipeline_bound:
+            pipeline = prove_family_pipeline(family, args.pipeline_bound)
+            for line in pipeline_lines(pipeline.summary()):
+                print(f"  {line}")
+            failed |= not pipeline.holds
         if args.bounded:
             alphabet = family_alphabet(family)
             for r in bounded_check(family_pieces(family), alphabet, *default_lengths(alphabet, False)):

@@ -90,7 +90,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "one piece and starts the next whatever text precedes it; for a sequence of splits, stage by stage.",
         "discharge": [
             _m(Z3, "proofs.transitions_z3", "proofs.transitions_z3.pattern", "proofs.transitions_z3.pattern_only",
-               level="proof"),
+               "proofs.pipeline_z3.pattern", level="proof"),
             _m(BOUNDED, "proofs.bounded_enumeration", "proofs.bounded_enumeration.pattern_only"),
             _m(EXHAUSTIVE, "proofs.contraction_folding", "proofs.representatives", "transition_boundaries_*"),
             _m(CONTROL, "*accept_every_cut*", "*.add_*", "knob_pairs*", "*carveout*", level="control"),
@@ -116,7 +116,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "transition: no lookahead is evaluated there, and no letter, digit or punctuation run reads past it.",
         "discharge": [
             _m(Z3, "proofs.transitions_z3", "proofs.transitions_z3.pattern", "proofs.transitions_z3.pattern_only",
-               level="proof"),
+               "proofs.pipeline_z3.pattern", level="proof"),
             _m(BOUNDED, "proofs.bounded_enumeration", "proofs.bounded_enumeration.pattern_only"),
             _m(EXHAUSTIVE, "end_of_input_*"),
         ],
@@ -386,6 +386,7 @@ def status_from_ledger(records: Iterable[dict], **registry) -> dict[str, dict[st
     }
 
 
+PIPELINE_PROOF_CHECK = "proofs.pipeline_z3.pattern"
 PATTERN_PROOF_CHECK = "proofs.transitions_z3.pattern"  # one record per split pattern (properties/test_proofs.py)
 
 
@@ -414,10 +415,13 @@ def pattern_proofs(records: Iterable[dict]) -> list[dict]:
     conservative: confirmed on units only" or "... pieces only", or "confirmed on pieces only; IDs not checked: no
     provisioned tokenizer of this pattern") with the witness and its IDs."""
     latest: dict[str, dict] = {}
+    pipeline: dict[str, dict] = {}
     for rec in records:
         details = rec.get("details") or {}
         if rec.get("check") == PATTERN_PROOF_CHECK and details.get("family"):
             latest[str(details["family"])] = details
+        if rec.get("check") == PIPELINE_PROOF_CHECK and details.get("family"):
+            pipeline[str(details["family"])] = details
     out = []
     for family in sorted(latest):
         d = latest[family]
@@ -438,5 +442,21 @@ def pattern_proofs(records: Iterable[dict]) -> list[dict]:
             "depths": dict(d.get("exclusion_depths") or {}),
             "witness_search": d.get("witness_search"),
             "refuted": _refuted_pairs(d),
+            "pipeline": pipeline_verdict(pipeline.get(family)),
         })
     return out
+
+
+def pipeline_verdict(d: dict | None) -> str:
+    """The pipeline-level proof of one pattern in words: proved to which length on both sides, with how many
+    strings the encoding was checked against the reference, or how it failed; "not recorded" without a record."""
+    if not d:
+        return "not recorded"
+    sides = d.get("sides") or {}
+    if d.get("holds"):
+        return (f"proved to length {d.get('bound')} (end of input and right side; "
+                f"encoding = reference on {d.get('faithfulness_strings')} strings)")
+    if not d.get("faithful"):
+        return f"FAILED: encoding differs from the reference ({(d.get('faithfulness_mismatches') or [{}])[0]})"
+    refuted = [side for side, r in sides.items() if r.get("counterexample") is not None]
+    return f"FAILED: {', '.join(refuted) or 'an exclusion'} refuted ({d.get('accepted_counterexample')})"
