@@ -14,8 +14,9 @@ from tokenizers.normalizers import NFC
 
 from checks.palette import class_pool
 from frozen.loader import FrozenTokenizer
+from spec.admission import admission_of
 from spec.classes import L, M, N, O, class_table
-from spec.cut import is_safe_cut
+from spec.cut import DEFAULT_CUT_RULES, CutRules, is_safe_cut, rules_for
 from spec.guard import literal_trie
 from spec.reference import reference_encode_with_offsets
 from spec.repair import (
@@ -340,6 +341,17 @@ def accepted_witnesses_are_safe_cuts(tok: FrozenTokenizer, cases: list, params) 
     return out
 
 
+def pattern_pairs_equal(tok: FrozenTokenizer, family: str = "qwen2") -> ProofCheck:
+    """cut.pattern_pairs_of_qwen2 is equivalent for the qwen2 pattern: applying qwen2's proved pairs to a
+    tokenizer of that pattern is its own rule. Checked: the rules the control gives `tok` equal the specification's
+    (spec.cut.rules_for), pair set and carve-outs."""
+    out = ProofCheck("pattern_pairs_equal", tok.name)
+    out.checked = 1
+    if rules_for(tok, CutRules(pattern_pairs=family)) != rules_for(tok, DEFAULT_CUT_RULES):
+        out.counterexamples.append({"pattern": admission_of(tok).pattern, "control_pairs_of": family})
+    return out
+
+
 PROOFS = {
     "single_digit_pretokens": single_digit_pretokens,
     "letter_runs_stop_before_apostrophe": letter_runs_stop_before_apostrophe,
@@ -349,4 +361,5 @@ PROOFS = {
     "marks_end_before_other": marks_end_before_other,
     "one_token_runs_rejected": one_token_runs_rejected,
     "accepted_witnesses_are_safe_cuts": accepted_witnesses_are_safe_cuts,
+    "pattern_pairs_equal": pattern_pairs_equal,
 }

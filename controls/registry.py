@@ -112,6 +112,9 @@ _CONTROLS: tuple[Control, ...] = (
          CutRules(check_premises=False), derive=stripping_markers),
     _cut("cut.add_N_N", "N->N added to the accepted transitions", CutRules(pairs=_pairs_plus((N, N))),
          redundant_for=frozenset({"qwen2", "tekken"}), proof="single_digit_pretokens"),
+    _cut("cut.pattern_pairs_of_qwen2", "qwen2's proved pairs (single digits, marks, no apostrophe carve-out) "
+         "applied to every tokenizer, whatever its pattern", CutRules(pattern_pairs="qwen2"),
+         redundant_for=frozenset({"qwen2"}), proof="pattern_pairs_equal"),
     _cut("cut.add_S_L", "S->L added to the accepted transitions", CutRules(pairs=_pairs_plus((S, L)))),
     _cut("cut.add_O_L", "O->L added to the accepted transitions", CutRules(pairs=_pairs_plus((O, L)))),
     _cut("cut.add_M_O", "M->O added to the accepted transitions", CutRules(pairs=_pairs_plus((M, O))),

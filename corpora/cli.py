@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from corpora import build_cli, compare_cli, smoke
+from corpora import build_cli, compare_cli, cut_gain, smoke
 from frozen import provision
 from frozen.errors import run_command
 from frozen.registry import lookup, rows
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "re-hashing it; a file whose mtime alone changed, or a row installed before they were "
                          "recorded, is re-hashed")
     st.set_defaults(func=_cmd_status)
-    for register in (build_cli.register, compare_cli.register, smoke.register):
+    for register in (build_cli.register, compare_cli.register, cut_gain.register, smoke.register):
         register(sub)
     return parser
 

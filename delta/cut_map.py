@@ -39,8 +39,9 @@ from spec.cut import (
     ACCEPTED_TRANSITION,
     DEFAULT_CUT_RULES,
     CutRules,
-    _refused_only_for_strip,
     explain_cut,
+    refused_only_for_strip,
+    rules_for,
     rules_table,
 )
 from spec.guard import LiteralTrie, literal_trie
@@ -220,10 +221,11 @@ def cut_map(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES
         raise ValueError(f"fault must be one of {FAULTS}, not {fault!r}")
     n = len(text)
     lo, hi = max(1, lo), min(n - 1, n - 1 if hi is None else hi)
+    rules = rules_for(tok, rules)  # the floor plus the tokenizer's pattern's proved pairs
     cmap = CutMap(tok, text, rules, lo, np.zeros(max(0, hi - lo + 1), dtype=np.int8))
     if hi < lo:
         return cmap
-    if not admission_of(tok).admitted and (rules.check_premises or not _refused_only_for_strip(tok)):
+    if not admission_of(tok).admitted and (rules.check_premises or not refused_only_for_strip(tok)):
         return cmap
     base = lo - 1  # the characters at b-1, b and b+1 for every b in lo..hi
     codes = np.frombuffer(text[base : hi + 2].encode("utf-32-le"), dtype="<u4")

@@ -35,10 +35,9 @@ from frozen.loader import FrozenTokenizer, load_tokenizer
 from properties.conftest import ADMITTED, exhaustive_stride
 from spec.admission import admission_of, split_stages
 from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
-from spec.cut import ACCEPTED, DEFAULT_CUT_RULES, pair_verdict, python_class_table
+from spec.cut import ACCEPTED, pair_verdict, python_class_table, rules_for_family
 from spec.engine_classes import engine_mask
 from spec.normalization import is_anchor, nfc
-from spec.transitions import ACCEPTED_PAIRS
 from spec.unicode_version import (
     LATER,
     age,
@@ -334,7 +333,7 @@ def test_anchor_predicate_equals_tables_at_reference_version(lo: int, hi: int, l
 
 # --- transitions --------------------------------------------------------------------------------------------
 
-PARTNERS = {L: ("a",), N: ("12",), O: ("!",), S: (" ",)}
+PARTNERS = {L: ("a",), N: ("12",), O: ("!",), S: (" ",), M: ("\u0300",)}
 CARVED_PAIRS = {(O, S), (L, O)}  # the pairs whose carve-outs depend on the right character
 
 
@@ -364,10 +363,11 @@ def _first_of_class(stride: int) -> dict[int, int]:
 @pytest.mark.parametrize("side", ["right", "left"])
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int, hi: int, ledger) -> None:
-    """For every accepted pair (X, Y): every scalar value in [lo, hi) of class Y after an X partner (side
-    "right"), and every scalar value in [lo, hi) of class X before a Y partner (side "left"), gets a piece boundary
-    at the transition (carve-out pairs excluded)."""
+    """For every pair the family accepts (the floor and its pattern's proved pairs, spec.transitions): every scalar
+    value in [lo, hi) of class Y after an X partner (side "right"), and every scalar value in [lo, hi) of class X
+    before a Y partner (side "left"), gets a piece boundary at the transition (carve-out pairs excluded)."""
     t0 = time.process_time()
+    rules = rules_for_family(family)
     tok = FAMILIES[family]
     pt = family_pretokenizer(family)
     table = class_table()
@@ -375,10 +375,10 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
     by_class = _by_class(lo, hi)
     probes: list[str] = []
     at: list[int] = []
-    for x, y in sorted(ACCEPTED_PAIRS):
+    for x, y in sorted(rules.pairs):
         carved: set[int] = set()
         if side == "right" and (x, y) in CARVED_PAIRS:
-            verdicts = ((cp, pair_verdict(PARTNERS[x][0], chr(cp), table, DEFAULT_CUT_RULES)) for cp in by_class[y])
+            verdicts = ((cp, pair_verdict(PARTNERS[x][0][-1], chr(cp), table, rules)) for cp in by_class[y])
             carved = {cp for cp, verdict in verdicts if verdict != ACCEPTED}
             # only CR, LF and the apostrophe are carved out: every other code point of the pair is probed
             assert carved <= {0x0A, 0x0D, 0x27}, f"{len(carved)} code points carved out of {(x, y)}"
@@ -387,7 +387,7 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
             probes.extend(right)
             at.extend([len(partner)] * len(right))
         for partner in PARTNERS[y] if side == "left" else ():  # every code point as the left side
-            if pair_verdict(chr(first_of_class[x]), partner[0], table, DEFAULT_CUT_RULES) != ACCEPTED:
+            if pair_verdict(chr(first_of_class[x]), partner[0], table, rules) != ACCEPTED:
                 continue  # the partner itself is carved out (the verdict depends only on the right character)
             left = [chr(cp) + partner for cp in by_class[x]]
             probes.extend(left)
@@ -396,7 +396,7 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
     missing = [(probes[i], at[i]) for i in range(len(probes)) if not marks[i]]
     cpu = time.process_time() - t0
     print(f"{family} ({tok.name}) {range_name(lo, hi)}: {len(probes)} transition probes (every code point as the "
-          f"{side} side of the {len(ACCEPTED_PAIRS)} pairs), {len(missing)} without a boundary; {cpu:.1f}s CPU; "
+          f"{side} side of the {len(rules.pairs)} pairs), {len(missing)} without a boundary; {cpu:.1f}s CPU; "
           "surrogates excluded")
     ledger.record("exhaustive", f"transition_boundaries_{side}_{family}", tok, comparisons=len(probes),
                   differences=len(missing), unit="probe",
@@ -405,8 +405,8 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
     assert not missing, missing[:10]
 
 
-LEFT_CONTEXTS = {L: "a", N: "12", O: "!"}
-RIGHT_PARTNER = {L: "1", N: "a", O: " "}
+LEFT_CONTEXTS = {L: "a", N: "12", O: "!", M: "a\u0300", S: "a"}
+RIGHT_PARTNER = {L: "1", N: "a", O: " ", M: "1", S: "1"}  # M->N and S->N: pairs of some patterns only
 
 
 @pytest.mark.parametrize("lo,hi", RANGES, ids=RANGE_IDS)
@@ -414,18 +414,20 @@ RIGHT_PARTNER = {L: "1", N: "a", O: " "}
 def test_left_piece_closes_identically_at_end_of_input(family: str, lo: int, hi: int, ledger) -> None:
     """For every scalar value c in [lo, hi) of a left class X (L, N, O) after a same-class context: the pieces of
     context+c alone (the text ends at the transition) equal the pieces of context+c+r that end at or before the
-    transition, where r starts an accepted pair (X, class(r))."""
+    transition, where r starts a pair (X, class(r)) the family accepts (M and S on the left only where its pattern's
+    proved pairs have them)."""
     t0 = time.process_time()
+    rules = rules_for_family(family)
     tok = FAMILIES[family]
     pt = family_pretokenizer(family)
     table = class_table()
     by_class = _by_class(lo, hi)
     closing = []
     checked = 0
-    for x in (L, N, O):
+    for x in (L, N, O, M, S):
         right = RIGHT_PARTNER[x]
         for cp in by_class[x]:
-            if pair_verdict(chr(cp), right, table, DEFAULT_CUT_RULES) != ACCEPTED:
+            if pair_verdict(chr(cp), right, table, rules) != ACCEPTED:
                 continue
             prefix = LEFT_CONTEXTS[x] + chr(cp)
             checked += 1

@@ -34,24 +34,26 @@ def test_u0958_slash_refused_under_nfc(ledger) -> None:
 
 
 def test_accepted_pairs_and_carveouts() -> None:
-    """The accepted set is exactly the eight pairs; CR/LF after O and the apostrophe after L are carved out."""
+    """The floor is exactly the eight pairs; CR/LF after O and the apostrophe after L are carved out (the floor
+    alone: pattern_pairs="floor"; the pattern's proved pairs are properties/test_pattern_pairs.py's)."""
     assert ACCEPTED_PAIRS == frozenset({(L, N), (L, O), (L, S), (N, L), (N, O), (N, S), (O, N), (O, S)})
     tok = _tok(ADMITTED[0])
-    assert explain_cut(tok, "ab 1", 2) == "accepted:transition"  # L->S
-    assert explain_cut(tok, "a1", 1) == "accepted:transition"  # L->N
-    assert explain_cut(tok, "1a", 1) == "accepted:transition"  # N->L
-    assert explain_cut(tok, ". ", 1) == "accepted:transition"  # O->S
-    assert explain_cut(tok, ".\n", 1) == "carveout_cr_lf"
-    assert explain_cut(tok, ".\r", 1) == "carveout_cr_lf"
-    assert explain_cut(tok, "a\n", 1) == "accepted:transition"  # L->S with LF is not carved out
-    assert explain_cut(tok, "a'", 1) == "carveout_apostrophe"
-    assert explain_cut(tok, "a.", 1) == "accepted:transition"
-    assert explain_cut(tok, " a", 1) == "transition_refused:SL"
-    assert explain_cut(tok, ".a", 1) == "transition_refused:OL"
-    assert explain_cut(tok, "ab", 1) == "transition_refused:LL"
-    assert explain_cut(tok, "a\u0301", 1) == "transition_refused:LM"
-    assert explain_cut(tok, "ab", 0) == "out_of_range"
-    assert explain_cut(tok, "ab", 2) == "out_of_range"
+    floor = CutRules(pattern_pairs="floor")
+    assert explain_cut(tok, "ab 1", 2, floor) == "accepted:transition"  # L->S
+    assert explain_cut(tok, "a1", 1, floor) == "accepted:transition"  # L->N
+    assert explain_cut(tok, "1a", 1, floor) == "accepted:transition"  # N->L
+    assert explain_cut(tok, ". ", 1, floor) == "accepted:transition"  # O->S
+    assert explain_cut(tok, ".\n", 1, floor) == "carveout_cr_lf"
+    assert explain_cut(tok, ".\r", 1, floor) == "carveout_cr_lf"
+    assert explain_cut(tok, "a\n", 1, floor) == "accepted:transition"  # L->S with LF is not carved out
+    assert explain_cut(tok, "a'", 1, floor) == "carveout_apostrophe"
+    assert explain_cut(tok, "a.", 1, floor) == "accepted:transition"
+    assert explain_cut(tok, " a", 1, floor) == "transition_refused:SL"
+    assert explain_cut(tok, ".a", 1, floor) == "transition_refused:OL"
+    assert explain_cut(tok, "ab", 1, floor) == "transition_refused:LL"
+    assert explain_cut(tok, "a\u0301", 1, floor) == "transition_refused:LM"
+    assert explain_cut(tok, "ab", 0, floor) == "out_of_range"
+    assert explain_cut(tok, "ab", 2, floor) == "out_of_range"
 
 
 def test_guard_reasons_and_overlaps() -> None:

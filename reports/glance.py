@@ -91,8 +91,9 @@ def obligation_grid(model: Table3) -> tuple[list[str], list[list[str]], list[tup
 
 
 RECONSTRUCTION_MARK = "(rec.)"
-PATTERN_HEADER = ["pattern", "string from", "tokenizers", "accepted pairs proved", "excluded, proved sound",
-                  "refuted: IDs / units only / pieces only", "IDs checked on", "whole pipeline (z3, bounded)"]
+PATTERN_HEADER = ["pattern", "string from", "tokenizers", "accepted pairs proved",
+                  "proved sound beyond the floor (adopted)", "refuted: IDs / units only / pieces only",
+                  "IDs checked on", "whole pipeline (z3, bounded)"]
 REFUTED_HEADER = ["pattern", "pair", "verdict", "witness", "IDs: whole vs left + right"]
 
 

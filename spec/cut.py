@@ -20,7 +20,7 @@ variant that the controls use to show the properties can fail.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from frozen.loader import FrozenTokenizer
@@ -29,7 +29,7 @@ from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 from spec.guard import GUARD_MODES, cut_inside_special, special_touches
 from spec.normalization import anchors_around, nfc_split
 from spec.special_cut import SPECIAL_RULE_MODES, at_selected_edge, premises_hold
-from spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, CR_LF
+from spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, APOSTROPHE_FREE, CR_LF, PATTERN_PAIRS
 
 CLASS_SOURCES = ("engine", "python")
 ACCEPTED_TRANSITION = "accepted:transition"
@@ -52,12 +52,16 @@ class CutRules:
     class_source: str = "engine"  # "engine" | "python"
     special_rule: str = "selected"  # "selected" | "any_occurrence" | "off"
     check_premises: bool = True  # False: strip/single_word tokens neither refuse admission nor the special rule
+    pattern_pairs: str = "own"  # "own": the floor plus the tokenizer's pattern's proved pairs (spec.transitions);
+    # "floor": the floor alone (conservative, correct); a family name: that pattern's pairs for every tokenizer
 
     def __post_init__(self) -> None:
         if self.special_rule not in SPECIAL_RULE_MODES:
             raise ValueError(f"special_rule must be one of {SPECIAL_RULE_MODES}, not {self.special_rule!r}")
         if self.guard not in GUARD_MODES:
             raise ValueError(f"guard must be one of {GUARD_MODES}, not {self.guard!r}")
+        if self.pattern_pairs not in ("own", "floor", *PATTERN_PAIRS):
+            raise ValueError(f"pattern_pairs must be 'own', 'floor' or a family, not {self.pattern_pairs!r}")
         if self.class_source not in CLASS_SOURCES:
             raise ValueError(f"class_source must be one of {CLASS_SOURCES}, not {self.class_source!r}")
 
@@ -88,6 +92,25 @@ def rules_table(rules: CutRules) -> bytes:
     return class_table() if rules.class_source == "engine" else python_class_table()
 
 
+@lru_cache(maxsize=256)
+def rules_for(tok: FrozenTokenizer, rules: CutRules = DEFAULT_CUT_RULES) -> CutRules:
+    """The rules as they apply to `tok`: with pattern_pairs "own", its admitted pattern's proved pairs join the
+    floor and, for an apostrophe-free pattern, the apostrophe carve-out is dropped (spec.transitions); the
+    result names "floor" so applying it again changes nothing."""
+    family = admission_of(tok).pattern if rules.pattern_pairs == "own" else rules.pattern_pairs
+    return rules_for_family(family, rules)
+
+
+def rules_for_family(family: str | None, rules: CutRules = DEFAULT_CUT_RULES) -> CutRules:
+    """`rules_for` by pattern family (None or "floor": the floor)."""
+    if rules.pattern_pairs != "own" and family != rules.pattern_pairs:
+        family = rules.pattern_pairs
+    if family not in PATTERN_PAIRS:
+        return replace(rules, pattern_pairs="floor")
+    return replace(rules, pairs=rules.pairs | PATTERN_PAIRS[family], pattern_pairs="floor",
+                   apostrophe_carveout=rules.apostrophe_carveout and family not in APOSTROPHE_FREE)
+
+
 def pair_verdict(left: str, right: str, table: bytes, rules: CutRules) -> str:
     """The class-transition condition for one character pair: ACCEPTED, or the refusing reason code."""
     lcls, rcls = table[ord(left)], table[ord(right)]
@@ -100,7 +123,7 @@ def pair_verdict(left: str, right: str, table: bytes, rules: CutRules) -> str:
     return ACCEPTED
 
 
-def _refused_only_for_strip(tok: FrozenTokenizer) -> bool:
+def refused_only_for_strip(tok: FrozenTokenizer) -> bool:
     """Admission refused `tok` for a token that strips whitespace or matches single words (premise P2 of
     `spec.special_cut`) and for nothing else that it checks first (the broken variant check_premises=False)."""
     return admission_of(tok).reason.startswith(STRIP_REFUSAL)
@@ -116,8 +139,9 @@ def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAU
     """
     if not 0 < b < len(text):
         return "out_of_range"
-    if not admission_of(tok).admitted and (rules.check_premises or not _refused_only_for_strip(tok)):
+    if not admission_of(tok).admitted and (rules.check_premises or not refused_only_for_strip(tok)):
         return "not_admitted"
+    rules = rules_for(tok, rules)
     if cut_inside_special(tok, text, b, rules.guard) is not None:
         return "inside_special"
     premises = premises_hold(tok) or not rules.check_premises

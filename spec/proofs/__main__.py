@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{s['obligations_proved']}/{s['obligations_total']} obligations proved, solver {s['solver_seconds']}s")
         print(f"  accepted pairs proved (separating stage): {s['accepted_pairs_proved']}")
         print(f"  accepted pairs FAILED: {s['accepted_pairs_failed']}")
-        print(f"  excluded but sound for this pattern: {s['excluded_sound_conservative']}")
+        print(f"  outside the floor but sound, adopted for this pattern (spec.transitions): "
+              f"{s['excluded_sound_conservative']}")
         depths, bound = s["exclusion_depths"], s["witness_search"]
         checked = f"tokenizers: {', '.join(s['ids_checked_on'])}" if s["ids_checked_on"] else s["ids_note"]
         print(f"  refuted pairs by deepest stage ({checked}): {depths['ids']} IDs, {depths['units']} units only, "
