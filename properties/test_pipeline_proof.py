@@ -14,14 +14,15 @@ import pytest
 
 from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS
 from spec.proofs.__main__ import main as proofs_main
-from spec.proofs.alphabet import family_alphabet
+from spec.proofs.alphabet import family_alphabet, partition
 from spec.proofs.obligations import PIPELINE_PROOF_CHECK
 from spec.proofs.pieces import family_pieces, pieces_of, stages_pre_tokenizer
 from spec.proofs.pipeline import ConcreteAlgebra, Pipeline, StageSemantics, pieces_to_boundaries
-from spec.proofs.pipeline_proof import prove_family_pipeline, prove_pipeline, side_of
+from spec.proofs.pipeline_proof import family_resync, prove_family_pipeline, prove_pipeline, prove_resync, side_of
 from spec.proofs.prove import prove_family
-from spec.proofs.regex import parse
+from spec.proofs.regex import atoms, parse
 
+RESYNC_CHECK = "proofs.resync_z3.pattern"
 GATE_BOUND = 5  # every string of up to 5 abstract symbols (17^5 to 28^5 strings) (python -m spec.proofs defaults to 8)
 CONTROL_BOUND = 4
 FAMILIES = list(SPLIT_PATTERNS)
@@ -55,6 +56,33 @@ def test_cut_keeps_the_pieces_of_the_whole_pipeline(family: str, ledger, capsys)
     assert not s["unconfirmed_refutations"], s["unconfirmed_refutations"]
     assert set(s["excluded_sound_to_bound"]) == set(split["excluded_sound_conservative"]), (s, split)
     assert set(s["excluded_refuted"]) == set(split["counterexamples"])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_pieces_resynchronize_after_a_common_boundary(family: str, ledger) -> None:
+    """The re-synchronization lemma (spec.proofs.pipeline_proof.prove_resync) holds for the pattern to the gate's
+    bound: a piece boundary shared by a text and one of its windows fixes every later piece."""
+    resync = family_resync(family, GATE_BOUND)
+    d = resync.as_dict(family_alphabet(family))
+    ledger.record("proof", RESYNC_CHECK, None, comparisons=d["proved_to"] - 2 + 1, differences=int(not d["holds"]),
+                  unit="lengths", details={**d, "reconstruction": RECONSTRUCTED.get(family)})
+    assert d["holds"], d
+
+
+def test_resync_is_refuted_where_a_later_stage_splits_differently() -> None:
+    """Control: letter triples, then pairs inside each triple ("aaaaaa": aa|a|aa|a; its window from 1: aa|a|aa)
+    share the boundary 3 and differ after it; the lemma's query finds such a string."""
+    stages = (r"\p{L}{3}", r"\p{L}{2}")
+    asts = tuple(parse(s) for s in stages)
+    alphabet = partition("triples", [a for ast in asts for a in atoms(ast)])
+    resync = prove_resync(Pipeline(alphabet, asts), "triples", 6)
+    assert resync.witness is not None and resync.proved_to < 6
+    text = alphabet.concretize(resync.witness)
+    pieces = pieces_of(stages_pre_tokenizer(stages))
+    w, b = resync.window_start, resync.common
+    whole = [x for x in pieces_to_boundaries(pieces(text)) if x >= b]
+    window = [x + w for x in pieces_to_boundaries(pieces(text[w:])) if x + w >= b]
+    assert whole[0] == window[0] == b and whole != window  # confirmed on the reference
 
 
 def test_encoding_drops_no_lookahead() -> None:

@@ -17,7 +17,7 @@ from spec.proofs.alphabet import family_alphabet
 from spec.proofs.bounded import bounded_check, default_lengths
 from spec.proofs.coverage import family_coverage
 from spec.proofs.pieces import family_pieces
-from spec.proofs.pipeline_proof import DEFAULT_BOUND, prove_family_pipeline
+from spec.proofs.pipeline_proof import DEFAULT_BOUND, family_resync, prove_family_pipeline
 from spec.proofs.prove import examine_family
 
 
@@ -121,6 +121,14 @@ def main(argv: list[str] | None = None) -> int:
             for line in pipeline_lines(pipeline.summary()):
                 print(f"  {line}")
             failed |= not pipeline.holds
+            resync = family_resync(family, args.pipeline_bound)
+            r = resync.as_dict(family_alphabet(family))
+            verdict = (f"proved to length {r['proved_to']} ({r['seconds']}s)" if r["holds"] else
+                       f"REFUTED: {r['counterexample']!r}, window start {r['window_start']}, common boundary "
+                       f"{r['common_boundary']}")
+            print(f"  re-synchronization (a piece boundary shared by the whole text and a window: every later piece "
+                  f"agrees): {verdict}")
+            failed |= not r["holds"]
         if args.bounded:
             alphabet = family_alphabet(family)
             for r in bounded_check(family_pieces(family), alphabet, *default_lengths(alphabet, False)):

@@ -173,8 +173,10 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "proposition": "repair",
         "premise": "sync_witness",
         "statement": "Some internal boundary of the matched run is an accepted class transition read on the input "
-        "characters.",
+        "characters; once the whole text and the window share a piece boundary (the witness gives one), every later "
+        "piece agrees (the re-synchronization lemma, z3 over the whole pre-tokenizer, bounded).",
         "discharge": [
+            _m(Z3, "proofs.resync_z3.pattern", level="proof"),
             _m(PROPERTY, "session_*", "*session_replay*", "chat_replay*", "battery.repair"),
             _m(CONTROL, "*witness*", level="control"),
         ],

@@ -278,3 +278,68 @@ def alphabet_pair_matches(pair: PairSet, word: tuple[int, ...], cut: int) -> boo
 def prove_family_pipeline(family: str, bound: int = DEFAULT_BOUND) -> PipelineProof:
     """`prove_pipeline` for one of the six families, over its abstract alphabet."""
     return prove_pipeline(family, SPLIT_PATTERNS[family], bound, alphabet=family_alphabet(family))
+
+
+@dataclass(frozen=True)
+class Resync:
+    """The pre-tokenizer's re-synchronization lemma for one pattern, to a length bound: proved, or a string, a
+    window start and a common boundary after which the two piece streams still differ."""
+
+    family: str
+    bound: int
+    proved_to: int
+    seconds: float
+    witness: tuple[int, ...] | None = None
+    window_start: int | None = None
+    common: int | None = None
+
+    def as_dict(self, alphabet: Alphabet) -> dict:
+        text = alphabet.concretize(self.witness) if self.witness is not None else None
+        return {"family": self.family, "bound": self.bound, "proved_to": self.proved_to,
+                "seconds": round(self.seconds, 3), "holds": self.witness is None and self.proved_to == self.bound,
+                "counterexample": text, "window_start": self.window_start, "common_boundary": self.common}
+
+
+def prove_resync(pipeline: Pipeline, name: str, bound: int) -> Resync:
+    """Lemma (the pre-tokenizer half of the repair's splice): for every string s of n <= bound symbols, every
+    window start 0 < w < n and every position b with w < b < n that is a piece boundary both of s and of the window
+    s[w:] (shifted by w), the two piece streams have the same boundaries on [b, n]. So once the whole encode and a
+    window encode share one piece boundary, every later piece agrees; what the repair still has to establish is
+    such a common boundary inside its matched run (the sync witness gives one; equal tokens alone need not)."""
+    start, proved = time.perf_counter(), 1
+    k = len(pipeline.alphabet)
+    for n in range(3, bound + 1):
+        alg = Z3Algebra(n, k)
+        whole = pipeline.boundaries(alg, 0, n)
+        s = z3.Solver()
+        s.set("timeout", SOLVER_TIMEOUT_MS)
+        s.add(*alg.domain)
+        w_var, b_var = z3.Int("w"), z3.Int("b")
+        cases = []
+        for w in range(1, n - 1):
+            window = pipeline.boundaries(alg, w, n)
+            for b in range(w + 1, n):
+                later = z3.Or(*[whole[j] != window[j - w] for j in range(b + 1, n)]) if b + 1 < n else None
+                if later is not None:
+                    cases.append(z3.And(w_var == w, b_var == b, whole[b], window[b - w], later))
+        if not cases:
+            proved = n
+            continue
+        s.add(z3.Or(*cases))
+        answer = s.check()
+        if answer == z3.unknown:
+            raise PipelineInconclusive(f"z3 returned unknown at length {n} ({s.reason_unknown()})")
+        if answer == z3.sat:
+            m = s.model()
+            word = tuple(m.eval(c, model_completion=True).as_long() for c in alg.chars)
+            return Resync(name, bound, proved, time.perf_counter() - start, word, m.eval(w_var).as_long(),
+                          m.eval(b_var).as_long())
+        proved = n
+    return Resync(name, bound, proved, time.perf_counter() - start)
+
+
+@cache
+def family_resync(family: str, bound: int = DEFAULT_BOUND) -> Resync:
+    """`prove_resync` for one of the six families over its abstract alphabet."""
+    alphabet = family_alphabet(family)
+    return prove_resync(Pipeline(alphabet, tuple(parse(r) for r in SPLIT_PATTERNS[family])), family, bound)
