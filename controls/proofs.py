@@ -18,6 +18,7 @@ from spec.admission import admission_of
 from spec.classes import L, M, N, O, class_table
 from spec.cut import DEFAULT_CUT_RULES, CutRules, is_safe_cut, rules_for
 from spec.guard import literal_trie
+from spec.normalization import is_anchor
 from spec.reference import reference_encode_with_offsets
 from spec.repair import (
     RepairParams,
@@ -341,6 +342,29 @@ def accepted_witnesses_are_safe_cuts(tok: FrozenTokenizer, cases: list, params) 
     return out
 
 
+def nfc_specials_edged_by_anchors(tok: FrozenTokenizer) -> ProofCheck:
+    """cut.nfc_window_ignores_specials is equivalent for an NFC tokenizer whose special strings all begin and end
+    with an anchor.
+
+    Argument. The reference splits the text at its selected special tokens before it normalizes (premise P1 of
+    spec.special_cut), so NFC never reaches across a selected occurrence's edge. A cut at b is an accepted
+    transition with anchors around it, so the NFC window [a, c) differs from the stretch it lies in only by
+    characters of an occurrence touching it; when every special string begins and ends with an anchor, NFC splits
+    at those characters anyway, and the equation and the pair at b read the same with or without the occurrence.
+    So the refusal only costs cuts (properties/test_cut_spec.py shows one: "<think>\u037e b" at 8).
+
+    Premise checked: the first and last character of every special string is an anchor (spec.normalization).
+    """
+    out = ProofCheck("nfc_specials_edged_by_anchors", tok.name)
+    table = class_table()
+    for special in tok.special_strings:
+        for ch in (special[0], special[-1]):
+            out.checked += 1
+            if not is_anchor(ch, table[ord(ch)]):
+                out.counterexamples.append({"special": special, "edge": f"U+{ord(ch):04X}"})
+    return out
+
+
 def pattern_pairs_equal(tok: FrozenTokenizer, family: str = "qwen2") -> ProofCheck:
     """cut.pattern_pairs_of_qwen2 is equivalent for the qwen2 pattern: applying qwen2's proved pairs to a
     tokenizer of that pattern is its own rule. Checked: the rules the control gives `tok` equal the specification's
@@ -362,4 +386,5 @@ PROOFS = {
     "one_token_runs_rejected": one_token_runs_rejected,
     "accepted_witnesses_are_safe_cuts": accepted_witnesses_are_safe_cuts,
     "pattern_pairs_equal": pattern_pairs_equal,
+    "nfc_specials_edged_by_anchors": nfc_specials_edged_by_anchors,
 }

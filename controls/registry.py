@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from controls.derived import stripping_markers
 from controls.faults import FAULTS, Planter
-from controls.proofs import overlapped_tails_without_witness, overlapping_specials
+from controls.proofs import nfc_specials_edged_by_anchors, overlapped_tails_without_witness, overlapping_specials
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
 from spec.classes import L, M, N, O, S, class_table
@@ -44,6 +44,11 @@ def _overlapping_specials(tok: FrozenTokenizer) -> bool:
 def _nfc_only(tok: FrozenTokenizer) -> bool:
     """The normalization condition (and its anchor predicate) exists only for NFC tokenizers."""
     return tok.is_nfc
+
+
+def _specials_edged_by_anchors(tok: FrozenTokenizer) -> bool:
+    """The premise of nfc_specials_edged_by_anchors: every special string begins and ends with an anchor."""
+    return nfc_specials_edged_by_anchors(tok).holds
 
 
 def _last_interior_is_transition(tok: FrozenTokenizer) -> bool:
@@ -103,6 +108,13 @@ _CONTROLS: tuple[Control, ...] = (
     _cut("cut.no_normalization", "the normalization condition removed", CutRules(check_normalization=False),
          applies=_nfc_only),
     _cut("cut.no_guard", "the special-token guard removed", CutRules(guard="off")),
+    _cut("cut.nfc_window_ignores_specials", "the NFC window may touch a special-token occurrence",
+         CutRules(nfc_window_specials=False), applies=_nfc_only, redundant_for=ALL_FAMILIES,
+         proof="nfc_specials_edged_by_anchors", premise=_specials_edged_by_anchors),
+    _cut("cut.nfc_no_equation", "the NFC equation not required (the normalizer need not split the window at b)",
+         CutRules(nfc_equation=False), applies=_nfc_only),
+    _cut("cut.nfc_no_recheck", "the normalized pair at b not checked again", CutRules(nfc_recheck=False),
+         applies=_nfc_only),
     _cut("cut.guard_selected_only", "the guard checks only the selected, non-overlapping occurrences",
          CutRules(guard="selected"), redundant_for=ALL_FAMILIES, proof="selected_occurrences_match_reference"),
     _cut("cut.special_any_occurrence", "the special-token rule accepts the edge of any occurrence, selected or not",

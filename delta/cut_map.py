@@ -284,4 +284,5 @@ def _normalization_mask(cmap: CutMap, codes: np.ndarray, classes: np.ndarray, gu
     # an occurrence [s, e) touches the window [b-1, b+1) iff s < b+1 and e > b-1: b in [s, e+1)
     touched = _covered(lo, hi, guarded, 0, 1)
     verdicts[is_transition & ~simple] = NFC_PENDING
-    verdicts[is_transition & simple & touched] = REFUSED
+    if rules.nfc_window_specials:
+        verdicts[is_transition & simple & touched] = REFUSED

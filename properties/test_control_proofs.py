@@ -147,3 +147,24 @@ def test_no_bound_premise_fails_only_with_witnessed_overlaps(tok) -> None:
     accepted transition (olmo_3_7b's PII markers), never on a tokenizer without overlapping strings."""
     if not P.overlapping_specials(tok.special_strings):
         assert P.overlapped_tails_without_witness(tok)
+
+
+def test_nfc_specials_edged_by_anchors(tok, ledger) -> None:
+    """Where cut.nfc_window_ignores_specials is claimed equivalent (an NFC tokenizer), every special string begins
+    and ends with an anchor; the check fails on a string edged by a combining mark (so it can fail)."""
+    check = P.nfc_specials_edged_by_anchors(tok)
+    claimed = _claimed("cut.nfc_window_ignores_specials", tok)
+    _record(ledger, tok, check, expect_counterexamples=False)
+    if claimed:
+        assert check.holds, check.counterexamples[:5]
+    marked = type("Marked", (), {"name": "marked", "special_strings": ["<x>\u0301"]})()
+    assert P.nfc_specials_edged_by_anchors(marked).counterexamples
+
+
+def test_pattern_pairs_equal_proof(tok, ledger) -> None:
+    """cut.pattern_pairs_of_qwen2 gives a qwen2-pattern tokenizer the specification's own rules, and any other
+    tokenizer different ones."""
+    check = P.pattern_pairs_equal(tok)
+    claimed = _claimed("cut.pattern_pairs_of_qwen2", tok)
+    _record(ledger, tok, check, expect_counterexamples=not claimed)
+    assert check.holds == claimed, check.counterexamples

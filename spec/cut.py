@@ -52,6 +52,9 @@ class CutRules:
     class_source: str = "engine"  # "engine" | "python"
     special_rule: str = "selected"  # "selected" | "any_occurrence" | "off"
     check_premises: bool = True  # False: strip/single_word tokens neither refuse admission nor the special rule
+    nfc_window_specials: bool = True  # False: a special-token occurrence may touch the NFC window S[a:c]
+    nfc_equation: bool = True  # False: the NFC equation is not required (the window need not split at b)
+    nfc_recheck: bool = True  # False: the normalized pair at b is not checked again
     pattern_pairs: str = "own"  # "own": the floor plus the tokenizer's pattern's proved pairs (spec.transitions);
     # "floor": the floor alone (conservative, correct); a family name: that pattern's pairs for every tokenizer
 
@@ -164,13 +167,13 @@ def _normalization_verdict(tok: FrozenTokenizer, text: str, b: int, table: bytes
         return "nfc_no_left_anchor"
     if c is None:
         return "nfc_no_right_anchor"
-    if special_touches(tok, text, a, c, rules.guard) is not None:
+    if rules.nfc_window_specials and special_touches(tok, text, a, c, rules.guard) is not None:
         return "nfc_window_touches_special"
     split = nfc_split(text, a, b, c)
     if split is None:
-        return "nfc_not_split"
+        return "nfc_not_split" if rules.nfc_equation else ACCEPTED
     before, after = split
-    verdict = pair_verdict(before[-1], after[0], table, rules)
+    verdict = pair_verdict(before[-1], after[0], table, rules) if rules.nfc_recheck else ACCEPTED
     if verdict != ACCEPTED:
         return "nfc_" + verdict
     return ACCEPTED
