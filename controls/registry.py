@@ -115,6 +115,8 @@ _CONTROLS: tuple[Control, ...] = (
          CutRules(nfc_equation=False), applies=_nfc_only),
     _cut("cut.nfc_no_recheck", "the normalized pair at b not checked again", CutRules(nfc_recheck=False),
          applies=_nfc_only),
+    _cut("cut.nfc_window_is_pair", "no anchor search: the NFC window is the pair S[b-1:b+1]",
+         CutRules(nfc_anchor_search=False), applies=_nfc_only),
     _cut("cut.guard_selected_only", "the guard checks only the selected, non-overlapping occurrences",
          CutRules(guard="selected"), redundant_for=ALL_FAMILIES, proof="selected_occurrences_match_reference"),
     _cut("cut.special_any_occurrence", "the special-token rule accepts the edge of any occurrence, selected or not",

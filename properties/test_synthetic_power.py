@@ -55,6 +55,10 @@ CUT_KILLS = (
     ("cut.no_guard", "specials_next_to_letters", "user<think>ok", 10),  # <think | >: L->O inside the marker
     ("cut.no_apostrophe_carveout", "o200k_contractions", "He's here", 2),  # He | 's: one o200k pre-token
     ("cut.no_normalization", "nfc", "\u0958/", 1),  # NFC: KA NUKTA | "/" -- NUKTA and "/" are one pre-token
+    # the three clauses of the NFC condition, one at a time
+    ("cut.nfc_no_equation", "nfc", "e\u0301", 1),  # e | acute: NFC composes across the cut
+    ("cut.nfc_no_recheck", "nfc", "\u0958/", 1),  # KA NUKTA | /: NFC decomposes it, the normalized pair M->O
+    ("cut.nfc_window_is_pair", "nfc", "a\u0316\u0301", 1),  # a | grave-below acute: a+acute compose past b+1
 )
 
 

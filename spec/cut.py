@@ -55,6 +55,7 @@ class CutRules:
     nfc_window_specials: bool = True  # False: a special-token occurrence may touch the NFC window S[a:c]
     nfc_equation: bool = True  # False: the NFC equation is not required (the window need not split at b)
     nfc_recheck: bool = True  # False: the normalized pair at b is not checked again
+    nfc_anchor_search: bool = True  # False: no search for anchors; the NFC window is the pair S[b-1:b+1]
     pattern_pairs: str = "own"  # "own": the floor plus the tokenizer's pattern's proved pairs (spec.transitions);
     # "floor": the floor alone (conservative, correct); a family name: that pattern's pairs for every tokenizer
 
@@ -162,7 +163,10 @@ def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAU
 def _normalization_verdict(tok: FrozenTokenizer, text: str, b: int, table: bytes, rules: CutRules) -> str:
     """Condition 3 for an NFC tokenizer: anchors, no special-token occurrence in the window, the NFC equation,
     and the normalized pair at b again an accepted transition."""
-    a, c = anchors_around(text, b, table, rules.anchor_reorder_probes, rules.anchor_hangul_probes)
+    if rules.nfc_anchor_search:
+        a, c = anchors_around(text, b, table, rules.anchor_reorder_probes, rules.anchor_hangul_probes)
+    else:
+        a, c = b - 1, b + 1
     if a is None:
         return "nfc_no_left_anchor"
     if c is None:
