@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
+SHARED = (Path(__file__).resolve().parents[2] / "shared" / "tokenizers").resolve()  # as the mirror reports it
 ROW, ALIAS = "deepseek_v4_flash", "deepseek-v4"
 REMEDY = f"corpora tokenizers pull {ALIAS} --force"
 

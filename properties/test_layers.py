@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("frozen", "ledger", "spec", "delta", "subjects", "checks", "controls", "fuzz", "corpora", "reports",
-            "benchmarks", "properties")
+            "benchmarks", "mutation", "properties")
 CONTRACTS = 3
 
 

@@ -18,6 +18,8 @@ from reports.glance import (
     reconstructed_tokenizers,
     refuted_rows,
 )
+from reports.mutation_score import MUTATION_HEADER, SURVIVOR_HEADER, mutation_rows, mutation_sentence, survivor_rows
+from reports.mutation_score import TITLE as MUTATION_TITLE
 from reports.paper import beside
 from reports.plots import comparisons_per_tokenizer, kill_heatmap, performance_plot, throughput_plot
 from reports.provenance import provenance_items
@@ -222,6 +224,16 @@ not mixed in.</p>
 {% endfor %}
 {% endif %}
 
+<h2 id="mutation">{{ mutation_title }}</h2>
+<p class="note">{{ mutation_sentence }}</p>
+{% if mutation_rows %}<div class="scroll"><table><thead><tr>{% for h in mutation_header %}<th>{{ h }}</th>{% endfor %}
+</tr></thead><tbody>{% for r in mutation_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table></div>{% endif %}
+{% if survivor_rows %}<p class="caption">Surviving mutants and their verdicts (mutation/verdicts.toml)</p>
+<div class="scroll"><table><thead><tr>{% for h in survivor_header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for r in survivor_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table></div>{% endif %}
+
 <h2 id="subjects">Subjects</h2>
 {% if subjects_ran or subjects_unavailable %}
 {% if subjects_ran %}<div class="scroll"><table class="subjects"><thead><tr>
@@ -371,6 +383,12 @@ def _context(model: Table3) -> dict:
         "recorded": figure_rows(model.transcripts_recorded.figures) if model.transcripts_recorded else [],
         "recorded_about": recorded_sentence(model.transcripts_recorded) if model.transcripts_recorded else "",
         "transcript_paper": PAPER_SENTENCE,
+        "mutation_title": MUTATION_TITLE,
+        "mutation_sentence": mutation_sentence(model.mutation),
+        "mutation_header": MUTATION_HEADER,
+        "mutation_rows": mutation_rows(model.mutation) if model.mutation and "error" not in model.mutation else [],
+        "survivor_header": SURVIVOR_HEADER,
+        "survivor_rows": survivor_rows(model.mutation) if model.mutation and "error" not in model.mutation else [],
         "glance": levels(model),
         "missing": missing(model),
         "grid_header": obligation_grid(model)[0],

@@ -15,6 +15,8 @@ from reports.glance import (
     reconstructed_tokenizers,
     refuted_rows,
 )
+from reports.mutation_score import MUTATION_HEADER, SURVIVOR_HEADER, mutation_rows, mutation_sentence, survivor_rows
+from reports.mutation_score import TITLE as MUTATION_TITLE
 from reports.paper import beside
 from reports.provenance import provenance_items
 from reports.table3 import NO_SUBJECTS, NO_TOKENIZER, SUBJECT_HEADER, Table3, subject_rows, throughput_summary
@@ -304,6 +306,19 @@ def _transcripts(model: Table3) -> list[str]:
     return out
 
 
+def _mutation(model: Table3) -> list[str]:
+    """The committed mutation-profile results (reports.mutation_score)."""
+    s = model.mutation
+    out = [f"## {MUTATION_TITLE}", "", mutation_sentence(s), ""]
+    if s and "error" not in s:
+        out += _table(MUTATION_HEADER, mutation_rows(s))
+        if s.get("survivor_list"):
+            out += ["", "Surviving mutants and their verdicts (mutation/verdicts.toml):", ""]
+            out += _table(SURVIVOR_HEADER, survivor_rows(s))
+        out += [""]
+    return out
+
+
 def render_markdown(model: Table3) -> str:
     """The whole report as Markdown; deterministic for a given model."""
     lines = ["# Table 3: what was checked, how much, and what differed", "", f"**{verdict(model).line}**", ""]
@@ -316,6 +331,7 @@ def render_markdown(model: Table3) -> str:
     lines += _kill_matrix(model)
     lines += _throughput(model)
     lines += _performance(model)
+    lines += _mutation(model)
     lines += _subjects(model)
     lines += _obligations(model)
     lines += _tokenizers(model)

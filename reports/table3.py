@@ -60,6 +60,7 @@ from pathlib import Path
 from frozen.errors import SuiteError
 from frozen.registry import rows as registry_rows
 from ledger.records import LEVELS, SCHEMA, deduplicate, read_located
+from reports.mutation_score import mutation_summary
 from reports.performance import Performance, build_performance
 from reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
 from reports.transcripts import RESULTS_FILE, FrontEndFigures, Recorded, read_results, transcript_figures
@@ -305,6 +306,7 @@ class Table3:
     performance: Performance | None = None  # the benchmark figures (reports.performance)
     transcripts: list[FrontEndFigures] = field(default_factory=list)  # level 3 by front end, this report's records
     transcripts_recorded: Recorded | None = None  # the committed full-set results (shown, never counted)
+    mutation: dict | None = None  # committed mutation-profile results (reports.mutation_score; shown, not counted)
     job_steps: list[dict] = field(default_factory=list)  # the main job's steps: step, status, outcome, seconds
     unloadable: list[dict] = field(default_factory=list)  # tokenizers a run could not load: tokenizer, reason, remedy
     refused_documents: dict = field(default_factory=dict)  # corpus documents refused for bad text: count, examples
@@ -840,6 +842,7 @@ def build_table3(
     ledger_files_read: list[str] | None = None,
     obligations_module: str = "spec.proofs.obligations",
     results_file: Path | None = RESULTS_FILE,
+    with_mutation: bool = True,
 ) -> Table3:
     """The report model from validated records and the provisioning status of the eleven tokenizers."""
     steps = [r for r in records if r["kind"] == "job" and r["check"] == "job.step"]
@@ -862,6 +865,7 @@ def build_table3(
         performance=build_performance(own, getattr(records, "files", None)),
         transcripts=transcript_figures(own),
         transcripts_recorded=read_results(results_file) if results_file is not None else None,
+        mutation=mutation_summary() if with_mutation else None,
         job_steps=[{k: r["details"].get(k) for k in ("step", "status", "outcome", "seconds")} for r in steps],
         unloadable=_unloadable(unloadable),
         refused_documents=_refused(own),

@@ -129,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  re-synchronization (a piece boundary shared by the whole text and a window: every later piece "
                   f"agrees): {verdict}")
             failed |= not r["holds"]
+            print("  witness (repair without a class-transition witness): not proved implied. The lemma above "
+                  "takes over once the window and the whole text share a piece boundary; that an equal-key run of "
+                  "two or more tokens forces one is not encoded (BPE tokens can coincide across phase-shifted "
+                  "pieces: o200k's 's runs). The controls' status per tokenizer: controls/findings.py")
         if args.bounded:
             alphabet = family_alphabet(family)
             for r in bounded_check(family_pieces(family), alphabet, *default_lengths(alphabet, False)):

@@ -1,0 +1,83 @@
+"""The committed results of the mutation profile (mutation/results.json), merged module by module, with verdicts.
+
+Each module's entry is replaced whole when the module is run again; the other modules' entries stay, with the
+commit and date they were run at. The score of a module is killed / (killed + survived): timeouts count as kills
+(cosmic-ray's rule, shown apart), incompetent mutants (the module no longer imports) and filtered operators are
+left out of both. A survivor carries the verdict matched from mutation/verdicts.toml, or none.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mutation.modules import mutated_modules
+from mutation.verdicts import Verdict, read_verdicts, survivor_key
+
+RESULTS_FILE = Path(__file__).resolve().parent / "results.json"
+SCHEMA = "delta-suite.mutation-results.v1"
+COUNTED = ("killed", "timeout", "survived", "incompetent", "skipped", "pending")  # mutation.session.OUTCOMES
+
+
+def read_results(path: Path = RESULTS_FILE) -> dict:
+    """The results file ({"schema", "modules": {module: entry}}), or an empty one when there is none."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"schema": SCHEMA, "modules": {}}
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable results file: {exc}") from exc
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("modules"), dict):
+        raise ValueError(f"{path}: not a mutation results file (schema {SCHEMA})")
+    return data
+
+
+def write_results(data: dict, path: Path = RESULTS_FILE) -> None:
+    """Write the results file atomically (a crash leaves the old file, never half of one)."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def merge(data: dict, entry: dict) -> dict:
+    """`data` with `entry` replacing its module's previous entry."""
+    modules = dict(data.get("modules", {}))
+    modules[entry["module"]] = entry
+    return {"schema": SCHEMA, "modules": dict(sorted(modules.items()))}
+
+
+def score(counts: dict) -> float | None:
+    """killed (with timeouts) / (killed + timeouts + survived), or None when no mutant was judged."""
+    killed = counts.get("killed", 0) + counts.get("timeout", 0)
+    judged = killed + counts.get("survived", 0)
+    return killed / judged if judged else None
+
+
+def judged_survivors(entry: dict, verdicts: dict[tuple[str, str, str, int], Verdict]) -> list[dict]:
+    """The module's survivors, each with `verdict`, `reason` and `test` from the verdicts file (verdict None if
+    there is none)."""
+    out = []
+    for s in entry.get("survivors", []):
+        v = verdicts.get(survivor_key(entry["module"], s["operator"], s["line"], s["column"]))
+        out.append({**s, "verdict": v.verdict if v else None, "reason": v.reason if v else "",
+                    "test": v.test if v else ""})
+    return out
+
+
+def summary(data: dict, verdicts: dict | None = None) -> dict:
+    """Per module and in all: counts, score, survivors by verdict; the modules of spec/ and delta/ never run."""
+    verdicts = read_verdicts() if verdicts is None else verdicts
+    rows, total = [], {k: 0 for k in COUNTED}
+    unjudged: list[dict] = []
+    for module, entry in data.get("modules", {}).items():
+        survivors = judged_survivors(entry, verdicts)
+        by_verdict = {k: sum(s["verdict"] == k for s in survivors) for k in ("killed", "equivalent", "open")}
+        by_verdict["none"] = sum(s["verdict"] is None for s in survivors)
+        unjudged += [{"module": module, **s} for s in survivors if s["verdict"] is None]
+        for k in COUNTED:
+            total[k] += entry["counts"].get(k, 0)
+        rows.append({"module": module, "counts": entry["counts"], "score": score(entry["counts"]),
+                     "survivors": by_verdict, "commit": entry.get("commit"), "date": entry.get("date"),
+                     "seconds": entry.get("seconds"), "tests": len(entry.get("tests", []))})
+    not_run = [m for m in mutated_modules() if m not in data.get("modules", {})]
+    return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run}

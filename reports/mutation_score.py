@@ -1,0 +1,72 @@
+"""The report's Mutation score section: the committed results of the mutation profile (mutation/results.json),
+shown and never counted in Table 3 or the verdict (like the recorded full transcript set).
+
+Per module: the mutants killed (timeouts apart), survived and left out, the score, and the survivors by verdict
+(killed by a test added since, equivalent, open, none); then every survivor with its verdict and reason, and the
+modules of spec/ and delta/ the profile has not run. Each module's row names the commit it ran at.
+"""
+
+from __future__ import annotations
+
+from mutation.results import RESULTS_FILE, judged_survivors, read_results, summary
+from mutation.verdicts import VerdictFileError, read_verdicts
+
+MUTATION_HEADER = ["module", "tests", "mutants judged", "killed", "timeouts", "survived", "score",
+                   "survivors: killed since / equivalent / open / no verdict", "incompetent", "filtered out",
+                   "ran at"]
+SURVIVOR_HEADER = ["module", "line", "operator", "source", "verdict", "reason"]
+TITLE = "Mutation score of spec/ and delta/ (a committed results file: shown, not counted in Table 3)"
+
+
+def mutation_summary() -> dict | None:
+    """The summary of the committed results with their verdicts, or None when there is no usable results file
+    (the section then says why)."""
+    try:
+        data = read_results(RESULTS_FILE)
+        verdicts = read_verdicts()
+    except (ValueError, VerdictFileError) as exc:
+        return {"error": str(exc)}
+    if not data["modules"]:
+        return None
+    out = summary(data, verdicts)
+    out["survivor_list"] = [{"module": m, **s} for m, entry in data["modules"].items()
+                            for s in judged_survivors(entry, verdicts)]
+    return out
+
+
+def _percent(x: float | None) -> str:
+    return "n/a" if x is None else f"{x * 100:.1f}%"
+
+
+def mutation_rows(s: dict) -> list[list[str]]:
+    """One row per module run (MUTATION_HEADER)."""
+    rows = []
+    for r in s.get("modules", []):
+        c, v = r["counts"], r["survivors"]
+        judged = c["killed"] + c["timeout"] + c["survived"]
+        rows.append([r["module"], str(r["tests"]), f"{judged:,}", f"{c['killed']:,}", f"{c['timeout']:,}",
+                     f"{c['survived']:,}", _percent(r["score"]),
+                     f"{v['killed']} / {v['equivalent']} / {v['open']} / {v['none']}", f"{c['incompetent']:,}",
+                     f"{c['skipped']:,}", f"{r['commit']} {r['date']}"])
+    return rows
+
+
+def survivor_rows(s: dict) -> list[list[str]]:
+    """One row per survivor (SURVIVOR_HEADER)."""
+    return [[x["module"], str(x["line_number"]), x["operator"].removeprefix("core/"), x["line"],
+             x["verdict"] or "NO VERDICT", (x["reason"] + (f" (test: {x['test']})" if x["test"] else "")).strip()]
+            for x in s.get("survivor_list", [])]
+
+
+def mutation_sentence(s: dict | None) -> str:
+    """One line on the whole: score, modules run and not run, survivors without a verdict."""
+    if s is None:
+        return "No module has been run by the mutation profile (./run mutate): no score."
+    if "error" in s:
+        return f"The mutation results cannot be shown: {s['error']}"
+    t = s["total"]
+    unjudged = len(s["unjudged"])
+    return (f"Score {_percent(s['score'])}: {t['killed'] + t['timeout']:,} of "
+            f"{t['killed'] + t['timeout'] + t['survived']:,} judged mutants killed over {len(s['modules'])} modules "
+            f"run; {t['survived']:,} survived, {unjudged} of them without a verdict; not run yet: "
+            f"{len(s['not_run'])} modules ({', '.join(s['not_run'][:6])}{', ...' if len(s['not_run']) > 6 else ''}).")
