@@ -11,8 +11,12 @@ from __future__ import annotations
 OPEN_FINDINGS: dict[tuple[str, str], str] = {
     (control, tok): (
         "the sync witness is not shown necessary here: under the full match key an equal-span run re-synchronizes "
-        "the streams for this pattern in every case found (33,577 searched); on o200k a periodic 's run kills it. "
-        "No proof of redundancy yet, so the witness stays required by the implementation."
+        "the streams for this pattern in every case found (33,577 searched, and 43,351 directed cases on gpt-oss "
+        "that did not find its known kill either, so the search lacks power); on o200k a periodic 's run kills it "
+        "(equal 's tokens over phase-shifted pieces, no shared piece boundary). Proved (z3, bounded, python -m "
+        "spec.proofs): once the window and the whole text share a piece boundary, every later piece agrees. Not "
+        "proved: that an equal-key run of two or more tokens inside one piece of either stream forces BPE to agree "
+        "after it. So the witness stays required by the implementation."
     )
     for control in ("repair.no_witness",)
     for tok in ("deepseek_v3", "deepseek_v4_flash", "llama_3_1_8b", "qwen3_8b", "olmo_3_7b", "ministral_3_8b")

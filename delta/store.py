@@ -13,6 +13,11 @@
   else is encoded whole and stored as a new entry. Entries also keep digests at byte offsets doubling from
   4,096 (`marks`), counted when they match (`mark_matches`) but never used for reuse.
 
+Equivalent by construction: the digest (and a key) only choose which stored session to try; `Session.encode` checks
+that the stored text is a prefix of the new one before it reuses anything. A weaker digest (a truncated one, or one
+that collides on purpose: the store's tests inject it) or a key reused for another conversation therefore costs a
+re-encode, never a wrong ID; mutants of the digest length or of the lookup order are equivalent for exactness.
+
 Limits: at most `max_entries` (1,024) content entries, oldest dropped first; a memory bound in bytes over all
 stored sessions with least-recently-used eviction (the entry just written is never the one evicted).
 `switch_tokenizer` makes every stored state stale: keyed sessions re-initialize ("tokenizer_changed"), content

@@ -88,7 +88,9 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
 
 REDUNDANT = {
     "require_witness=False": "no counterexample found: under the full key an equal-span run re-synchronizes the "
-    "streams on these patterns; the witness is what makes the proof independent of the pattern",
+    "streams on these patterns; proved: pieces agree after a shared piece boundary (python -m spec.proofs); not "
+    "proved: that equal keys force one (o200k's phase-shifted 's pieces show how it fails); the witness is what "
+    "makes the proof independent of the pattern",
     "require_bound=False": "redundant alone where overlapped special tails hold no accepted transition "
     "(test_single_knob_redundancy_premises; olmo_3_7b, where they do, kills it); jointly needed with the witness "
     "(test_witness_and_bound_are_jointly_needed)",
