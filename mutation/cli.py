@@ -57,8 +57,10 @@ def _print_status(data: dict, verdicts: dict) -> int:
               f" (+{c['timeout']} timeouts)  survived {c['survived']}  incompetent {c['incompetent']}  verdicts:"
               f" {row['survivors']}  [{row['commit']}, {row['date']}, {row['seconds']} s]")
     total = s["score"]
+    adjusted = s["score_without_equivalent"]
     print(f"score: {total * 100:.1f}%" if total is not None else "score: none (no module run)",
-          f"over {len(s['modules'])} modules; not run: {len(s['not_run'])}")
+          f"over {len(s['modules'])} modules", f"({adjusted * 100:.1f}% without the {s['equivalent']} equivalent)"
+          if adjusted is not None else "", f"; not run: {len(s['not_run'])}")
     for u in s["unjudged"]:
         print(f"no verdict: {u['module']}:{u['line_number']}:{u['column']} {u['operator']}  {u['line']}")
     return 1 if s["unjudged"] else 0

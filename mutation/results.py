@@ -53,6 +53,13 @@ def score(counts: dict) -> float | None:
     return killed / judged if judged else None
 
 
+def score_without_equivalent(counts: dict, equivalent: int) -> float | None:
+    """The score with the survivors judged equivalent left out of the mutants (they compute the same thing)."""
+    killed = counts.get("killed", 0) + counts.get("timeout", 0)
+    judged = killed + counts.get("survived", 0) - equivalent
+    return killed / judged if judged > 0 else None
+
+
 def judged_survivors(entry: dict, verdicts: dict[tuple[str, str, str, int], Verdict]) -> list[dict]:
     """The module's survivors, each with `verdict`, `reason` and `test` from the verdicts file (verdict None if
     there is none)."""
@@ -77,7 +84,10 @@ def summary(data: dict, verdicts: dict | None = None) -> dict:
         for k in COUNTED:
             total[k] += entry["counts"].get(k, 0)
         rows.append({"module": module, "counts": entry["counts"], "score": score(entry["counts"]),
+                     "score_without_equivalent": score_without_equivalent(entry["counts"], by_verdict["equivalent"]),
                      "survivors": by_verdict, "commit": entry.get("commit"), "date": entry.get("date"),
                      "seconds": entry.get("seconds"), "tests": len(entry.get("tests", []))})
     not_run = [m for m in mutated_modules() if m not in data.get("modules", {})]
-    return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run}
+    equivalent = sum(r["survivors"]["equivalent"] for r in rows)
+    return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run,
+            "equivalent": equivalent, "score_without_equivalent": score_without_equivalent(total, equivalent)}

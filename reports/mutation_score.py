@@ -12,6 +12,7 @@ from mutation.results import RESULTS_FILE, judged_survivors, read_results, summa
 from mutation.verdicts import VerdictFileError, read_verdicts
 
 MUTATION_HEADER = ["module", "tests", "mutants judged", "killed", "timeouts", "survived", "score",
+                   "score without equivalent",
                    "survivors: killed since / equivalent / open / no verdict", "incompetent", "filtered out",
                    "ran at"]
 SURVIVOR_HEADER = ["module", "line", "operator", "source", "verdict", "reason"]
@@ -45,7 +46,7 @@ def mutation_rows(s: dict) -> list[list[str]]:
         c, v = r["counts"], r["survivors"]
         judged = c["killed"] + c["timeout"] + c["survived"]
         rows.append([r["module"], str(r["tests"]), f"{judged:,}", f"{c['killed']:,}", f"{c['timeout']:,}",
-                     f"{c['survived']:,}", _percent(r["score"]),
+                     f"{c['survived']:,}", _percent(r["score"]), _percent(r["score_without_equivalent"]),
                      f"{v['killed']} / {v['equivalent']} / {v['open']} / {v['none']}", f"{c['incompetent']:,}",
                      f"{c['skipped']:,}", f"{r['commit']} {r['date']}"])
     return rows
@@ -68,5 +69,6 @@ def mutation_sentence(s: dict | None) -> str:
     unjudged = len(s["unjudged"])
     return (f"Score {_percent(s['score'])}: {t['killed'] + t['timeout']:,} of "
             f"{t['killed'] + t['timeout'] + t['survived']:,} judged mutants killed over {len(s['modules'])} modules "
-            f"run; {t['survived']:,} survived, {unjudged} of them without a verdict; not run yet: "
+            f"run ({_percent(s['score_without_equivalent'])} without the {s['equivalent']} judged equivalent); "
+            f"{t['survived']:,} survived, {unjudged} of them without a verdict; not run yet: "
             f"{len(s['not_run'])} modules ({', '.join(s['not_run'][:6])}{', ...' if len(s['not_run']) > 6 else ''}).")
