@@ -5,7 +5,8 @@
     python -m mutation run --all                  every module, one after another (hours on 2 cores)
     python -m mutation status                     the score and every survivor with its verdict
 
-`run` merges each finished module into mutation/results.json (commit it with the verdicts). A session interrupted
+`run` merges each finished module into mutation/results.json (commit it with the verdicts); sessions of different
+modules may run at once, one per core (two `run` commands), but not two of the same module. A session interrupted
 with Ctrl-C keeps the mutants it finished in out/mutation/<module>/session.sqlite and the next `run` of the module
 resumes there (`--fresh` starts over). Exit status: 0 every survivor has a verdict, 1 a survivor without one (a blind
 spot of the gate to judge), 2 usage or input error, 3 environment error (cosmic-ray missing, the selected tests
@@ -19,8 +20,9 @@ import importlib.metadata
 import sys
 from pathlib import Path
 
+from ledger.lock import FolderBusy, FolderLock
 from mutation.modules import ROOT, mutated_modules
-from mutation.results import RESULTS_FILE, merge, read_results, summary, write_results
+from mutation.results import RESULTS_FILE, read_results, summary, update_results
 from mutation.selection import select
 from mutation.session import SessionError, run_module
 from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
@@ -87,16 +89,17 @@ def main(argv: list[str] | None = None) -> int:
         data = read_results(args.results)
         for module in modules:
             print(f"[mutation] {module}: running", file=sys.stderr, flush=True)
-            run = run_module(select(module), args.work / _slug(module), resume=not args.fresh)
-            data = merge(data, run.entry(version))
-            write_results(data, args.results)
+            work = args.work / _slug(module)
+            with FolderLock(work):  # one session per module at a time: cosmic-ray mutates the copy in place
+                run = run_module(select(module), work, resume=not args.fresh)
+            data = update_results(run.entry(version), args.results)
             print(f"[mutation] {module}: {run.count('killed')} killed, {run.count('timeout')} timeouts, "
                   f"{run.count('survived')} survived in {run.seconds} s", file=sys.stderr, flush=True)
         return _print_status(data, verdicts)
     except (VerdictFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (SessionError, importlib.metadata.PackageNotFoundError, OSError) as exc:
+    except (SessionError, FolderBusy, importlib.metadata.PackageNotFoundError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ left out of both. A survivor carries the verdict matched from mutation/verdicts.
 
 from __future__ import annotations
 
+import fcntl
 import json
 from pathlib import Path
 
@@ -37,6 +38,20 @@ def write_results(data: dict, path: Path = RESULTS_FILE) -> None:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     tmp.replace(path)
+
+
+def update_results(entry: dict, path: Path = RESULTS_FILE) -> dict:
+    """Merge one module's entry into the results file under an exclusive lock (two sessions of different modules
+    may finish at the same moment: each re-reads the file under the lock, so neither loses the other's module)."""
+    lock = path.with_name(path.name + ".lock")
+    with open(lock, "a", encoding="ascii") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            data = merge(read_results(path), entry)
+            write_results(data, path)
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    return data
 
 
 def merge(data: dict, entry: dict) -> dict:

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from cosmic_ray.plugins import operator_names
 
+from ledger.lock import FolderLock
 from mutation.cli import main as mutation_main
 from mutation.modules import ROOT, dotted_name, module_path, mutated_modules
 from mutation.operators import EXCLUDED_OPERATORS, KEPT_BINARY, KEPT_COMPARISON, is_excluded
-from mutation.results import RESULTS_FILE, merge, read_results, score, summary, write_results
+from mutation.results import RESULTS_FILE, read_results, score, summary, update_results
 from mutation.selection import Selection, select
 from mutation.session import read_dump, run_module
 from mutation.verdicts import VerdictFileError, read_verdicts
@@ -93,7 +94,7 @@ def test_session_on_a_toy_module(tmp_path: Path) -> None:
     assert [(m.operator, m.outcome) for m in again.mutants] == [(m.operator, m.outcome) for m in run.mutants]
 
     results = tmp_path / "results.json"
-    write_results(merge(read_results(results), run.entry("cosmic-ray test")), results)
+    update_results(run.entry("cosmic-ray test"), results)
     verdicts = tmp_path / "verdicts.toml"
     verdicts.write_text("", encoding="utf-8")
     assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 1
@@ -139,6 +140,19 @@ def test_usage_and_environment_errors(tmp_path: Path, capsys) -> None:
     with pytest.raises(Exception, match="fail on the unmutated copy"):
         run_module(Selection("toy.py", ("test_toy.py",)), tmp_path / "w", root=root)
     capsys.readouterr()
+
+
+def test_one_session_per_module(tmp_path: Path, capsys) -> None:
+    """A module whose session is running elsewhere (its work folder locked) is refused at once with exit 3 and the
+    holder named; the results of two modules merged one after the other keep both."""
+    with FolderLock(tmp_path / "spec__patterns"):
+        assert mutation_main(["run", "--module", "spec/patterns.py", "--work", str(tmp_path),
+                              "--results", str(tmp_path / "r.json")]) == 3
+    assert "in use by process" in capsys.readouterr().err
+    results = tmp_path / "results.json"
+    for module in ("a.py", "b.py"):
+        update_results({"module": module, "counts": {}, "survivors": []}, results)
+    assert sorted(read_results(results)["modules"]) == ["a.py", "b.py"]
 
 
 def test_committed_survivors_all_have_verdicts() -> None:
