@@ -82,3 +82,37 @@ def test_replay_reports_unprovisioned(ledger) -> None:
     ledger.record("repair", "chat_replay_coverage", None, comparisons=0, differences=0, unit="tokenizer",
                   details={"not_provisioned": missing, "provisioned": sorted(PROVISIONED)})
     assert set(missing).isdisjoint(PROVISIONED)
+
+
+class _ConfigOnly:
+    """What `delta.chat.render` reads of a tokenizer: a config with its template and special-token entries."""
+
+    name = "config_only"
+    has_config = True
+
+    def __init__(self, config: dict) -> None:
+        self.config = config
+        self.chat_template = config["chat_template"]
+
+
+def test_templates_see_the_config_special_tokens(tok, ledger) -> None:
+    """A template that writes `bos_token` gets the config's string (a plain string or an AddedToken's content), as
+    Hugging Face's renderer passes it: on a stand-in config of each form, and on `tok` when its own template uses
+    it (deepseek_v3's starts every conversation with it). A renderer that drops the special-token strings renders
+    nothing there and fails this test (the encodes cannot see it: the reference encodes the same rendered text)."""
+    messages = [{"role": "user", "content": "hi"}]
+    template = "{{ bos_token }}{% for m in messages %}{{ m['content'] }}{{ eos_token }}{% endfor %}"
+    plain = _ConfigOnly({"chat_template": template, "bos_token": "<s>", "eos_token": "</s>"})
+    added = _ConfigOnly({"chat_template": template, "bos_token": {"__type": "AddedToken", "content": "<B>"},
+                         "eos_token": {"__type": "AddedToken", "content": "<E>"}})
+    assert [r.text for r in render_turns(plain, messages)] == ["<s>hi</s>"]
+    assert [r.text for r in render_turns(added, messages)] == ["<B>hi<E>"]
+    bos = tok.config.get("bos_token") if tok.has_config else None
+    bos = bos.get("content") if isinstance(bos, dict) else bos
+    uses = bool(tok.has_config and tok.chat_template and "bos_token" in tok.chat_template and bos)
+    rendered = render_turns(tok, messages)[0].text if uses else ""
+    ledger.record("repair", "chat.template_special_tokens", tok, comparisons=2 + uses,
+                  differences=int(uses and bos not in rendered), unit="renderings",
+                  details={"bos_token": bos, "template_uses_bos": uses})
+    if uses:
+        assert bos in rendered, (bos, rendered[:80])
