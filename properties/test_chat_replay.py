@@ -107,6 +107,17 @@ def test_templates_see_the_config_special_tokens(tok, ledger) -> None:
                          "eos_token": {"__type": "AddedToken", "content": "<E>"}})
     assert [r.text for r in render_turns(plain, messages)] == ["<s>hi</s>"]
     assert [r.text for r in render_turns(added, messages)] == ["<B>hi<E>"]
+    # the environment as Hugging Face configures it: trim_blocks drops the newline after a block tag, lstrip_blocks
+    # the indentation before one
+    blocks = _ConfigOnly({"chat_template": "{% for m in messages %}\n  {% if m['content'] %}\n{{ m['content'] }}|"
+                                           "{% endif %}\n{% endfor %}"})
+    assert [r.text for r in render_turns(blocks, messages)] == ["hi|"]
+    # one rendering per turn: every prefix ending in a user or assistant message, from the first one
+    talk = [{"role": "system", "content": "s"}, {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]
+    assert [(r.turns, r.text) for r in render_turns(plain, talk)] == [(2, "<s>s</s>a</s>"), (3, "<s>s</s>a</s>b</s>"),
+                                                                     (4, "<s>s</s>a</s>b</s>c</s>")]
+    assert [r.turns for r in render_turns(plain, talk[1:])] == [1, 2, 3]
     bos = tok.config.get("bos_token") if tok.has_config else None
     bos = bos.get("content") if isinstance(bos, dict) else bos
     uses = bool(tok.has_config and tok.chat_template and "bos_token" in tok.chat_template and bos)
