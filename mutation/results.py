@@ -17,7 +17,7 @@ from mutation.verdicts import Verdict, read_verdicts, survivor_key
 
 RESULTS_FILE = Path(__file__).resolve().parent / "results.json"
 SCHEMA = "delta-suite.mutation-results.v1"
-COUNTED = ("killed", "timeout", "survived", "incompetent", "skipped", "pending")  # mutation.session.OUTCOMES
+OUTCOMES = ("killed", "timeout", "survived", "incompetent", "skipped", "pending")  # of a mutant, as counted
 
 
 def read_results(path: Path = RESULTS_FILE) -> dict:
@@ -89,14 +89,14 @@ def judged_survivors(entry: dict, verdicts: dict[tuple[str, str, str, int], Verd
 def summary(data: dict, verdicts: dict | None = None) -> dict:
     """Per module and in all: counts, score, survivors by verdict; the modules of spec/ and delta/ never run."""
     verdicts = read_verdicts() if verdicts is None else verdicts
-    rows, total = [], {k: 0 for k in COUNTED}
+    rows, total = [], {k: 0 for k in OUTCOMES}
     unjudged: list[dict] = []
     for module, entry in data.get("modules", {}).items():
         survivors = judged_survivors(entry, verdicts)
         by_verdict = {k: sum(s["verdict"] == k for s in survivors) for k in ("killed", "equivalent", "open")}
         by_verdict["none"] = sum(s["verdict"] is None for s in survivors)
         unjudged += [{"module": module, **s} for s in survivors if s["verdict"] is None]
-        for k in COUNTED:
+        for k in OUTCOMES:
             total[k] += entry["counts"].get(k, 0)
         rows.append({"module": module, "counts": entry["counts"], "score": score(entry["counts"]),
                      "score_without_equivalent": score_without_equivalent(entry["counts"], by_verdict["equivalent"]),

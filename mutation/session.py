@@ -2,10 +2,11 @@
 and its results read back as mutants.
 
 cosmic-ray writes each mutant into the file on disk before it runs the tests, so the session never touches the
-working tree: it copies the suite's packages into `<work>/tree` and runs there, with PYTHONPATH pointing at the copy
-(the tests' subprocesses inherit it). The session database (`<work>/session.sqlite`) keeps every result as it
-comes, so an interrupted session resumes where it stopped: `exec` runs only the pending mutants. A baseline run of
-the selected tests on the unmutated copy comes first; if it fails there is no score (an environment error).
+working tree: it copies the checkout (without history, environment and outputs) into `<work>/tree` and runs there,
+with PYTHONPATH pointing at the copy (the tests' subprocesses inherit it). The session database
+(`<work>/session.sqlite`) keeps every result as it comes, so an interrupted session resumes where it stopped: `exec`
+runs only the pending mutants. A baseline run of the selected tests on the unmutated copy comes first (a resumed
+session reuses its recorded duration); if it fails there is no score (an environment error).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from pathlib import Path
 
 from mutation.modules import ROOT
 from mutation.operators import EXCLUDED_OPERATORS
+from mutation.results import OUTCOMES
 from mutation.selection import Selection
 
 # the whole checkout but its history, environment, outputs and caches (tests read the README, scripts, examples)
 NOT_COPIED = (".git", ".venv", "out", "*.egg-info", "__pycache__", "*.pyc", ".hypothesis", ".pytest_cache",
               ".ruff_cache", ".import_linter_cache")
-OUTCOMES = ("killed", "timeout", "survived", "incompetent", "skipped", "pending")
 PYTEST_ARGS = ("-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly")
 
 
@@ -170,7 +171,10 @@ def run_module(selection: Selection, work: Path, resume: bool = True, root: Path
         (work / "commit").write_text(_commit(root), encoding="utf-8")
     env = _environment(tree, work)
     t0 = time.monotonic()
-    base = baseline(selection, tree, env)
+    recorded = work / "baseline_seconds"
+    if fresh or not recorded.exists():
+        recorded.write_text(f"{baseline(selection, tree, env):.1f}", encoding="ascii")
+    base = float(recorded.read_text(encoding="ascii"))
     timeout = max(60.0, 3.0 * base + 30.0)
     (tree / "mutation.toml").write_text(_config(selection, timeout), encoding="utf-8")
     if fresh:

@@ -155,6 +155,18 @@ def test_one_session_per_module(tmp_path: Path, capsys) -> None:
     assert sorted(read_results(results)["modules"]) == ["a.py", "b.py"]
 
 
+def test_an_interrupted_run_exits_130(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Ctrl-C during a session: exit 130, the resume hint, no traceback, the results file untouched."""
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("mutation.cli.run_module", interrupted)
+    results = tmp_path / "results.json"
+    assert mutation_main(["run", "--module", "spec/patterns.py", "--work", str(tmp_path),
+                          "--results", str(results)]) == 130
+    assert "resume" in capsys.readouterr().err and not results.exists()
+
+
 def test_committed_survivors_all_have_verdicts() -> None:
     """The goal of the profile: every survivor in the committed results has a verdict in mutation/verdicts.toml,
     and every verdict names a survivor that exists (no stale entry)."""
