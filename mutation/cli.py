@@ -1,10 +1,14 @@
 """`python -m mutation`: the opt-in mutation profile (`./run mutate` installs what it needs and calls it).
 
-    python -m mutation list                       the modules of spec/ and delta/ and the tests selected for each
+    python -m mutation map                        measure which test files execute which statements (once per
+                                                  change of the code; `run` does it when the map is missing or stale)
+    python -m mutation list                       the modules of spec/ and delta/ and the test files executing each
     python -m mutation run --module spec/cut.py   run (or resume) one module's session; repeatable
-    python -m mutation run --all                  every module, one after another (hours on 2 cores)
+    python -m mutation run --all                  every module, one after another
     python -m mutation status                     the score and every survivor with its verdict
 
+Each mutant runs the test files that execute its statement (mutation.coverage_map), fastest first, stopping at the
+first failure; `run --every-file` runs every file that executes the module instead (slower; to confirm survivors).
 `run` merges each finished module into mutation/results.json (commit it with the verdicts); sessions of different
 modules may run at once, one per core (two `run` commands), but not two of the same module. A session interrupted
 with Ctrl-C keeps the mutants it finished in out/mutation/<module>/session.sqlite and the next `run` of the module
@@ -21,24 +25,33 @@ import sys
 from pathlib import Path
 
 from ledger.lock import FolderBusy, FolderLock
+from mutation.coverage_map import CoverageMap, MapError, build_map, load_map, save_map
 from mutation.modules import ROOT, mutated_modules
 from mutation.results import RESULTS_FILE, read_results, summary, update_results
-from mutation.selection import select
 from mutation.session import SessionError, run_module
+from mutation.tree import python_digest
 from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
 
 WORK = ROOT / "out" / "mutation"
+MAP_FILE = "coverage-map.json"  # in the work folder, with its measuring copy in `<work>/_map`
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mutation", description=__doc__.split("\n\n")[0])
     p.add_argument("--verdicts", type=Path, default=VERDICTS_FILE, help="the verdicts file (TOML)")
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="the mutated modules and their tests")
+    measure = sub.add_parser("map", help="measure the coverage map (which test files execute which statements)")
+    measure.add_argument("--jobs", type=int, default=2, help="test files measured at once (default 2)")
+    measure.add_argument("--work", type=Path, default=WORK)
+    listing = sub.add_parser("list", help="the mutated modules and the test files executing each")
+    listing.add_argument("--work", type=Path, default=WORK)
     run = sub.add_parser("run", help="run or resume modules' sessions")
     run.add_argument("--module", action="append", default=[], help="a module path such as spec/cut.py")
     run.add_argument("--all", action="store_true", help="every module of spec/ and delta/")
     run.add_argument("--fresh", action="store_true", help="start the sessions over instead of resuming")
+    run.add_argument("--every-file", action="store_true",
+                     help="each mutant runs every test file executing the module, not only its statement's")
+    run.add_argument("--jobs", type=int, default=2, help="test files measured at once if the map is measured")
     run.add_argument("--results", type=Path, default=RESULTS_FILE)
     run.add_argument("--work", type=Path, default=WORK)
     status = sub.add_parser("status", help="the score and the survivors with their verdicts")
@@ -48,6 +61,22 @@ def _parser() -> argparse.ArgumentParser:
 
 def _slug(module: str) -> str:
     return module.replace("/", "__").removesuffix(".py")
+
+
+def _current_map(work: Path, jobs: int, rebuild: bool = False) -> tuple[CoverageMap, Path]:
+    """The coverage map of the checkout as it is now: the saved one if it was measured on the same code, else
+    measured again (minutes: every test file once, under coverage)."""
+    path = work / MAP_FILE
+    if not rebuild and path.exists():
+        cmap = load_map(path)
+        if cmap.digest == python_digest(ROOT):
+            return cmap, path
+        print(f"[mutation] the coverage map is stale (measured at {cmap.commit}): measuring again", file=sys.stderr)
+    print(f"[mutation] measuring the coverage map ({jobs} at a time)", file=sys.stderr, flush=True)
+    cmap = build_map(ROOT, work / "_map", jobs=jobs,
+                     progress=lambda line: print(f"[mutation] map {line}", file=sys.stderr, flush=True))
+    save_map(cmap, path)
+    return cmap, path
 
 
 def _print_status(data: dict, verdicts: dict) -> int:
@@ -72,10 +101,23 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         verdicts = read_verdicts(args.verdicts)
+        if args.command == "map":
+            with FolderLock(args.work / "_map"):
+                cmap, path = _current_map(args.work, args.jobs, rebuild=True)
+            print(f"{path}: {len(cmap.tests)} test files, {sum(s for _, s in cmap.tests):.0f} s measured, "
+                  f"{len(cmap.lines)} modules")
+            return 0
         if args.command == "list":
+            path = args.work / MAP_FILE
+            cmap = load_map(path) if path.exists() else None
+            if cmap is None or cmap.digest != python_digest(ROOT):
+                print("no coverage map of this code yet (`python -m mutation map` measures it):"
+                      " the modules only", file=sys.stderr)
+                cmap = None
             for module in mutated_modules():
-                tests = select(module).tests
-                print(f"{module}: {len(tests)} test files: {' '.join(Path(t).name for t in tests)}")
+                tests = cmap.module_tests(module) if cmap else []
+                print(f"{module}: " + (f"{len(tests)} test files ({cmap.seconds(tests):.0f} s): "
+                                       f"{' '.join(Path(t).name for t in tests)}" if cmap else ""))
             return 0
         if args.command == "status":
             return _print_status(read_results(args.results), verdicts)
@@ -87,11 +129,13 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         version = "cosmic-ray " + importlib.metadata.version("cosmic-ray")
         data = read_results(args.results)
+        with FolderLock(args.work / "_map"):
+            cmap, _ = _current_map(args.work, args.jobs)
         for module in modules:
             print(f"[mutation] {module}: running", file=sys.stderr, flush=True)
             work = args.work / _slug(module)
             with FolderLock(work):  # one session per module at a time: cosmic-ray mutates the copy in place
-                run = run_module(select(module), work, resume=not args.fresh)
+                run = run_module(module, cmap, work, resume=not args.fresh, every_file=args.every_file)
             data = update_results(run.entry(version), args.results)
             print(f"[mutation] {module}: {run.count('killed')} killed, {run.count('timeout')} timeouts, "
                   f"{run.count('survived')} survived in {run.seconds} s", file=sys.stderr, flush=True)
@@ -99,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     except (VerdictFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (SessionError, FolderBusy, importlib.metadata.PackageNotFoundError, OSError) as exc:
+    except (SessionError, MapError, FolderBusy, importlib.metadata.PackageNotFoundError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:

@@ -1,5 +1,7 @@
-"""The mutation profile (mutation/): test selection per module, the operator filter, a real cosmic-ray session on a
-toy module (kills, a survivor, resume), verdicts matched to survivors, the exit statuses, and the committed results:
+"""The mutation profile (mutation/): the coverage map that picks each mutant's test files (subprocesses measured,
+statements found from changed lines), the operator filter, a real cosmic-ray session on a toy module (kills through
+a child process, survivors with the files that execute them, resume, a stale map refused), verdicts matched to
+survivors, the exit statuses, and the committed results:
 every survivor of spec/ and delta/ in mutation/results.json has a verdict (the issue's goal), and the report shows
 the score without counting it.
 """
@@ -16,31 +18,89 @@ from cosmic_ray.plugins import operator_names
 
 from ledger.lock import FolderLock
 from mutation.cli import main as mutation_main
-from mutation.modules import ROOT, dotted_name, module_path, mutated_modules
+from mutation.coverage_map import (
+    CoverageMap,
+    MapError,
+    build_map,
+    changed_lines,
+    load_map,
+    save_map,
+    statement_lines,
+)
+from mutation.modules import dotted_name, module_path, mutated_modules
+from mutation.mutant_tests import files_for_mutant
 from mutation.operators import EXCLUDED_OPERATORS, KEPT_BINARY, KEPT_COMPARISON, is_excluded
 from mutation.results import RESULTS_FILE, read_results, score, summary, update_results
-from mutation.selection import Selection, select
-from mutation.session import read_dump, run_module
+from mutation.session import SessionError, read_dump, run_module
 from mutation.verdicts import VerdictFileError, read_verdicts
 from reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
 
-TOY = "def below(x):\n    return x < 3\n"
-TOY_TEST = "from toy import below\n\n\ndef test_below():\n    assert below(2) and not below(5)\n"
+TOY = "def below(x):\n    return x < 3\n\n\ndef unused(x):\n    return x + 1\n\n\ndef in_child(x):\n    return x * 2\n"
+TOY_TEST = "from toy.below import below\n\n\ndef test_below():\n    assert below(2) and not below(5)\n"
+CHILD_TEST = ("import subprocess\nimport sys\n\n\ndef test_child():\n    code = 'from toy.below import in_child; "
+              "print(in_child(3))'\n    out = subprocess.run([sys.executable, '-c', code], capture_output=True, "
+              "text=True)\n    assert out.stdout.strip() == '6'\n")
+TOY_TESTS = ["test_toy.py", "test_child.py"]
 
 
-def test_every_module_of_spec_and_delta_has_tests() -> None:
-    """Each mutated module gets test files, nearest importers first, and the names round-trip."""
+def test_every_module_of_spec_and_delta_is_mutated() -> None:
+    """The mutated modules are every module of spec/ and delta/ but package files, and the names round-trip."""
     modules = mutated_modules()
-    assert "spec/cut.py" in modules and "delta/cut_map.py" in modules
+    assert "spec/cut.py" in modules and "delta/cut_map.py" in modules and "spec/proofs/pieces.py" in modules
     assert not [m for m in modules if m.endswith(("__init__.py", "__main__.py"))]
     for module in modules:
         assert module_path(dotted_name(module)) == module
-        sel = select(module)
-        assert sel.tests, module
-        assert all((ROOT / t).is_file() and Path(t).name.startswith("test_") for t in sel.tests)
-    assert select("spec/cut.py").tests[:8].count("properties/test_cut_spec.py") == 1
-    with pytest.raises(KeyError):
-        select("spec/no_such_module.py")
+
+
+def test_changed_lines_and_their_statements() -> None:
+    """A replaced line counts itself; a deletion its lines; the statement of a line inside a multi-line call is
+    found from its first line, and a decorator line brings its def line (coverage records either)."""
+    before = "@cache\ndef f(x):\n    y = g(x,\n          2)\n    return y\n"
+    assert changed_lines(before, before.replace("2)", "3)")) == {4}
+    assert changed_lines(before, before.replace("@cache\n", "")) == {1}
+    assert statement_lines(before, {4}) == {3, 4}
+    assert statement_lines(before, {1}) == {1, 2}
+    assert statement_lines(before, {5}) == {5}
+
+
+def _toy_checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    (root / "toy").mkdir(parents=True)
+    (root / "toy" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "toy" / "below.py").write_text(TOY, encoding="utf-8")
+    (root / "test_toy.py").write_text(TOY_TEST, encoding="utf-8")
+    (root / "test_child.py").write_text(CHILD_TEST, encoding="utf-8")
+    return root
+
+
+def _toy_map(tmp_path: Path, root: Path) -> CoverageMap:
+    return build_map(root, tmp_path / "map", tests=TOY_TESTS, sources=("toy",))
+
+
+def test_coverage_map_attributes_lines_to_the_files_executing_them(tmp_path: Path) -> None:
+    """Each test file's own process and its children are measured: `below`'s body by test_toy.py only, `in_child`'s
+    by test_child.py only (it runs in a subprocess there), `unused` by none; a saved map reads back equal, and the
+    per-mutant command picks the files from the mutated line. A file failing on the unmutated copy is an error."""
+    root = _toy_checkout(tmp_path)
+    cmap = _toy_map(tmp_path, root)
+    assert cmap.files_executing("toy/below.py", [2]) == ["test_toy.py"]
+    assert cmap.files_executing("toy/below.py", [10]) == ["test_child.py"]
+    assert cmap.files_executing("toy/below.py", [6]) == []
+    assert sorted(cmap.module_tests("toy/below.py")) == sorted(TOY_TESTS)
+    save_map(cmap, tmp_path / "m.json")
+    assert load_map(tmp_path / "m.json") == cmap
+    mutated = tmp_path / "mutated.py"
+    mutated.write_text(TOY.replace("x * 2", "x // 2"), encoding="utf-8")
+    assert files_for_mutant(tmp_path / "m.json", "toy/below.py", root / "toy" / "below.py", mutated) == \
+        ["test_child.py"]
+    assert sorted(files_for_mutant(tmp_path / "m.json", "toy/below.py", root / "toy" / "below.py", mutated,
+                                   every=True)) == sorted(TOY_TESTS)
+    (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(MapError):
+        load_map(tmp_path / "bad.json")
+    (root / "test_toy.py").write_text(TOY_TEST.replace("not below(5)", "below(5)"), encoding="utf-8")
+    with pytest.raises(MapError, match="fail on the unmutated copy"):
+        _toy_map(tmp_path, root)
 
 
 def test_operator_filter_keeps_the_hand_written_kinds() -> None:
@@ -69,29 +129,33 @@ def test_read_dump_names_the_mutated_line() -> None:
     assert mutants[0].line == "return x < 3" and mutants[0].line_number == 2 and mutants[0].column == 15
 
 
-def _toy_checkout(tmp_path: Path) -> Path:
-    root = tmp_path / "checkout"
-    root.mkdir()
-    (root / "toy.py").write_text(TOY, encoding="utf-8")
-    (root / "test_toy.py").write_text(TOY_TEST, encoding="utf-8")
-    return root
-
-
 def test_session_on_a_toy_module(tmp_path: Path) -> None:
     """A real cosmic-ray session in a scratch copy: `x < 3` -> `x <= 3` and `3` -> `4` survive the test (it checks 2
-    and 5 only), the others are killed; the checkout itself is never modified; a second run resumes with nothing
-    pending; the results merge, the survivors without verdicts make `status` exit 1 and verdicts make it exit 0."""
+    and 5 only), the other mutants of `below` are killed, those of `in_child` too (through the child process), those
+    of `unused` survive with no file executing them; the checkout itself is never modified; a second run resumes
+    with nothing pending; a map of other code is refused; the results merge, the survivors without verdicts make
+    `status` exit 1 and verdicts make it exit 0."""
     root = _toy_checkout(tmp_path)
+    cmap = _toy_map(tmp_path, root)
     work = tmp_path / "work"
-    run = run_module(Selection("toy.py", ("test_toy.py",)), work, root=root)
-    assert (root / "toy.py").read_text(encoding="utf-8") == TOY
-    judged = {m.operator: m.outcome for m in run.mutants if m.outcome != "skipped"}
-    assert judged["core/ReplaceComparisonOperator_Lt_LtE"] == "survived"
-    assert judged["core/ReplaceComparisonOperator_Lt_GtE"] == "killed"
-    assert run.count("survived") == 2 and run.count("killed") >= 2 and run.count("pending") == 0
+    run = run_module("toy/below.py", cmap, work, root=root)
+    assert (root / "toy" / "below.py").read_text(encoding="utf-8") == TOY
+    judged = {(m.line_number, m.operator): m for m in run.mutants if m.outcome != "skipped"}
+    assert judged[2, "core/ReplaceComparisonOperator_Lt_LtE"].outcome == "survived"
+    assert judged[2, "core/ReplaceComparisonOperator_Lt_LtE"].executed_by == ["test_toy.py"]
+    assert judged[2, "core/ReplaceComparisonOperator_Lt_GtE"].outcome == "killed"
+    assert judged[10, "core/ReplaceBinaryOperator_Mul_FloorDiv"].outcome == "killed"
+    unused = [m for m in run.mutants if m.line_number == 6 and m.outcome != "skipped"]
+    assert unused and all(m.outcome == "survived" and m.executed_by == [] for m in unused)
+    assert run.count("survived") == 2 + len(unused) and run.count("pending") == 0
     assert run.count("skipped") > 0  # the filtered operators
-    again = run_module(Selection("toy.py", ("test_toy.py",)), work, root=root)
+    again = run_module("toy/below.py", cmap, work, root=root)
     assert [(m.operator, m.outcome) for m in again.mutants] == [(m.operator, m.outcome) for m in run.mutants]
+    other = CoverageMap("0" * 64, "elsewhere", cmap.tests, cmap.lines)
+    with pytest.raises(SessionError, match="other code"):
+        run_module("toy/below.py", other, work, root=root)
+    with pytest.raises(SessionError, match="measured on other code"):
+        run_module("toy/below.py", other, tmp_path / "work2", root=root)
 
     results = tmp_path / "results.json"
     update_results(run.entry("cosmic-ray test"), results)
@@ -99,13 +163,13 @@ def test_session_on_a_toy_module(tmp_path: Path) -> None:
     verdicts.write_text("", encoding="utf-8")
     assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 1
     entries = "".join(
-        f'[[verdict]]\nmodule = "toy.py"\noperator = "{m.operator}"\nline = "{m.line}"\ncolumn = {m.column}\n'
+        f'[[verdict]]\nmodule = "toy/below.py"\noperator = "{m.operator}"\nline = "{m.line}"\ncolumn = {m.column}\n'
         f'verdict = "open"\nreason = "the test checks 2 and 5 only"\n\n'
         for m in run.mutants if m.outcome == "survived")
     verdicts.write_text(entries, encoding="utf-8")
     assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 0
     s = summary(read_results(results), read_verdicts(verdicts))
-    assert s["modules"][0]["survivors"] == {"killed": 0, "equivalent": 0, "open": 2, "none": 0}
+    assert s["modules"][0]["survivors"] == {"killed": 0, "equivalent": 0, "open": run.count("survived"), "none": 0}
     assert s["score"] == score(run.entry("x")["counts"]) and 0 < s["score"] < 1
 
 
@@ -127,24 +191,30 @@ def test_bad_verdicts_file_is_an_input_error(tmp_path: Path, text: str, why: str
     assert "error:" in capsys.readouterr().err
 
 
-def test_usage_and_environment_errors(tmp_path: Path, capsys) -> None:
-    """No module named, an unknown module: 2; a results file that is not one: 2; the selected tests failing on the
-    unmutated tree: 3 (no score from a broken baseline)."""
+def test_usage_and_environment_errors(tmp_path: Path, monkeypatch, capsys) -> None:
+    """No module named, an unknown module: 2; a results file that is not one: 2; a map that cannot be measured (a
+    test file failing on the unmutated copy): 3, no traceback; `list` without a map names the modules only."""
     assert mutation_main(["run"]) == 2
     assert mutation_main(["run", "--module", "spec/nope.py"]) == 2
     bad = tmp_path / "results.json"
     bad.write_text("{}", encoding="utf-8")
     assert mutation_main(["status", "--results", str(bad)]) == 2
-    root = _toy_checkout(tmp_path)
-    (root / "test_toy.py").write_text(TOY_TEST.replace("not below(5)", "below(5)"), encoding="utf-8")
-    with pytest.raises(Exception, match="fail on the unmutated copy"):
-        run_module(Selection("toy.py", ("test_toy.py",)), tmp_path / "w", root=root)
-    capsys.readouterr()
+
+    def failing(*args, **kwargs):
+        raise MapError("test files fail on the unmutated copy: x")
+
+    monkeypatch.setattr("mutation.cli.build_map", failing)
+    assert mutation_main(["map", "--work", str(tmp_path / "w")]) == 3
+    assert "fail on the unmutated copy" in capsys.readouterr().err
+    assert mutation_main(["list", "--work", str(tmp_path / "w")]) == 0
+    out = capsys.readouterr()
+    assert "no coverage map" in out.err and "spec/cut.py:" in out.out
 
 
-def test_one_session_per_module(tmp_path: Path, capsys) -> None:
+def test_one_session_per_module(tmp_path: Path, monkeypatch, capsys) -> None:
     """A module whose session is running elsewhere (its work folder locked) is refused at once with exit 3 and the
     holder named; the results of two modules merged one after the other keep both."""
+    monkeypatch.setattr("mutation.cli._current_map", lambda *a, **k: (CoverageMap("x", "x", []), tmp_path))
     with FolderLock(tmp_path / "spec__patterns"):
         assert mutation_main(["run", "--module", "spec/patterns.py", "--work", str(tmp_path),
                               "--results", str(tmp_path / "r.json")]) == 3
@@ -161,6 +231,7 @@ def test_an_interrupted_run_exits_130(tmp_path: Path, monkeypatch, capsys) -> No
         raise KeyboardInterrupt
 
     monkeypatch.setattr("mutation.cli.run_module", interrupted)
+    monkeypatch.setattr("mutation.cli._current_map", lambda *a, **k: (CoverageMap("x", "x", []), tmp_path))
     results = tmp_path / "results.json"
     assert mutation_main(["run", "--module", "spec/patterns.py", "--work", str(tmp_path),
                           "--results", str(results)]) == 130

@@ -1,0 +1,196 @@
+"""Which test files execute which statements of spec/ and delta/: the map that picks the tests each mutant runs.
+
+A mutant changes one statement. A test run that never executes that statement on the unmutated code cannot tell
+the mutant apart: everything before the statement is unchanged, so control never reaches it in the mutant either.
+So each mutant runs only the test files that execute its statement, fastest first, stopping at the first failure;
+a mutant of a statement no test file executes survives without running anything (and its survivor entry says so).
+
+How the map is measured, so that it does not miss an executing file:
+- one process per test file, under coverage: caches and imports do not carry over from one file to the next, so a
+  file that uses a cached result (or a module constant) executes the code computing it itself, and import-time
+  statements count for every file that imports the module;
+- subprocesses measured too (coverage's `patch = subprocess`; the data file is named per test file through
+  `COVERAGE_FILE`, which children inherit), and saved on SIGTERM.
+What it can still miss: a child started with an environment that drops coverage's variables, or killed before it
+saves. `python -m mutation run --confirm` runs the module's whole set of files against each survivor to rule that
+out.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from coverage import CoverageData
+
+from mutation.modules import MUTATED_PACKAGES
+from mutation.tree import commit_of, copy_tree, python_digest, tree_environment
+
+PYTEST_ARGS = ("-q", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly")
+TEST_GLOB = "properties/test_*.py"
+
+
+class MapError(RuntimeError):
+    """The map could not be measured (a test file failing on the unmutated copy) or does not fit the checkout."""
+
+
+@dataclass
+class CoverageMap:
+    """Test files (with their measured duration) and, per module, the statements each file executes."""
+
+    digest: str  # python_digest of the copy it was measured on
+    commit: str
+    tests: list[tuple[str, float]]  # (test file, seconds), indexed by the line lists
+    lines: dict[str, dict[int, list[int]]] = field(default_factory=dict)  # module -> line -> test indices
+    date: str = ""
+
+    def files_executing(self, module: str, line_numbers: Iterable[int]) -> list[str]:
+        """The test files that execute any of `line_numbers` of `module`, fastest first."""
+        per_line = self.lines.get(module, {})
+        found = {i for n in line_numbers for i in per_line.get(n, ())}
+        return [self.tests[i][0] for i in sorted(found, key=lambda i: (self.tests[i][1], self.tests[i][0]))]
+
+    def module_tests(self, module: str) -> list[str]:
+        """The test files that execute any statement of `module`, fastest first."""
+        return self.files_executing(module, self.lines.get(module, {}))
+
+    def seconds(self, files: Iterable[str]) -> float:
+        durations = dict(self.tests)
+        return sum(durations[f] for f in files)
+
+    def to_json(self) -> dict:
+        return {"digest": self.digest, "commit": self.commit, "date": self.date,
+                "tests": [list(t) for t in self.tests],
+                "lines": {m: {str(n): ix for n, ix in sorted(per.items())} for m, per in sorted(self.lines.items())}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> CoverageMap:
+        try:
+            return cls(data["digest"], data["commit"], [(str(p), float(s)) for p, s in data["tests"]],
+                       {m: {int(n): [int(i) for i in ix] for n, ix in per.items()} for m, per in data["lines"].items()},
+                       data.get("date", ""))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MapError(f"not a coverage map: {exc}") from exc
+
+
+def save_map(cmap: CoverageMap, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cmap.to_json()), encoding="utf-8")
+    tmp.replace(path)
+
+
+def load_map(path: Path) -> CoverageMap:
+    """The map saved at `path`; MapError if the file is not one."""
+    try:
+        return CoverageMap.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as exc:
+        raise MapError(f"{path} is not a coverage map: {exc}") from exc
+
+
+def _rcfile(work: Path, tree: Path, sources: tuple[str, ...]) -> Path:
+    rc = work / "coveragerc"
+    lines = "\n".join(f"    {tree / s}" for s in sources)
+    rc.write_text(f"[run]\nsource =\n{lines}\nparallel = true\npatch = subprocess\nsigterm = true\n",
+                  encoding="utf-8")
+    return rc
+
+
+def _measure(tree: Path, work: Path, rc: Path, index: int, test: str) -> tuple[str, float, int, str]:
+    """Run one test file under coverage in its own process; (file, seconds, exit status, output tail)."""
+    env = tree_environment(tree, work / "ledgers")
+    env["COVERAGE_FILE"] = str(work / "data" / str(index))
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", *PYTEST_ARGS,
+                           test], cwd=tree, env=env, capture_output=True, text=True)
+    tail = " | ".join(proc.stdout.strip().splitlines()[-3:])
+    return test, time.monotonic() - t0, proc.returncode, tail
+
+
+def _executed(data_dir: Path, index: int, tree: Path) -> dict[str, set[int]]:
+    """The lines (per module path relative to the copy) recorded in every data file of one test file's run."""
+    out: dict[str, set[int]] = {}
+    for path in data_dir.glob(f"{index}.*"):
+        data = CoverageData(basename=str(path))
+        data.read()
+        for measured in data.measured_files():
+            try:
+                rel = Path(measured).resolve().relative_to(tree.resolve()).as_posix()
+            except ValueError:
+                continue
+            out.setdefault(rel, set()).update(data.lines(measured) or ())
+    return out
+
+
+def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = None,
+              sources: tuple[str, ...] = MUTATED_PACKAGES,
+              progress: Callable[[str], None] = lambda _: None) -> CoverageMap:
+    """Measure the map on a fresh copy of the checkout at `root` (in `work`): every test file (by default
+    properties/test_*.py) in its own process, `jobs` at a time. MapError if a file fails on the unmutated copy."""
+    tree, data_dir = work / "tree", work / "data"
+    copy_tree(root, tree)
+    if data_dir.exists():
+        for old in data_dir.iterdir():
+            old.unlink()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    rc = _rcfile(work, tree, sources)
+    files = tests if tests is not None else sorted(p.relative_to(tree).as_posix() for p in tree.glob(TEST_GLOB))
+    results: list[tuple[str, float, int, str]] = [("", 0.0, 0, "")] * len(files)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(_measure, tree, work, rc, i, f): i for i, f in enumerate(files)}
+        for done, future in enumerate(futures, 1):
+            i = futures[future]
+            results[i] = future.result()
+            progress(f"{done}/{len(files)} {files[i]}: {results[i][1]:.1f} s, exit {results[i][2]}")
+    failed = [f"{f} (exit {rc_}): {tail}" for f, _, rc_, tail in results if rc_ not in (0, 5)]
+    if failed:
+        raise MapError("test files fail on the unmutated copy: " + "; ".join(failed))
+    lines: dict[str, dict[int, list[int]]] = {}
+    for i in range(len(files)):
+        for module, executed in _executed(data_dir, i, tree).items():
+            per = lines.setdefault(module, {})
+            for n in executed:
+                per.setdefault(n, []).append(i)
+    return CoverageMap(python_digest(tree), commit_of(root), [(f, round(s, 2)) for f, s, _, _ in results], lines,
+                       datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def changed_lines(before: str, after: str) -> set[int]:
+    """The lines (1-based, numbered as in `before`) that a mutation replaced or deleted; an insertion counts the
+    line it follows and the one it precedes."""
+    a, b = before.splitlines(), after.splitlines()
+    out: set[int] = set()
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        out.update(range(i1 + 1, i2 + 1) if i2 > i1 else {max(i1, 1), i1 + 1})
+    return out
+
+
+def statement_lines(source: str, line_numbers: Iterable[int]) -> set[int]:
+    """The lines under which coverage records the statements that contain `line_numbers`: for each line, the
+    innermost statement spanning it (decorators included) gives its first line, its decorators' lines and the line
+    itself. A line outside every statement gives itself."""
+    tree = ast.parse(source)
+    spans: list[tuple[int, int, ast.stmt]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            decorators = [d.lineno for d in getattr(node, "decorator_list", [])]
+            spans.append((min([node.lineno, *decorators]), node.end_lineno or node.lineno, node))
+    out: set[int] = set()
+    for n in line_numbers:
+        out.add(n)
+        containing = [s for s in spans if s[0] <= n <= s[1]]
+        if containing:
+            start, end, node = min(containing, key=lambda s: s[1] - s[0])
+            out.update({start, node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))})
+    return out
