@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             with FolderLock(args.work / "_map"):
                 cmap, path = _current_map(args.work, args.jobs, rebuild=True)
             print(f"{path}: {len(cmap.tests)} test files, {sum(s for _, s in cmap.tests):.0f} s measured, "
-                  f"{len(cmap.lines)} modules")
+                  f"{len(cmap.lines)} modules" + (f"; partial (failing only under coverage): {', '.join(cmap.partial)}"
+                                                   if cmap.partial else ""))
             return 0
         if args.command == "list":
             path = args.work / MAP_FILE

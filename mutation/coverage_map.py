@@ -11,9 +11,10 @@ How the map is measured, so that it does not miss an executing file:
   statements count for every file that imports the module;
 - subprocesses measured too (coverage's `patch = subprocess`; the data file is named per test file through
   `COVERAGE_FILE`, which children inherit), and saved on SIGTERM.
-What it can still miss: a child started with an environment that drops coverage's variables, or killed before it
-saves. `python -m mutation run --confirm` runs the module's whole set of files against each survivor to rule that
-out.
+What it can still miss: a child started with an environment that drops coverage's variables, killed before it
+saves, or unable to save (a test that limits its file size): a file that fails under coverage but passes without it
+is kept with what was measured and listed as `partial`. `python -m mutation run --every-file` runs every file
+executing the module against each mutant to rule that out.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class CoverageMap:
     tests: list[tuple[str, float]]  # (test file, seconds), indexed by the line lists
     lines: dict[str, dict[int, list[int]]] = field(default_factory=dict)  # module -> line -> test indices
     date: str = ""
+    partial: list[str] = field(default_factory=list)  # files failing only under coverage (see the docstring)
 
     def files_executing(self, module: str, line_numbers: Iterable[int]) -> list[str]:
         """The test files that execute any of `line_numbers` of `module`, fastest first."""
@@ -68,7 +70,7 @@ class CoverageMap:
         return sum(durations[f] for f in files)
 
     def to_json(self) -> dict:
-        return {"digest": self.digest, "commit": self.commit, "date": self.date,
+        return {"digest": self.digest, "commit": self.commit, "date": self.date, "partial": self.partial,
                 "tests": [list(t) for t in self.tests],
                 "lines": {m: {str(n): ix for n, ix in sorted(per.items())} for m, per in sorted(self.lines.items())}}
 
@@ -77,7 +79,7 @@ class CoverageMap:
         try:
             return cls(data["digest"], data["commit"], [(str(p), float(s)) for p, s in data["tests"]],
                        {m: {int(n): [int(i) for i in ix] for n, ix in per.items()} for m, per in data["lines"].items()},
-                       data.get("date", ""))
+                       data.get("date", ""), [str(p) for p in data.get("partial", [])])
         except (KeyError, TypeError, ValueError) as exc:
             raise MapError(f"not a coverage map: {exc}") from exc
 
@@ -105,15 +107,23 @@ def _rcfile(work: Path, tree: Path, sources: tuple[str, ...]) -> Path:
     return rc
 
 
-def _measure(tree: Path, work: Path, rc: Path, index: int, test: str) -> tuple[str, float, int, str]:
-    """Run one test file under coverage in its own process; (file, seconds, exit status, output tail)."""
+def _measure(tree: Path, work: Path, rc: Path, index: int, test: str) -> tuple[str, float, int, str, bool]:
+    """Run one test file under coverage in its own process; (file, seconds, exit status, output tail, partial).
+    A file that fails under coverage is run again without it: passing there, it counts as passed but partial."""
     env = tree_environment(tree, work / "ledgers")
     env["COVERAGE_FILE"] = str(work / "data" / str(index))
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", *PYTEST_ARGS,
                            test], cwd=tree, env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - t0
+    partial = False
+    if proc.returncode not in (0, 5):
+        plain = subprocess.run([sys.executable, "-m", "pytest", *PYTEST_ARGS, test], cwd=tree,
+                               env=tree_environment(tree, work / "ledgers"), capture_output=True, text=True)
+        partial = plain.returncode in (0, 5)
+        proc = plain
     tail = " | ".join(proc.stdout.strip().splitlines()[-3:])
-    return test, time.monotonic() - t0, proc.returncode, tail
+    return test, seconds, proc.returncode, tail, partial
 
 
 def _executed(data_dir: Path, index: int, tree: Path) -> dict[str, set[int]]:
@@ -144,14 +154,15 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
     data_dir.mkdir(parents=True, exist_ok=True)
     rc = _rcfile(work, tree, sources)
     files = tests if tests is not None else sorted(p.relative_to(tree).as_posix() for p in tree.glob(TEST_GLOB))
-    results: list[tuple[str, float, int, str]] = [("", 0.0, 0, "")] * len(files)
+    results: list[tuple[str, float, int, str, bool]] = [("", 0.0, 0, "", False)] * len(files)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(_measure, tree, work, rc, i, f): i for i, f in enumerate(files)}
         for done, future in enumerate(futures, 1):
             i = futures[future]
             results[i] = future.result()
-            progress(f"{done}/{len(files)} {files[i]}: {results[i][1]:.1f} s, exit {results[i][2]}")
-    failed = [f"{f} (exit {rc_}): {tail}" for f, _, rc_, tail in results if rc_ not in (0, 5)]
+            progress(f"{done}/{len(files)} {files[i]}: {results[i][1]:.1f} s, exit {results[i][2]}"
+                     + (" (fails only under coverage: partial)" if results[i][4] else ""))
+    failed = [f"{f} (exit {rc_}): {tail}" for f, _, rc_, tail, _ in results if rc_ not in (0, 5)]
     if failed:
         raise MapError("test files fail on the unmutated copy: " + "; ".join(failed))
     lines: dict[str, dict[int, list[int]]] = {}
@@ -160,8 +171,9 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
             per = lines.setdefault(module, {})
             for n in executed:
                 per.setdefault(n, []).append(i)
-    return CoverageMap(python_digest(tree), commit_of(root), [(f, round(s, 2)) for f, s, _, _ in results], lines,
-                       datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return CoverageMap(python_digest(tree), commit_of(root), [(f, round(s, 2)) for f, s, _, _, _ in results], lines,
+                       datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                       [f for f, _, _, _, partial in results if partial])
 
 
 def changed_lines(before: str, after: str) -> set[int]:

@@ -20,10 +20,14 @@ NOT_COPIED = (".git", ".venv", "out", "*.egg-info", "__pycache__", "*.pyc", ".hy
 
 
 def copy_tree(root: Path, dest: Path) -> None:
-    """The checkout at `root` (without NOT_COPIED) into `dest`, replacing an older copy."""
+    """The checkout at `root` (without NOT_COPIED) into `dest`, replacing an older copy. The reference material
+    next to the checkout (`../shared`, which some tests read) is linked next to the copy too."""
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(root, dest, ignore=shutil.ignore_patterns(*NOT_COPIED))
+    shared, link = root.parent / "shared", dest.parent / "shared"
+    if shared.is_dir() and not link.exists() and not link.is_symlink():
+        link.symlink_to(shared.resolve(), target_is_directory=True)
 
 
 def python_digest(root: Path) -> str:

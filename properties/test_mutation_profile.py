@@ -41,6 +41,7 @@ CHILD_TEST = ("import subprocess\nimport sys\n\n\ndef test_child():\n    code = 
               "print(in_child(3))'\n    out = subprocess.run([sys.executable, '-c', code], capture_output=True, "
               "text=True)\n    assert out.stdout.strip() == '6'\n")
 TOY_TESTS = ["test_toy.py", "test_child.py"]
+PLAIN_TEST = "import sys\n\n\ndef test_plain():\n    assert 'coverage' not in sys.modules\n"  # fails only measured
 
 
 def test_every_module_of_spec_and_delta_is_mutated() -> None:
@@ -70,19 +71,22 @@ def _toy_checkout(tmp_path: Path) -> Path:
     (root / "toy" / "below.py").write_text(TOY, encoding="utf-8")
     (root / "test_toy.py").write_text(TOY_TEST, encoding="utf-8")
     (root / "test_child.py").write_text(CHILD_TEST, encoding="utf-8")
+    (root / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
     return root
 
 
-def _toy_map(tmp_path: Path, root: Path) -> CoverageMap:
-    return build_map(root, tmp_path / "map", tests=TOY_TESTS, sources=("toy",))
+def _toy_map(tmp_path: Path, root: Path, tests: list[str] = TOY_TESTS) -> CoverageMap:
+    return build_map(root, tmp_path / "map", tests=tests, sources=("toy",))
 
 
 def test_coverage_map_attributes_lines_to_the_files_executing_them(tmp_path: Path) -> None:
     """Each test file's own process and its children are measured: `below`'s body by test_toy.py only, `in_child`'s
     by test_child.py only (it runs in a subprocess there), `unused` by none; a saved map reads back equal, and the
-    per-mutant command picks the files from the mutated line. A file failing on the unmutated copy is an error."""
+    per-mutant command picks the files from the mutated line. A file failing on the unmutated copy is an error; one
+    failing only under coverage is kept and listed as partial."""
     root = _toy_checkout(tmp_path)
-    cmap = _toy_map(tmp_path, root)
+    cmap = _toy_map(tmp_path, root, [*TOY_TESTS, "test_plain.py"])
+    assert cmap.partial == ["test_plain.py"]
     assert cmap.files_executing("toy/below.py", [2]) == ["test_toy.py"]
     assert cmap.files_executing("toy/below.py", [10]) == ["test_child.py"]
     assert cmap.files_executing("toy/below.py", [6]) == []
