@@ -12,9 +12,9 @@ How the map is measured, so that it does not miss an executing file:
 - subprocesses measured too (coverage's `patch = subprocess`; the data file is named per test file through
   `COVERAGE_FILE`, which children inherit), and saved on SIGTERM.
 What it can still miss: a child started with an environment that drops coverage's variables, killed before it
-saves, or unable to save (a test that limits its file size): a file that fails under coverage but passes without it
-is kept with what was measured and listed as `partial`. `python -m mutation run --every-file` runs every file
-executing the module against each mutant to rule that out.
+saves, or unable to save (a test that limits its file size): a file that fails under coverage but passes without it,
+or leaves a data file that cannot be read, is kept with what was measured and listed as `partial`.
+`python -m mutation run --every-file` runs every file executing the module against each mutant to rule that out.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from coverage import CoverageData
+from coverage.exceptions import DataError
 
 from mutation.modules import MUTATED_PACKAGES
 from mutation.tree import commit_of, copy_tree, python_digest, tree_environment
@@ -53,7 +54,7 @@ class CoverageMap:
     tests: list[tuple[str, float]]  # (test file, seconds), indexed by the line lists
     lines: dict[str, dict[int, list[int]]] = field(default_factory=dict)  # module -> line -> test indices
     date: str = ""
-    partial: list[str] = field(default_factory=list)  # files failing only under coverage (see the docstring)
+    partial: list[str] = field(default_factory=list)  # files failing only under coverage, or with unreadable data
 
     def files_executing(self, module: str, line_numbers: Iterable[int]) -> list[str]:
         """The test files that execute any of `line_numbers` of `module`, fastest first."""
@@ -126,19 +127,26 @@ def _measure(tree: Path, work: Path, rc: Path, index: int, test: str) -> tuple[s
     return test, seconds, proc.returncode, tail, partial
 
 
-def _executed(data_dir: Path, index: int, tree: Path) -> dict[str, set[int]]:
-    """The lines (per module path relative to the copy) recorded in every data file of one test file's run."""
+def _executed(data_dir: Path, index: int, tree: Path) -> tuple[dict[str, set[int]], bool]:
+    """The lines (per module path relative to the copy) recorded in the data files of one test file's run, and
+    whether every data file could be read (a child stopped by a file-size limit leaves a truncated one)."""
     out: dict[str, set[int]] = {}
-    for path in data_dir.glob(f"{index}.*"):
+    complete = True
+    for path in sorted(data_dir.glob(f"{index}.*")):
         data = CoverageData(basename=str(path))
-        data.read()
-        for measured in data.measured_files():
+        try:
+            data.read()
+            measured_files = data.measured_files()
+        except DataError:
+            complete = False
+            continue
+        for measured in measured_files:
             try:
                 rel = Path(measured).resolve().relative_to(tree.resolve()).as_posix()
             except ValueError:
                 continue
             out.setdefault(rel, set()).update(data.lines(measured) or ())
-    return out
+    return out, complete
 
 
 def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = None,
@@ -165,15 +173,26 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
     failed = [f"{f} (exit {rc_}): {tail}" for f, _, rc_, tail, _ in results if rc_ not in (0, 5)]
     if failed:
         raise MapError("test files fail on the unmutated copy: " + "; ".join(failed))
-    lines: dict[str, dict[int, list[int]]] = {}
-    for i in range(len(files)):
-        for module, executed in _executed(data_dir, i, tree).items():
-            per = lines.setdefault(module, {})
-            for n in executed:
-                per.setdefault(n, []).append(i)
+    lines, unreadable = read_measurements(data_dir, tree, len(files))
     return CoverageMap(python_digest(tree), commit_of(root), [(f, round(s, 2)) for f, s, _, _, _ in results], lines,
                        datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                       [f for f, _, _, _, partial in results if partial])
+                       [f for i, (f, _, _, _, partial) in enumerate(results) if partial or i in unreadable])
+
+
+def read_measurements(data_dir: Path, tree: Path, count: int) -> tuple[dict[str, dict[int, list[int]]], set[int]]:
+    """module -> line -> indices of the test files executing it, from the data files of `count` measured files;
+    and the indices whose data could not all be read."""
+    lines: dict[str, dict[int, list[int]]] = {}
+    unreadable: set[int] = set()
+    for i in range(count):
+        executed, complete = _executed(data_dir, i, tree)
+        if not complete:
+            unreadable.add(i)
+        for module, numbers in executed.items():
+            per = lines.setdefault(module, {})
+            for n in numbers:
+                per.setdefault(n, []).append(i)
+    return lines, unreadable
 
 
 def changed_lines(before: str, after: str) -> set[int]:

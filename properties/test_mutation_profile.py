@@ -24,6 +24,7 @@ from mutation.coverage_map import (
     build_map,
     changed_lines,
     load_map,
+    read_measurements,
     save_map,
     statement_lines,
 )
@@ -62,6 +63,13 @@ def test_changed_lines_and_their_statements() -> None:
     assert statement_lines(before, {4}) == {3, 4}
     assert statement_lines(before, {1}) == {1, 2}
     assert statement_lines(before, {5}) == {5}
+
+
+def test_unreadable_measurement_marks_the_file_partial(tmp_path: Path) -> None:
+    """A data file a child could not finish (truncated under a file-size limit) is skipped, and the test file it
+    belongs to is reported as partial, not silently taken as complete."""
+    (tmp_path / "0.host.pid1.x").write_bytes(b"SQLite format 3\x00" + bytes(100))
+    assert read_measurements(tmp_path, tmp_path, 2) == ({}, {0})
 
 
 def _toy_checkout(tmp_path: Path) -> Path:
