@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                       " the modules only", file=sys.stderr)
                 cmap = None
             for module in mutated_modules():
-                tests = cmap.module_tests(module) if cmap else []
+                tests = cmap.module_files(module) if cmap else []
                 print(f"{module}: " + (f"{len(tests)} test files ({cmap.seconds(tests):.0f} s): "
                                        f"{' '.join(Path(t).name for t in tests)}" if cmap else ""))
             return 0

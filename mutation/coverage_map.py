@@ -1,20 +1,23 @@
-"""Which test files execute which statements of spec/ and delta/: the map that picks the tests each mutant runs.
+"""Which tests execute which statements of spec/ and delta/: the map that picks the tests each mutant runs.
 
 A mutant changes one statement. A test run that never executes that statement on the unmutated code cannot tell
 the mutant apart: everything before the statement is unchanged, so control never reaches it in the mutant either.
-So each mutant runs only the test files that execute its statement, fastest first, stopping at the first failure;
-a mutant of a statement no test file executes survives without running anything (and its survivor entry says so).
+So each mutant runs only the tests that execute its statement, fastest first, stopping at the first failure; a
+mutant of a statement no test executes survives without running anything (and its survivor entry says so).
 
 How the map is measured, so that it does not miss an executing file:
-- one process per test file, under coverage: caches and imports do not carry over from one file to the next, so a
-  file that uses a cached result (or a module constant) executes the code computing it itself, and import-time
-  statements count for every file that imports the module;
+- one process per test file, under coverage, each test's lines (its fixtures' included) recorded under its name
+  (mutation.pytest_contexts); lines run outside any test (imports, module level, collection) are charged to the
+  whole file, so import-time statements count for every file that imports the module;
 - subprocesses measured too (coverage's `patch = subprocess`; the data file is named per test file through
   `COVERAGE_FILE`, which children inherit), and saved on SIGTERM.
-What it can still miss: a child started with an environment that drops coverage's variables, killed before it
-saves, or unable to save (a test that limits its file size): a file that fails under coverage but passes without it,
-or leaves a data file that cannot be read, is kept with what was measured and listed as `partial`.
-`python -m mutation run --every-file` runs every file executing the module against each mutant to rule that out.
+What it can miss, so that a survivor is one that the tests executing its statement let through (the score is a
+lower bound): a test that uses a result cached by an earlier test of its file (an lru_cache, a module-scoped
+fixture) without executing the statement itself; a child started with an environment that drops coverage's
+variables, killed before it saves, or unable to save (a test that limits its file size): a file that fails under
+coverage but passes without it, or leaves a data file that cannot be read, is kept with what was measured and
+listed as `partial`. `python -m mutation run --every-file` runs every file executing the module, whole, against
+each mutant to rule all of that out.
 """
 
 from __future__ import annotations
@@ -51,24 +54,30 @@ class CoverageMap:
 
     digest: str  # python_digest of the copy it was measured on
     commit: str
-    tests: list[tuple[str, float]]  # (test file, seconds), indexed by the line lists
+    tests: list[tuple[str, float]]  # (test file or `file::test`, seconds), indexed by the line lists
     lines: dict[str, dict[int, list[int]]] = field(default_factory=dict)  # module -> line -> test indices
     date: str = ""
     partial: list[str] = field(default_factory=list)  # files failing only under coverage, or with unreadable data
 
-    def files_executing(self, module: str, line_numbers: Iterable[int]) -> list[str]:
-        """The test files that execute any of `line_numbers` of `module`, fastest first."""
+    def tests_executing(self, module: str, line_numbers: Iterable[int]) -> list[str]:
+        """The tests that execute any of `line_numbers` of `module`, fastest first: a test's name
+        (`file::test`, every parameter set) or a whole file (for lines it runs outside any test). A test whose file
+        is selected whole is left out: the file runs it."""
         per_line = self.lines.get(module, {})
         found = {i for n in line_numbers for i in per_line.get(n, ())}
-        return [self.tests[i][0] for i in sorted(found, key=lambda i: (self.tests[i][1], self.tests[i][0]))]
+        whole = {self.tests[i][0] for i in found if "::" not in self.tests[i][0]}
+        chosen = [i for i in found if self.tests[i][0].split("::")[0] not in whole or "::" not in self.tests[i][0]]
+        return [self.tests[i][0] for i in sorted(chosen, key=lambda i: (self.tests[i][1], self.tests[i][0]))]
 
-    def module_tests(self, module: str) -> list[str]:
+    def module_files(self, module: str) -> list[str]:
         """The test files that execute any statement of `module`, fastest first."""
-        return self.files_executing(module, self.lines.get(module, {}))
-
-    def seconds(self, files: Iterable[str]) -> float:
+        files = {self.tests[i][0].split("::")[0] for per in self.lines.get(module, {}).values() for i in per}
         durations = dict(self.tests)
-        return sum(durations[f] for f in files)
+        return sorted(files, key=lambda f: (durations.get(f, 0.0), f))
+
+    def seconds(self, ids: Iterable[str]) -> float:
+        durations = dict(self.tests)
+        return sum(durations.get(i, 0.0) for i in ids)
 
     def to_json(self) -> dict:
         return {"digest": self.digest, "commit": self.commit, "date": self.date, "partial": self.partial,
@@ -113,9 +122,10 @@ def _measure(tree: Path, work: Path, rc: Path, index: int, test: str) -> tuple[s
     A file that fails under coverage is run again without it: passing there, it counts as passed but partial."""
     env = tree_environment(tree, work / "ledgers")
     env["COVERAGE_FILE"] = str(work / "data" / str(index))
+    env["MUTATION_NODES"] = str(work / "data" / f"nodes-{index}.jsonl")
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", *PYTEST_ARGS,
-                           test], cwd=tree, env=env, capture_output=True, text=True)
+                           "-p", "mutation.pytest_contexts", test], cwd=tree, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - t0
     partial = False
     if proc.returncode not in (0, 5):
@@ -127,12 +137,30 @@ def _measure(tree: Path, work: Path, rc: Path, index: int, test: str) -> tuple[s
     return test, seconds, proc.returncode, tail, partial
 
 
-def _executed(data_dir: Path, index: int, tree: Path) -> tuple[dict[str, set[int]], bool]:
-    """The lines (per module path relative to the copy) recorded in the data files of one test file's run, and
+def _nodes(data_dir: Path, index: int) -> tuple[dict[int, str], dict[str, float]]:
+    """The tests of one measured file: number -> name, and name -> seconds (all its parameter sets)."""
+    names: dict[int, str] = {}
+    seconds: dict[str, float] = {}
+    path = data_dir / f"nodes-{index}.jsonl"
+    if path.exists():
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(raw)
+            names[int(row["number"])] = row["name"]
+            seconds[row["name"]] = seconds.get(row["name"], 0.0) + float(row["seconds"])
+    return names, seconds
+
+
+def _executed(data_dir: Path, index: int, tree: Path, test: str) -> tuple[dict[str, dict[int, set[str]]], bool]:
+    """module -> line -> the tests of file `test` (measured as number `index`) executing it: a test's name, or the
+    file itself for lines run outside any test (collection, module level) or by a child of no known test; and
     whether every data file could be read (a child stopped by a file-size limit leaves a truncated one)."""
-    out: dict[str, set[int]] = {}
+    names, _ = _nodes(data_dir, index)
+    out: dict[str, dict[int, set[str]]] = {}
     complete = True
     for path in sorted(data_dir.glob(f"{index}.*")):
+        child = path.name[len(f"{index}."):].split(".", 1)[0]
+        owner = names.get(int(child[len("node"):]), test) if child.startswith("node") and child[4:].isdigit() \
+            else None  # None: the file's own process, whose lines carry their test as context
         data = CoverageData(basename=str(path))
         try:
             data.read()
@@ -145,7 +173,13 @@ def _executed(data_dir: Path, index: int, tree: Path) -> tuple[dict[str, set[int
                 rel = Path(measured).resolve().relative_to(tree.resolve()).as_posix()
             except ValueError:
                 continue
-            out.setdefault(rel, set()).update(data.lines(measured) or ())
+            per = out.setdefault(rel, {})
+            if owner is not None:
+                for n in data.lines(measured) or ():
+                    per.setdefault(n, set()).add(owner)
+                continue
+            for n, contexts in data.contexts_by_lineno(measured).items():
+                per.setdefault(n, set()).update(c if c else test for c in contexts)
     return out, complete
 
 
@@ -173,26 +207,35 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
     failed = [f"{f} (exit {rc_}): {tail}" for f, _, rc_, tail, _ in results if rc_ not in (0, 5)]
     if failed:
         raise MapError("test files fail on the unmutated copy: " + "; ".join(failed))
-    lines, unreadable = read_measurements(data_dir, tree, len(files))
-    return CoverageMap(python_digest(tree), commit_of(root), [(f, round(s, 2)) for f, s, _, _, _ in results], lines,
+    ids, lines, unreadable = read_measurements(data_dir, tree, [(f, round(s, 2)) for f, s, _, _, _ in results])
+    return CoverageMap(python_digest(tree), commit_of(root), ids, lines,
                        datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                        [f for i, (f, _, _, _, partial) in enumerate(results) if partial or i in unreadable])
 
 
-def read_measurements(data_dir: Path, tree: Path, count: int) -> tuple[dict[str, dict[int, list[int]]], set[int]]:
-    """module -> line -> indices of the test files executing it, from the data files of `count` measured files;
-    and the indices whose data could not all be read."""
+def read_measurements(data_dir: Path, tree: Path, files: list[tuple[str, float]]
+                      ) -> tuple[list[tuple[str, float]], dict[str, dict[int, list[int]]], set[int]]:
+    """From the data of the measured `files` (path, seconds) in order: every test id (the files, then the tests
+    named in them, with their seconds), module -> line -> indices of the ids executing it, and the indices of the
+    files whose data could not all be read."""
+    ids: list[tuple[str, float]] = list(files)
+    index_of = {f: i for i, (f, _) in enumerate(files)}
     lines: dict[str, dict[int, list[int]]] = {}
     unreadable: set[int] = set()
-    for i in range(count):
-        executed, complete = _executed(data_dir, i, tree)
+    for i, (test, _) in enumerate(files):
+        _, seconds = _nodes(data_dir, i)
+        for name, s in sorted(seconds.items()):
+            index_of.setdefault(name, len(ids))
+            if index_of[name] == len(ids):
+                ids.append((name, round(s, 2)))
+        executed, complete = _executed(data_dir, i, tree, test)
         if not complete:
             unreadable.add(i)
-        for module, numbers in executed.items():
+        for module, per_line in executed.items():
             per = lines.setdefault(module, {})
-            for n in numbers:
-                per.setdefault(n, []).append(i)
-    return lines, unreadable
+            for n, owners in per_line.items():
+                per.setdefault(n, []).extend(sorted(index_of.setdefault(o, index_of[test]) for o in owners))
+    return ids, lines, unreadable
 
 
 def changed_lines(before: str, after: str) -> set[int]:

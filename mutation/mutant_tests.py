@@ -1,12 +1,13 @@
-"""The test command cosmic-ray runs for each mutant: the test files that execute the mutated statement, and no more.
+"""The test command cosmic-ray runs for each mutant: the tests that execute the mutated statement, and no more.
 
     python -m mutation.mutant_tests --map MAP --module spec/cut.py --pristine PRISTINE [--all]
 
 Run in the session's copy, where cosmic-ray has just written the mutant into the module: the lines that differ from
 the pristine source give the mutated statements (mutation.coverage_map.statement_lines), the coverage map gives the
-files executing them, and pytest runs those files fastest first, stopping at the first failure (its exit status is
-the verdict: nonzero kills the mutant). No file executes the statement: exit 0 at once (the mutant survives; no test
-could see it). `--all` runs every file that executes any statement of the module (the confirmation of a survivor).
+tests executing them (by name, every parameter set; or whole files), and pytest runs them fastest first, stopping at
+the first failure (its exit status is the verdict: nonzero kills the mutant). No test executes the statement: exit 0
+at once (the mutant survives; no test could see it). `--all` runs every file that executes any statement of the
+module, whole (the confirmation of a survivor).
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ from pathlib import Path
 from mutation.coverage_map import PYTEST_ARGS, changed_lines, load_map, statement_lines
 
 
-def files_for_mutant(map_path: Path, module: str, pristine: Path, mutated: Path, every: bool = False) -> list[str]:
-    """The test files (fastest first) that execute the statements the mutant changed (`every`: any statement of the
-    module)."""
+def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path, every: bool = False) -> list[str]:
+    """The tests (fastest first) that execute the statements the mutant changed (`every`: the files executing any
+    statement of the module, whole)."""
     cmap = load_map(map_path)
     if every:
-        return cmap.module_tests(module)
+        return cmap.module_files(module)
     before = pristine.read_text(encoding="utf-8")
     changed = changed_lines(before, mutated.read_text(encoding="utf-8"))
-    return cmap.files_executing(module, statement_lines(before, changed))
+    return cmap.tests_executing(module, statement_lines(before, changed))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,12 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pristine", type=Path, required=True, help="the module's unmutated source")
     p.add_argument("--all", action="store_true", help="every file that executes the module")
     args = p.parse_args(argv)
-    files = files_for_mutant(args.map, args.module, args.pristine, Path(args.module), args.all)
-    if not files:
-        print(f"no test file executes the mutated statement of {args.module}")
+    tests = mutant_selection(args.map, args.module, args.pristine, Path(args.module), args.all)
+    if not tests:
+        print(f"no test executes the mutated statement of {args.module}")
         return 0
+    argfile = Path(".mutant-tests")  # pytest reads its arguments from `@file`, one per line
+    argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
     sys.stdout.flush()
-    os.execv(sys.executable, [sys.executable, "-m", "pytest", *PYTEST_ARGS, "-x", *files])
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", *PYTEST_ARGS, "-x", f"@{argfile}"])
     return 3  # not reached: execv replaces the process
 
 

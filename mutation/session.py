@@ -38,7 +38,7 @@ class Mutant:
     line: str  # the source line it mutates, stripped
     outcome: str  # killed | survived | incompetent | timeout | skipped | pending
     diff: str = ""
-    executed_by: list[str] = field(default_factory=list)  # the test files that execute its statement (survivors)
+    executed_by: list[str] = field(default_factory=list)  # the tests that execute its statement (survivors)
 
 
 @dataclass
@@ -68,7 +68,7 @@ class ModuleRun:
             "timeout_seconds": self.timeout_seconds,
             "seconds": self.seconds,
             "commit": self.commit,
-            "selection": "every file executing the module" if self.every_file else "files executing the statement",
+            "selection": "every file executing the module" if self.every_file else "tests executing the statement",
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "tool": tool_version,
             "survivors": [{k: v for k, v in asdict(m).items() if k != "outcome"}
@@ -138,7 +138,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
         raise SessionError(f"the session in {work} was started on other code: run it with --fresh")
     env = tree_environment(tree, work / "ledgers")
     t0 = time.monotonic()
-    tests = tuple(cmap.module_tests(module))
+    tests = tuple(cmap.module_files(module))
     tests_seconds = cmap.seconds(tests)
     timeout = max(60.0, 3.0 * tests_seconds + 30.0)
     command = test_command(module, map_path.resolve(), pristine.resolve(), every_file)
@@ -152,7 +152,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     mutants = read_dump(dump, source.splitlines())
     for m in mutants:
         if m.outcome == "survived":
-            m.executed_by = cmap.files_executing(module, statement_lines(source, {m.line_number}))
+            m.executed_by = cmap.tests_executing(module, statement_lines(source, {m.line_number}))
     commit_file = work / "commit"
     commit = commit_file.read_text(encoding="utf-8") if commit_file.exists() else "unknown"
     return ModuleRun(module, tests, round(tests_seconds, 1), timeout, round(time.monotonic() - t0, 1), mutants,

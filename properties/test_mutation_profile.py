@@ -29,7 +29,7 @@ from mutation.coverage_map import (
     statement_lines,
 )
 from mutation.modules import dotted_name, module_path, mutated_modules
-from mutation.mutant_tests import files_for_mutant
+from mutation.mutant_tests import mutant_selection
 from mutation.operators import EXCLUDED_OPERATORS, KEPT_BINARY, KEPT_COMPARISON, is_excluded
 from mutation.results import RESULTS_FILE, read_results, score, summary, update_results
 from mutation.session import SessionError, read_dump, run_module
@@ -69,7 +69,8 @@ def test_unreadable_measurement_marks_the_file_partial(tmp_path: Path) -> None:
     """A data file a child could not finish (truncated under a file-size limit) is skipped, and the test file it
     belongs to is reported as partial, not silently taken as complete."""
     (tmp_path / "0.host.pid1.x").write_bytes(b"SQLite format 3\x00" + bytes(100))
-    assert read_measurements(tmp_path, tmp_path, 2) == ({}, {0})
+    files = [("a.py", 1.0), ("b.py", 2.0)]
+    assert read_measurements(tmp_path, tmp_path, files) == (files, {}, {0})
 
 
 def _toy_checkout(tmp_path: Path) -> Path:
@@ -87,26 +88,28 @@ def _toy_map(tmp_path: Path, root: Path, tests: list[str] = TOY_TESTS) -> Covera
     return build_map(root, tmp_path / "map", tests=tests, sources=("toy",))
 
 
-def test_coverage_map_attributes_lines_to_the_files_executing_them(tmp_path: Path) -> None:
-    """Each test file's own process and its children are measured: `below`'s body by test_toy.py only, `in_child`'s
-    by test_child.py only (it runs in a subprocess there), `unused` by none; a saved map reads back equal, and the
-    per-mutant command picks the files from the mutated line. A file failing on the unmutated copy is an error; one
-    failing only under coverage is kept and listed as partial."""
+def test_coverage_map_attributes_lines_to_the_tests_executing_them(tmp_path: Path) -> None:
+    """Each test's lines are recorded under its name, its children's too: `below`'s body by test_toy.py's test
+    only, `in_child`'s by test_child.py's (it runs in a subprocess there), `unused` by none; the def lines, run when
+    test_toy.py imports the module at collection, are charged to that whole file. A saved map reads back equal, and
+    the per-mutant command picks the tests from the mutated line. A file failing on the unmutated copy is an error;
+    one failing only under coverage is kept and listed as partial."""
     root = _toy_checkout(tmp_path)
     cmap = _toy_map(tmp_path, root, [*TOY_TESTS, "test_plain.py"])
     assert cmap.partial == ["test_plain.py"]
-    assert cmap.files_executing("toy/below.py", [2]) == ["test_toy.py"]
-    assert cmap.files_executing("toy/below.py", [10]) == ["test_child.py"]
-    assert cmap.files_executing("toy/below.py", [6]) == []
-    assert sorted(cmap.module_tests("toy/below.py")) == sorted(TOY_TESTS)
+    assert cmap.tests_executing("toy/below.py", [2]) == ["test_toy.py::test_below"]
+    assert cmap.tests_executing("toy/below.py", [10]) == ["test_child.py::test_child"]
+    assert cmap.tests_executing("toy/below.py", [6]) == []
+    assert sorted(cmap.tests_executing("toy/below.py", [1])) == ["test_child.py::test_child", "test_toy.py"]
+    assert sorted(cmap.module_files("toy/below.py")) == sorted(TOY_TESTS)
     save_map(cmap, tmp_path / "m.json")
     assert load_map(tmp_path / "m.json") == cmap
     mutated = tmp_path / "mutated.py"
     mutated.write_text(TOY.replace("x * 2", "x // 2"), encoding="utf-8")
-    assert files_for_mutant(tmp_path / "m.json", "toy/below.py", root / "toy" / "below.py", mutated) == \
-        ["test_child.py"]
-    assert sorted(files_for_mutant(tmp_path / "m.json", "toy/below.py", root / "toy" / "below.py", mutated,
-                                   every=True)) == sorted(TOY_TESTS)
+    pristine = root / "toy" / "below.py"
+    assert mutant_selection(tmp_path / "m.json", "toy/below.py", pristine, mutated) == ["test_child.py::test_child"]
+    assert sorted(mutant_selection(tmp_path / "m.json", "toy/below.py", pristine, mutated, every=True)) == \
+        sorted(TOY_TESTS)
     (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
     with pytest.raises(MapError):
         load_map(tmp_path / "bad.json")
@@ -154,7 +157,7 @@ def test_session_on_a_toy_module(tmp_path: Path) -> None:
     assert (root / "toy" / "below.py").read_text(encoding="utf-8") == TOY
     judged = {(m.line_number, m.operator): m for m in run.mutants if m.outcome != "skipped"}
     assert judged[2, "core/ReplaceComparisonOperator_Lt_LtE"].outcome == "survived"
-    assert judged[2, "core/ReplaceComparisonOperator_Lt_LtE"].executed_by == ["test_toy.py"]
+    assert judged[2, "core/ReplaceComparisonOperator_Lt_LtE"].executed_by == ["test_toy.py::test_below"]
     assert judged[2, "core/ReplaceComparisonOperator_Lt_GtE"].outcome == "killed"
     assert judged[10, "core/ReplaceBinaryOperator_Mul_FloorDiv"].outcome == "killed"
     unused = [m for m in run.mutants if m.line_number == 6 and m.outcome != "skipped"]
