@@ -104,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "map":
             with FolderLock(args.work / "_map"):
                 cmap, path = _current_map(args.work, args.jobs, rebuild=True)
-            print(f"{path}: {len(cmap.tests)} test files, {sum(s for _, s in cmap.tests):.0f} s measured, "
+            files = [(t, s) for t, s in cmap.tests if "::" not in t]
+            print(f"{path}: {len(files)} test files ({sum(s for _, s in files):.0f} s measured), "
+                  f"{len(cmap.tests) - len(files)} tests, "
                   f"{len(cmap.lines)} modules" + (f"; partial (failing only under coverage): {', '.join(cmap.partial)}"
                                                    if cmap.partial else ""))
             return 0
