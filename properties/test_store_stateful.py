@@ -28,7 +28,7 @@ from hypothesis.stateful import (
 
 from delta.chat_samples import CHATS, RAW_SESSIONS
 from delta.session import Session
-from delta.store import MIN_BYTES, SessionStore
+from delta.store import MARK_FLOOR_BYTES, MIN_BYTES, SessionStore, mark_offsets
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from properties.repair_strategies import JUNCTIONS, PROSE
@@ -249,3 +249,46 @@ def test_session_paths_and_stats(tok) -> None:
             assert store.encode(text, key) == reference_encode(tok, text)
             assert store.last_path == "reference:not_admitted"
     assert store.stats.add_up() and not store.entries and not store.keyed
+
+
+def test_memory_bound_evicts_only_over_it_and_keeps_the_latest(tok, ledger) -> None:
+    """The store's LRU bound: under the budget nothing is evicted (two keyed sessions stay resident); over it, the
+    least recently used slots go until the store fits, but the slot just used always stays, even alone over the
+    budget; the eviction count is exactly the slots that went. Every answer is the reference's (the ledger record
+    counts the answers that differ, before any assertion)."""
+    a, b = _long(DOCUMENTS[0]), _long(DOCUMENTS[1])
+    roomy, tight = SessionStore(tok, memory_bytes=10**9), SessionStore(tok, memory_bytes=1)
+    fresh_evictions = roomy.stats.evictions
+    differences = sum(roomy.encode(text, key) != reference_encode(tok, text) for key, text in (("a", a), ("b", b)))
+    roomy_state = (len(roomy.lru), roomy.stats.evictions)
+    calls = (("a", a), ("b", b), (None, a + " more"))
+    tight_states = []
+    for key, text in calls:
+        differences += tight.encode(text, key) != reference_encode(tok, text)
+        tight_states.append((len(tight.lru), tight.stats.evictions))
+    ledger.record("repair", "store_memory_bound", tok, comparisons=2 + len(calls), differences=differences,
+                  unit="call", details={"evictions": tight.stats.evictions})
+    assert differences == 0
+    assert fresh_evictions == 0 and roomy_state == (2, 0)
+    assert tight_states == [(1, 0), (1, 1), (1, 2)] and tight.stats.add_up()
+
+
+def test_content_lookup_finds_an_extended_text_by_its_digests(tok, ledger) -> None:
+    """Without a key, a text that extends a stored one is found by content (the end digest of the stored bytes
+    equals the running digest of the new text there) and every mark of the stored text matches on the way; a text
+    that does not extend it is a miss and matches no mark. Every answer is the reference's (counted in the ledger
+    record before any assertion)."""
+    base = _long(DOCUMENTS[0])
+    while len(base.encode("utf-8")) <= 2 * MARK_FLOOR_BYTES:
+        base += base
+    store = SessionStore(tok)
+    states, differences = [], 0
+    for text in (base, base + " more", "x" + base):
+        differences += store.encode(text) != reference_encode(tok, text)
+        states.append((store.stats.paths["content_miss"], store.stats.paths["content_extended"],
+                       store.stats.mark_matches))
+    ledger.record("repair", "store_content_lookup", tok, comparisons=len(states), differences=differences,
+                  unit="call", details={"mark_matches": store.stats.mark_matches})
+    marks = len(mark_offsets(len(base.encode("utf-8"))))
+    assert differences == 0 and marks >= 2
+    assert states == [(1, 0, 0), (1, 1, marks), (2, 1, marks)]
