@@ -281,9 +281,11 @@ def test_content_lookup_finds_an_extended_text_by_its_digests(tok, ledger) -> No
     base = _long(DOCUMENTS[0])
     while len(base.encode("utf-8")) <= 2 * MARK_FLOOR_BYTES:
         base += base
+    prefix_bytes = base.encode("utf-8")[:MARK_FLOOR_BYTES]
+    prefix = prefix_bytes.decode("utf-8", errors="ignore")
     store = SessionStore(tok)
     states, differences = [], 0
-    for text in (base, base + " more", "x" + base):
+    for text in (base, base + " more", "x" + base, prefix):
         differences += store.encode(text) != reference_encode(tok, text)
         states.append((store.stats.paths["content_miss"], store.stats.paths["content_extended"],
                        store.stats.mark_matches))
@@ -291,4 +293,19 @@ def test_content_lookup_finds_an_extended_text_by_its_digests(tok, ledger) -> No
                   unit="call", details={"mark_matches": store.stats.mark_matches})
     marks = len(mark_offsets(len(base.encode("utf-8"))))
     assert differences == 0 and marks >= 2
-    assert states == [(1, 0, 0), (1, 1, marks), (2, 1, marks)]
+    assert len(prefix.encode("utf-8")) == MARK_FLOOR_BYTES  # the prefix ends on a mark, which matches there too
+    assert states == [(1, 0, 0), (1, 1, marks), (2, 1, marks), (3, 1, marks + 1)]
+
+
+def test_entry_bound_drops_the_oldest(tok, ledger) -> None:
+    """Content entries beyond `max_entries` drop the oldest first, one per entry added, counted; the answers stay
+    the reference's (counted in the ledger record before any assertion)."""
+    store = SessionStore(tok, max_entries=2)
+    fresh = store.stats.dropped_oldest
+    texts = [_long(doc) for doc in DOCUMENTS[:3]]
+    differences = sum(store.encode(text) != reference_encode(tok, text) for text in texts)
+    ledger.record("repair", "store_entry_bound", tok, comparisons=len(texts), differences=differences, unit="call",
+                  details={"dropped_oldest": store.stats.dropped_oldest})
+    kept = [entry.data for entry in store.entries.values()]
+    assert differences == 0 and fresh == 0
+    assert kept == [t.encode("utf-8") for t in texts[1:]] and store.stats.dropped_oldest == 1
