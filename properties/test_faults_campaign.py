@@ -334,7 +334,11 @@ def test_a_finished_campaign_resumes_to_a_no_op(tmp_path: Path) -> None:
 
 def test_setup_is_shown_at_once_and_the_budget_counts_checking_time(tmp_path: Path) -> None:
     """The first progress line says the campaign is setting up; the summary's clock is checking time only (setup
-    apart) and ends within a few seconds of the budget."""
+    apart), and no worker starts a batch once its own budget of checking time is spent.
+
+    No upper bound in seconds on the summary's clock: it runs from the first worker's end of setup to the last
+    worker's stop, so on a loaded machine it exceeds the budget by the spread of the workers' setups. What is
+    checked instead is the order of events each worker recorded (start of every batch before its budget)."""
     out = tmp_path / "c"
     t0 = time.monotonic()
     proc = subprocess.run([*FUZZ, "--tokenizer", "qwen3", "--path", "cut", "--budget", "3s", "--out", str(out),
@@ -344,8 +348,14 @@ def test_setup_is_shown_at_once_and_the_budget_counts_checking_time(tmp_path: Pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "setting up" in proc.stderr.splitlines()[0]
     summary = json.loads(next(out.glob("summary-*.json")).read_text())
-    assert 2.0 <= summary["elapsed"] <= 3.0 + 3.0, summary["elapsed"]
+    assert summary["elapsed"] >= 2.0, summary["elapsed"]  # a time budget's schedule is endless: the budget is used
     assert summary["elapsed"] < wall  # setup is not on the campaign clock
+    records = [r for r in read_ledgers([out]).records if r.get("details", {}).get("worker") is not None]
+    assert records, "no batch was recorded"
+    for record in records:
+        details = record["details"]
+        started = details["elapsed"] - details["batch_seconds"]  # the worker's clock when the batch began
+        assert started < 3.0 + 0.5, (details["worker"], details["batch"], started)  # 0.5: two clocks, rounding
     assert "setup not counted" in proc.stdout
 
 
