@@ -23,7 +23,9 @@ letters; whitespace runs before words and before newlines; digit runs across a c
 DeepSeek split, including the marks and other-class characters inside its ranges); multi-byte characters whose
 bytes the tokenizer's BPE divides between tokens; emoji with ZWJ and variation selectors; every general
 category; the Unicode-version skew between the engine and Python; periodic blocks longer than the first
-window whose last unit D extends (where matching by IDs alone splices a unit twice). Profiles: `ci` (a few
+window whose last unit D extends (where matching by IDs alone splices a unit twice); digit runs longer than the
+first window in scripts whose digits no token joins, extended by ASCII digits (where a window starting inside the run
+groups the digits in another phase than the whole text). Profiles: `ci` (a few
 hundred strings per tokenizer, for the default gate) and `full` (100,000 strings per tokenizer).
 """
 
@@ -42,7 +44,8 @@ from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer
 from spec.classes import L, M, N, O, S, class_table
 
-BATTERY_VERSION = "delta-suite.battery.v4"  # v2: the periodic_tail hazard; v3: its contraction units; v4: role_marker
+BATTERY_VERSION = "delta-suite.battery.v5"  # v2: periodic_tail; v3: its contraction units; v4: role_marker;
+# v5: digit_phase
 FIRST_WINDOW = 512
 WINDOW_DOUBLINGS = 5
 WINDOW_WIDTHS = tuple(FIRST_WINDOW << k for k in range(WINDOW_DOUBLINGS + 1))
@@ -377,6 +380,28 @@ def h_periodic_tail(d: _Draw) -> Core:
     return _join(d.word(), block, nxt + d.one(("", " ", ".", " end")))
 
 
+# Digits outside ASCII that byte-level BPE never joins: each is one token or its bytes (checked per tokenizer by
+# properties/test_battery.py::test_phase_digits_never_share_a_token).
+PHASE_DIGITS = ("\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669",  # Arabic-Indic (Nd)
+                "\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19",  # fullwidth (Nd)
+                "\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u2070")  # superscripts (No)
+
+
+def h_digit_phase(d: _Draw) -> Core:
+    """A digit run longer than the first window, then ASCII digits that extend it. Patterns that group digits by
+    up to three (\\p{N}{1,3}) pre-tokenize the run in a phase set by where the scan starts, so a window starting
+    inside the run groups it differently from the whole text; as no token joins two digits, the two streams still
+    agree token for token over the run (keys equal, no class-transition witness: N->N is not accepted), and only the
+    appended digits show the phase. Repair accepted on such a run without a witness splices the wrong groups.
+    The run length puts the first window's start off the whole text's phase ((n - 512) % 3 != 0)."""
+    digits = d.one(PHASE_DIGITS)
+    n = FIRST_WINDOW + d.rng.randint(40, 160)
+    if (n - FIRST_WINDOW) % 3 == 0:
+        n += 1
+    run = "".join(d.one(digits) for _ in range(n))
+    return _join(d.one(("x ", "a", " ", "$", "(")), run, d.one(("1", "12", "123", "1234")) + d.one(("", " ", ".", "a")))
+
+
 HAZARD_BUILDERS: dict[str, Callable[[_Draw], Core]] = {
     "special_whole": h_special_whole,
     "special_cut": h_special_cut,
@@ -398,6 +423,7 @@ HAZARD_BUILDERS: dict[str, Callable[[_Draw], Core]] = {
     "general_category": h_general_category,
     "unicode_skew": h_unicode_skew,
     "periodic_tail": h_periodic_tail,
+    "digit_phase": h_digit_phase,
 }
 SHORT_HAZARDS = tuple(HAZARD_BUILDERS)
 HAZARDS = (*SHORT_HAZARDS, "long_window")

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 OPEN_FINDINGS: dict[tuple[str, str], str] = {
     (control, tok): (
-        "the sync witness is not shown necessary here: under the full match key an equal-span run re-synchronizes "
-        "the streams for this pattern in every case found (33,577 searched, and 43,351 directed cases on gpt-oss "
-        "that did not find its known kill either, so the search lacks power); on o200k a periodic 's run kills it "
-        "(equal 's tokens over phase-shifted pieces, no shared piece boundary). Proved (z3, bounded, python -m "
-        "spec.proofs): once the window and the whole text share a piece boundary, every later piece agrees. Not "
-        "proved: that an equal-key run of two or more tokens inside one piece of either stream forces BPE to agree "
-        "after it. So the witness stays required by the implementation."
+        "the sync witness is necessary on every pattern that groups digits by up to three (llama3, o200k, the "
+        "deepseek stages, olmo3): a digit run longer than the window in a script whose digits no token joins, "
+        "extended by ASCII digits, is pre-tokenized in another phase by the window than by the whole text while the "
+        "two streams agree token for token (battery hazard digit_phase kills it on those tokenizers). This pattern "
+        "splits every digit alone and has no other bounded repetition, and no counterexample is known here. "
+        "Proved (z3, bounded, python -m spec.proofs): once the window and the whole text share a piece boundary, "
+        "every later piece agrees; inside one piece, BPE agrees after a boundary both streams share (no merge "
+        "crosses it). Not proved: that an equal-key run forces a shared piece boundary on this pattern."
     )
     for control in ("repair.no_witness",)
-    for tok in ("deepseek_v3", "deepseek_v4_flash", "llama_3_1_8b", "qwen3_8b", "olmo_3_7b", "ministral_3_8b")
+    for tok in ("qwen3_8b", "ministral_3_8b")
 }
 # olmo_3_7b's PII markers overlap on "|||" with letter-to-"|" transitions in the overlapped tails, so the witness
 # argument that makes the bound and the margin redundant (controls.proofs.accepted_witnesses_are_safe_cuts) does

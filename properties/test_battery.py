@@ -7,6 +7,7 @@ import pytest
 from checks.battery import (
     BATTERY_VERSION,
     HAZARDS,
+    PHASE_DIGITS,
     PROFILES,
     WINDOW_WIDTHS,
     UnknownProfile,
@@ -18,6 +19,7 @@ from checks.battery import (
 )
 from checks.palette import nfc_class_changers, unicode_skew_pool
 from spec.classes import M, class_table
+from spec.reference import reference_encode_with_offsets
 
 
 def test_same_seed_same_strings_and_digest(tok, ledger) -> None:
@@ -59,7 +61,7 @@ def test_every_hazard_present_with_positions(tok) -> None:
         assert c.cuts and all(0 < b < len(c.text) for b in c.cuts)
         assert all(WINDOW_WIDTHS[0] < s < len(c.text) for s in c.splits)
     assert sum(1 for c in cases if c.splits) >= len(cases) // 4
-    assert all(c.splits for c in cases if c.hazard in ("long_window", "periodic_tail"))
+    assert all(c.splits for c in cases if c.hazard in ("long_window", "periodic_tail", "digit_phase"))
 
 
 def test_long_window_cases_place_hazards_at_every_width(tok) -> None:
@@ -87,3 +89,31 @@ def test_hazard_content(tok) -> None:
     assert all(("\r" in t or "\n" in t) for t in texts["crlf"])
     table = class_table()
     assert all(any(table[ord(ch)] == M for ch in t) for t in texts["nfc_mark_order"])
+
+
+def test_phase_digits_never_share_a_token(tok) -> None:
+    """The digit_phase hazard rests on a premise per tokenizer: for at least one of its digit sets, no token of the
+    reference encode of a digit run spans two digits (each digit is one token or its bytes), so the window and the
+    whole text agree token for token over the run whatever the pre-token phase."""
+    clean = []
+    for digits in PHASE_DIGITS:
+        run = "".join(digits[(7 * i) % 10] for i in range(40))
+        _, spans = reference_encode_with_offsets(tok, run)
+        if all(end - start <= 1 for start, end in spans) and {s for s, _ in spans} == set(range(40)):
+            clean.append(digits)
+    assert clean, f"{tok.name}: every digit set has a token joining two digits"
+
+
+def test_digit_phase_cases_split_the_run_off_phase(tok) -> None:
+    """Every digit_phase case splits right after its digit run, with the first window's start inside the run and
+    off the whole text's phase of three: (ws - run start) % 3 != 0."""
+    cases = [c for c in battery(tok, "ci") if c.hazard == "digit_phase"]
+    assert cases
+    for c in cases:
+        digits = next(ds for ds in PHASE_DIGITS if c.text[c.splits[-1] - 1] in ds)
+        end = c.splits[-1]
+        start = end
+        while start > 0 and c.text[start - 1] in digits:
+            start -= 1
+        ws = end - WINDOW_WIDTHS[0]
+        assert start < ws and (ws - start) % 3 != 0, (c.index, start, ws)

@@ -56,6 +56,11 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
         RepairParams(require_witness=False),
         (
             Candidate("x " + "1234567890" * 70, "1", why="digit groups counted from the run start (llama3 {1,3})"),
+            Candidate("x " + "\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19\uff10" * 55 + "\uff11\uff12", "12",
+                      why="a fullwidth digit run of 552 (no token joins two of them) grouped by three from the run "
+                      "start in the whole text and from the window start (40 digits in: off phase) in the window: the "
+                      "streams agree token for token over the run, and the appended ASCII digits join the wrong "
+                      "group"),
             Candidate("hello " + "abcabd" * 150, "e", why="a long letter run straddling ws"),
             Candidate("ok " + "｜DSML" * 150, "｜", tok="deepseek_v4_flash", why="a chain of overlapping specials"),
         ),
@@ -87,10 +92,10 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
 }
 
 REDUNDANT = {
-    "require_witness=False": "no counterexample found: under the full key an equal-span run re-synchronizes the "
-    "streams on these patterns; proved: pieces agree after a shared piece boundary (python -m spec.proofs); not "
-    "proved: that equal keys force one (o200k's phase-shifted 's pieces show how it fails); the witness is what "
-    "makes the proof independent of the pattern",
+    "require_witness=False": "killed wherever a pattern groups digits by up to three (llama3, o200k, deepseek "
+    "stages, olmo3: the fullwidth digit run above); on the single-digit patterns (qwen2, tekken) no counterexample "
+    "found: proved, pieces agree after a shared piece boundary (python -m spec.proofs); not proved, that equal keys "
+    "force one there",
     "require_bound=False": "redundant alone where overlapped special tails hold no accepted transition "
     "(test_single_knob_redundancy_premises; olmo_3_7b, where they do, kills it); jointly needed with the witness "
     "(test_witness_and_bound_are_jointly_needed)",
@@ -100,7 +105,8 @@ REDUNDANT = {
 }
 
 
-# knobs whose survival has no argument yet (the same open finding as repair.no_witness in controls/findings.py)
+# knobs whose survival (where no candidate kills them) has no argument yet (the open finding repair.no_witness on
+# qwen3_8b and ministral_3_8b in controls/findings.py)
 OPEN_KNOBS = {"require_witness=False"}
 
 
@@ -146,7 +152,7 @@ def test_knob_is_killed(knob: str, ledger) -> None:
 
 
 def test_witness_and_bound_are_jointly_needed(ledger) -> None:
-    """Each of require_witness and require_bound is redundant alone on these tokenizers, but not both: with
+    """On this input neither require_witness nor require_bound alone is needed, but one of them is: with
     overlapping special strings ("｜DSML｜" overlaps itself in deepseek_v4_flash), a window starting inside the chain
     selects the other half of the overlapping occurrences; at the end of S it agrees with T on two plain tokens
     ("DS", "ML": no witness, four characters) that the whole encode puts inside an occurrence crossing len(S)."""

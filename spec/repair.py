@@ -45,8 +45,12 @@ since T and U agree on [b, e), R = T[:keep] + U[resume:]. Consequences (properti
 margin is redundant whenever bound >= margin (the window-start anchor and the margin are defence in depth); two
 tokens are implied by the witness; the bound matters only where special strings overlap (a window starting in a
 chain of overlapping occurrences selects the other half of them), and on the provisioned tokenizers only
-together with a missing witness (deepseek_v4_flash's "｜DSML｜"); no counterexample to dropping the witness alone
-was found, but without it the argument in (2) rests on how each pattern re-synchronizes.
+together with a missing witness (deepseek_v4_flash's "｜DSML｜"). The witness itself is necessary: patterns that group
+digits by up to three (N{1,3}) pre-tokenize a digit run in a phase set by where the scan starts, so a window
+starting inside a long run of digits that no token joins (fullwidth, Arabic-Indic) agrees with T token for token
+over the run, with no piece boundary shared, and ASCII digits appended in D join other groups than in the whole
+encode (battery hazard digit_phase; test_repair_knobs.py). On the single-digit patterns (qwen2, tekken) no such
+input is known, and the argument in (2) would rest on how the pattern re-synchronizes.
 
 The anchor predicate is the cut spec's (spec/normalization.py), so both propositions rest on one definition.
 """

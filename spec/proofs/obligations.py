@@ -174,7 +174,8 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "premise": "sync_witness",
         "statement": "Some internal boundary of the matched run is an accepted class transition read on the input "
         "characters; once the whole text and the window share a piece boundary (the witness gives one), every later "
-        "piece agrees (the re-synchronization lemma, z3 over the whole pre-tokenizer, bounded).",
+        "piece agrees (the re-synchronization lemma, z3 over the whole pre-tokenizer, bounded). Necessary: without "
+        "it, a digit run grouped by three off phase is repaired wrongly (battery hazard digit_phase).",
         "discharge": [
             _m(Z3, "proofs.resync_z3.pattern", level="proof"),
             _m(PROPERTY, "session_*", "*session_replay*", "chat_replay*", "battery.repair"),
