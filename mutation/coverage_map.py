@@ -250,6 +250,33 @@ def changed_lines(before: str, after: str) -> set[int]:
     return out
 
 
+CACHE_DECORATORS = frozenset({"cache", "lru_cache", "cached_property"})
+
+
+def _decorator_name(node: ast.expr) -> str:
+    """The last name of a decorator expression: `lru_cache` for `functools.lru_cache(maxsize=1)`."""
+    target = node.func if isinstance(node, ast.Call) else node
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def cached_function_lines(source: str, line_numbers: Iterable[int]) -> set[int]:
+    """Every line of each memoized function (decorated with functools' cache, lru_cache or cached_property) that
+    contains one of `line_numbers`; empty when none does. Such a body runs once per process, so the map charges it
+    only to the first test of a file that calls it: a mutant there must run those files whole."""
+    wanted = set(line_numbers)
+    out: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                _decorator_name(d) in CACHE_DECORATORS for d in node.decorator_list):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            span = set(range(first, (node.end_lineno or node.lineno) + 1))
+            if span & wanted:
+                out |= span
+    return out
+
+
 def statement_lines(source: str, line_numbers: Iterable[int]) -> set[int]:
     """The lines under which coverage records the statements that contain `line_numbers`: for each line, the
     innermost statement spanning it (decorators included) gives its first line, its decorators' lines and the line

@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from mutation.coverage_map import PYTEST_ARGS, changed_lines, load_map, statement_lines
+from mutation.coverage_map import PYTEST_ARGS, cached_function_lines, changed_lines, load_map, statement_lines
 
 
 def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path, every: bool = False) -> list[str]:
@@ -28,6 +28,10 @@ def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path,
         return cmap.module_files(module)
     before = pristine.read_text(encoding="utf-8")
     changed = changed_lines(before, mutated.read_text(encoding="utf-8"))
+    cached = cached_function_lines(before, changed)
+    if cached:  # a memoized body runs once per process: the files of every test charged with it, whole
+        files = {t.split("::")[0] for t in cmap.tests_executing(module, cached)}
+        return [f for f in cmap.module_files(module) if f in files]
     return cmap.tests_executing(module, statement_lines(before, changed))
 
 

@@ -22,6 +22,7 @@ from mutation.coverage_map import (
     CoverageMap,
     MapError,
     build_map,
+    cached_function_lines,
     changed_lines,
     load_map,
     read_measurements,
@@ -86,6 +87,30 @@ def _toy_checkout(tmp_path: Path) -> Path:
 
 def _toy_map(tmp_path: Path, root: Path, tests: list[str] = TOY_TESTS) -> CoverageMap:
     return build_map(root, tmp_path / "map", tests=tests, sources=("toy",))
+
+
+CACHED = ("import functools\nfrom functools import lru_cache\n\n\n@lru_cache(maxsize=1)\ndef env():\n    return 1\n\n\n"
+          "@functools.cache\ndef table():\n    return 2\n\n\ndef plain():\n    return 3\n")
+
+
+def test_a_memoized_body_runs_its_callers_files_whole(tmp_path: Path) -> None:
+    """A statement of a function under lru_cache or functools.cache runs once per process, so the map charges it to
+    the first caller of each file only (delta/chat.py's environment, whose lstrip_blocks mutant the later test of
+    the same file kills): its mutant runs the files of every test charged with the function, whole; a plain
+    function's mutant keeps the tests charged with its statement."""
+    assert cached_function_lines(CACHED, {7}) == {5, 6, 7}
+    assert cached_function_lines(CACHED, {12}) == {10, 11, 12}
+    assert cached_function_lines(CACHED, {16}) == set()
+    cmap = CoverageMap("d", "c", [("a.py::first", 1.0), ("b.py", 2.0), ("a.py::later", 0.5), ("c.py::other", 0.1)],
+                       {"m.py": {7: [0], 6: [1], 16: [3]}})
+    save_map(cmap, tmp_path / "m.json")
+    pristine = tmp_path / "pristine.py"
+    pristine.write_text(CACHED, encoding="utf-8")
+    mutated = tmp_path / "mutated.py"
+    mutated.write_text(CACHED.replace("return 1", "return 0"), encoding="utf-8")
+    assert mutant_selection(tmp_path / "m.json", "m.py", pristine, mutated) == ["a.py", "b.py"]
+    mutated.write_text(CACHED.replace("return 3", "return 0"), encoding="utf-8")
+    assert mutant_selection(tmp_path / "m.json", "m.py", pristine, mutated) == ["c.py::other"]
 
 
 def test_coverage_map_attributes_lines_to_the_tests_executing_them(tmp_path: Path) -> None:
