@@ -17,7 +17,7 @@ OPEN_FINDINGS: dict[tuple[str, str], str] = {
         "splits every digit alone and has no other bounded repetition, and no counterexample is known here: the "
         "piece-level desynchronization z3 finds (a punctuation character then a long CR/LF chain, which the whole "
         "text keeps in one piece and the window joins with the whitespace appended after it) was tried on reference "
-        "IDs with 24 phase offsets and 11 appended tails per chain, 792 cases per tokenizer, none wrong. "
+        "IDs (3 heads, 3 chain units, 8 window offsets, 11 appended tails: 792 cases per tokenizer), none wrong. "
         "Proved (z3, bounded, python -m spec.proofs): once the window and the whole text share a piece boundary, "
         "every later piece agrees; inside one piece, BPE agrees after a boundary both streams share (no merge "
         "crosses it). Not proved: that an equal-key run forces a shared piece boundary on this pattern."
