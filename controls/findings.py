@@ -19,8 +19,10 @@ OPEN_FINDINGS: dict[tuple[str, str], str] = {
         "text keeps in one piece and the window joins with the whitespace appended after it) was tried on reference "
         "IDs (3 heads, 3 chain units, 8 window offsets, 11 appended tails: 792 cases per tokenizer), none wrong. "
         "Proved (z3, bounded, python -m spec.proofs): once the window and the whole text share a piece boundary, "
-        "every later piece agrees; inside one piece, BPE agrees after a boundary both streams share (no merge "
-        "crosses it). Not proved: that an equal-key run forces a shared piece boundary on this pattern."
+        "every later piece agrees. Argued, not machine-checked: inside pieces with one end, BPE agrees after a token "
+        "boundary both streams share (no merge crosses it). Not proved: that the window's and the whole text's "
+        "pieces around the end of an equal-key run have one end on this pattern (the digit groups are where they "
+        "do not)."
     )
     for control in ("repair.no_witness",)
     for tok in ("qwen3_8b", "ministral_3_8b")
