@@ -6,18 +6,55 @@ Run in the session's copy, where cosmic-ray has just written the mutant into the
 the pristine source give the mutated statements (mutation.coverage_map.statement_lines), the coverage map gives the
 tests executing them (by name, every parameter set; or whole files), and pytest runs them fastest first, stopping at
 the first failure (its exit status is the verdict: nonzero kills the mutant). No test executes the statement: exit 0
-at once (the mutant survives; no test could see it). `--all` runs every file that executes any statement of the
-module, whole (the confirmation of a survivor).
+at once (the mutant survives; no test could see it); likewise a mutant that only changes annotations of a module
+with `from __future__ import annotations` (never evaluated, so no test can observe it). `--all` runs every file that
+executes any statement of the module, whole (the confirmation of a survivor).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import sys
 from pathlib import Path
 
 from mutation.coverage_map import PYTEST_ARGS, cached_function_lines, changed_lines, load_map, statement_lines
+
+
+class _DropAnnotations(ast.NodeTransformer):
+    """Removes every annotation, so two sources that differ only in annotations dump alike."""
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.returns = None
+        self.generic_visit(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AnnAssign:
+        node.annotation = ast.Constant(value=None)
+        self.generic_visit(node)
+        return node
+
+
+def postponed_annotations(source: str) -> bool:
+    """True when the module has `from __future__ import annotations`: its annotations are never evaluated."""
+    return any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
+               and any(a.name == "annotations" for a in n.names) for n in ast.parse(source).body)
+
+
+def annotation_only(before: str, after: str) -> bool:
+    """A mutant that changes nothing but annotations of a module whose annotations are never evaluated: no test can
+    observe it (it survives without running any; its verdict says equivalent)."""
+    if not postponed_annotations(before):
+        return False
+    strip = _DropAnnotations()
+    return ast.dump(strip.visit(ast.parse(before))) == ast.dump(strip.visit(ast.parse(after)))
 
 
 def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path, every: bool = False) -> list[str]:
@@ -42,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pristine", type=Path, required=True, help="the module's unmutated source")
     p.add_argument("--all", action="store_true", help="every file that executes the module")
     args = p.parse_args(argv)
+    if annotation_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8")):
+        print(f"the mutant changes only annotations of {args.module}, which are never evaluated: no test can see it")
+        return 0
     tests = mutant_selection(args.map, args.module, args.pristine, Path(args.module), args.all)
     if not tests:
         print(f"no test executes the mutated statement of {args.module}")

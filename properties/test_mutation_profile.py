@@ -30,7 +30,7 @@ from mutation.coverage_map import (
     statement_lines,
 )
 from mutation.modules import dotted_name, module_path, mutated_modules
-from mutation.mutant_tests import mutant_selection
+from mutation.mutant_tests import annotation_only, mutant_selection
 from mutation.operators import EXCLUDED_OPERATORS, KEPT_BINARY, KEPT_COMPARISON, is_excluded
 from mutation.results import RESULTS_FILE, read_results, score, summary, update_results
 from mutation.session import SessionError, read_dump, run_module
@@ -111,6 +111,20 @@ def test_a_memoized_body_runs_its_callers_files_whole(tmp_path: Path) -> None:
     assert mutant_selection(tmp_path / "m.json", "m.py", pristine, mutated) == ["a.py", "b.py"]
     mutated.write_text(CACHED.replace("return 3", "return 0"), encoding="utf-8")
     assert mutant_selection(tmp_path / "m.json", "m.py", pristine, mutated) == ["c.py::other"]
+
+
+def test_annotation_only_mutants_are_recognized() -> None:
+    """A mutant changing only annotations (a parameter's, a return's, a variable's) of a module with postponed
+    evaluation is recognized; one changing a default value, or any annotation of a module evaluating them, is not."""
+    src = ("from __future__ import annotations\n\nx: int | None = None\n\n\n"
+           "def f(a: int | None = None, b: str = 'b') -> int | None:\n    return a\n")
+    assert annotation_only(src, src.replace("def f(a: int | None", "def f(a: int & None"))
+    assert annotation_only(src, src.replace("-> int | None", "-> int & None"))
+    assert annotation_only(src, src.replace("x: int | None", "x: int & None"))
+    assert not annotation_only(src, src.replace("b: str = 'b'", "b: str = 'c'"))
+    assert not annotation_only(src, src.replace("return a", "return None"))
+    evaluated = src.replace("from __future__ import annotations\n", "")
+    assert not annotation_only(evaluated, evaluated.replace("-> int | None", "-> int & None"))
 
 
 def test_coverage_map_attributes_lines_to_the_tests_executing_them(tmp_path: Path) -> None:
