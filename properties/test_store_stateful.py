@@ -77,7 +77,7 @@ class StoreMachine(RuleBasedStateMachine):
     def _check(self, text: str, key: str | None = None) -> None:
         got = self.store.encode(text, key)
         self.calls_since_switch += 1
-        want = reference_encode(self.store.tok, text)
+        want = reference_encode(load_tokenizer(ADMITTED[self.tok_index]), text)  # the one the store was told to serve
         TALLY["comparisons"] += 1
         TALLY[self.store.last_path] += 1
         if self.store.last_path.endswith(tuple(f"repaired:window={k}" for k in range(6))):
@@ -210,7 +210,10 @@ def test_injected_collision_costs_a_comparison_never_a_wrong_id(tok, ledger) -> 
     for text in (first, other, other + " more", first + " tail", other + " more!"):
         answers.append((store.encode(text) == reference_encode(tok, text), store.last_path))
     assert all(ok for ok, _ in answers), answers
-    assert store.stats.collision_rejects >= 2, store.stats
+    # Every digest collides, so each call tries the stored entries no longer than the text, longest first (ties: the
+    # newer first): call 2 rejects `first` (1); call 3 finds `other` first (0); call 4 rejects `other more`, which
+    # has its length, before `first` (1); call 5 finds `other more` first (0). Exactly two rejections.
+    assert store.stats.collision_rejects == 2, store.stats
     assert answers[2][1].startswith("content:") and "miss" not in answers[2][1], answers
     assert store.stats.add_up()
     ledger.record("repair", "store_injected_collision", tok, comparisons=len(answers), differences=0,
@@ -249,6 +252,10 @@ def test_session_paths_and_stats(tok) -> None:
             assert store.encode(text, key) == reference_encode(tok, text)
             assert store.last_path == "reference:not_admitted"
     assert store.stats.add_up() and not store.entries and not store.keyed
+    assert refused.stats.reference == refused.stats.calls == 2 and refused.stats.add_up()
+    assert Session(tok).stored_bytes() == 0 and refused.stored_bytes() == 0  # nothing stored holds no bytes
+    session.evict()
+    assert session.stored_bytes() == 0
 
 
 def test_memory_bound_evicts_only_over_it_and_keeps_the_latest(tok, ledger) -> None:
@@ -271,6 +278,36 @@ def test_memory_bound_evicts_only_over_it_and_keeps_the_latest(tok, ledger) -> N
     assert differences == 0
     assert fresh_evictions == 0 and roomy_state == (2, 0)
     assert tight_states == [(1, 0), (1, 1), (1, 2)] and tight.stats.add_up()
+    exact = SessionStore(tok, memory_bytes=roomy.resident_bytes())  # a budget the two sessions fill exactly
+    for key, text in (("a", a), ("b", b)):
+        exact.encode(text, key)
+    assert exact.resident_bytes() == exact.memory_bytes and exact.stats.evictions == 0  # at the bound is not over it
+
+
+def test_switching_the_tokenizer_never_reuses_the_old_ones_ids(ledger) -> None:
+    """After `switch_tokenizer`, keyed and content lookups answer with the new tokenizer's IDs (content entries of
+    the old one are dropped, keyed sessions re-initialize); switching to the tokenizer already served changes
+    nothing (the stored entry is still found)."""
+    text = _long(DOCUMENTS[0])
+    old = load_tokenizer(ADMITTED[0])
+    others = (load_tokenizer(name) for name in ADMITTED[1:])
+    new = next((t for t in others if reference_encode(t, text) != reference_encode(old, text)), None)
+    if new is None:
+        pytest.skip("needs two provisioned tokenizers that encode the text differently")
+    store = SessionStore(old)
+    store.encode(text)
+    store.encode(text, "k")
+    store.switch_tokenizer(new)
+    answers = [(store.encode(text), store.last_path), (store.encode(text, "k"), store.last_path)]
+    differences = sum(ids != reference_encode(new, text) for ids, _ in answers)
+    store.switch_tokenizer(new)
+    again = (store.encode(text), store.last_path)
+    differences += again[0] != reference_encode(new, text)
+    ledger.record("repair", "store_switch_tokenizer", new, comparisons=3, differences=differences, unit="call",
+                  details={"paths": [p for _, p in answers] + [again[1]]})
+    assert differences == 0
+    assert answers[0][1].startswith("content:miss") and answers[1][1] == "keyed:initialized:tokenizer_changed"
+    assert again[1] == "content:identical"
 
 
 def test_content_lookup_finds_an_extended_text_by_its_digests(tok, ledger) -> None:
@@ -292,6 +329,10 @@ def test_content_lookup_finds_an_extended_text_by_its_digests(tok, ledger) -> No
     ledger.record("repair", "store_content_lookup", tok, comparisons=len(states), differences=differences,
                   unit="call", details={"mark_matches": store.stats.mark_matches})
     marks = len(mark_offsets(len(base.encode("utf-8"))))
+    floor = MARK_FLOOR_BYTES  # marks lie strictly below the length, doubling from the floor
+    assert mark_offsets(floor) == [] and mark_offsets(floor + 1) == [floor]
+    assert mark_offsets(4 * floor) == [floor, 2 * floor]
+    assert mark_offsets(4 * floor + 1) == [floor, 2 * floor, 4 * floor]
     assert differences == 0 and marks >= 2
     assert len(prefix.encode("utf-8")) == MARK_FLOOR_BYTES  # the prefix ends on a mark, which matches there too
     assert states == [(1, 0, 0), (1, 1, marks), (2, 1, marks), (3, 1, marks + 1)]
