@@ -28,7 +28,7 @@ from hypothesis.stateful import (
 
 from delta.chat_samples import CHATS, RAW_SESSIONS
 from delta.session import Session
-from delta.store import MARK_FLOOR_BYTES, MIN_BYTES, SessionStore, mark_offsets
+from delta.store import MARK_FLOOR_BYTES, MIN_BYTES, SessionStore, StoreStats, mark_offsets
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from properties.repair_strategies import JUNCTIONS, PROSE
@@ -215,6 +215,7 @@ def test_injected_collision_costs_a_comparison_never_a_wrong_id(tok, ledger) -> 
     # has its length, before `first` (1); call 5 finds `other more` first (0). Exactly two rejections.
     assert store.stats.collision_rejects == 2, store.stats
     assert answers[2][1].startswith("content:") and "miss" not in answers[2][1], answers
+    assert answers[3][1].startswith("content:") and "miss" not in answers[3][1], answers  # found after a rejection
     assert store.stats.add_up()
     ledger.record("repair", "store_injected_collision", tok, comparisons=len(answers), differences=0,
                   unit="call", details={"collision_rejects": store.stats.collision_rejects,
@@ -282,6 +283,40 @@ def test_memory_bound_evicts_only_over_it_and_keeps_the_latest(tok, ledger) -> N
     for key, text in (("a", a), ("b", b)):
         exact.encode(text, key)
     assert exact.resident_bytes() == exact.memory_bytes and exact.stats.evictions == 0  # at the bound is not over it
+
+
+def test_content_lookup_extends_the_longest_stored_prefix(tok, ledger) -> None:
+    """With two stored entries that are both prefixes of a new text, the longer one is extended (the least work);
+    the shorter one stays as it was."""
+    base = _long(DOCUMENTS[0])
+    longer, shorter = base + " and then some", base
+    store = SessionStore(tok)
+    for text in (longer, shorter):  # the shorter is stored second: the longer one is not its prefix
+        store.encode(text)
+    text = longer + " more"
+    differences = int(store.encode(text) != reference_encode(tok, text))
+    kept = sorted(entry.data.decode("utf-8") for entry in store.entries.values())
+    ledger.record("repair", "store_longest_prefix", tok, comparisons=1, differences=differences, unit="call",
+                  details={"path": store.last_path})
+    assert differences == 0 and store.stats.paths["content_extended"] == 1
+    assert kept == sorted([shorter, text])
+
+
+def test_store_stats_add_up_detects_each_miscount() -> None:
+    """`StoreStats.add_up` is false when the paths do not sum to the calls, when the session calls are not the
+    keyed and content calls, or when the sessions' own counts do not add up, each alone."""
+    def stats(calls: int, paths: dict, session_paths: list[str]) -> StoreStats:
+        out = StoreStats(calls=calls, paths=Counter(paths))
+        for path in session_paths:
+            out.sessions.count(path)
+        return out
+
+    assert stats(2, {"keyed": 1, "direct": 1}, ["initialized:new"]).add_up()
+    assert not stats(3, {"keyed": 1, "direct": 1}, ["initialized:new"]).add_up()  # a call on no path
+    assert not stats(2, {"keyed": 1, "direct": 1}, ["initialized:new", "identical"]).add_up()  # a session call too many
+    broken = stats(2, {"keyed": 1, "direct": 1}, ["initialized:new"])
+    broken.sessions.identical += 1  # the session's paths no longer sum to its calls
+    assert not broken.add_up()
 
 
 def test_switching_the_tokenizer_never_reuses_the_old_ones_ids(ledger) -> None:
