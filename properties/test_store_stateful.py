@@ -27,7 +27,7 @@ from hypothesis.stateful import (
 )
 
 from delta.chat_samples import CHATS, RAW_SESSIONS
-from delta.session import Session
+from delta.session import Session, SessionStats
 from delta.store import MARK_FLOOR_BYTES, MIN_BYTES, SessionStore, StoreStats, mark_offsets
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
@@ -300,6 +300,34 @@ def test_content_lookup_extends_the_longest_stored_prefix(tok, ledger) -> None:
                   details={"path": store.last_path})
     assert differences == 0 and store.stats.paths["content_extended"] == 1
     assert kept == sorted([shorter, text])
+
+
+def test_session_stats_count_every_path_once() -> None:
+    """`SessionStats.count` puts each call under exactly one path, so the per-path counts add up to the calls;
+    `extensions` counts the calls that extended the stored text (repaired, fell back, or unchecked reuse)."""
+    stats = SessionStats()
+    paths = ("initialized:new", "repaired:window=0", "repaired:window=2", "fallback:window_covers_all",
+             "fallback:no_run", "identical", "noop", "reference:not_admitted", "unchecked")
+    for path in paths:
+        stats.count(path)
+    assert stats.calls == len(paths) and stats.add_up()
+    assert (sum(stats.initialized.values()), stats.repaired, stats.fallbacks, stats.identical, stats.reference,
+            stats.unchecked) == (1, Counter({0: 1, 2: 1}), Counter({"window_covers_all": 1, "no_run": 1}), 2, 1, 1)
+    assert stats.extensions == 5
+    with pytest.raises(ValueError, match="unknown session path"):
+        stats.count("teleported")
+
+
+def test_session_stored_bytes_follow_their_definition(tok) -> None:
+    """`Session.stored_bytes` is the UTF-8 text plus 20 bytes per token, kept incrementally across extensions (the
+    count after repairs equals a recount), and 0 once nothing is stored."""
+    session = Session(tok)
+    text = _long(DOCUMENTS[0])
+    for step in (text, text + " more", text + " more and \u00e9t\u00e9", text + " more and \u00e9t\u00e9!"):
+        session.encode(step)
+        assert session.stored_bytes() == len(step.encode("utf-8")) + 20 * len(reference_encode(tok, step))
+    session.evict()
+    assert session.stored_bytes() == 0
 
 
 def test_store_stats_add_up_detects_each_miscount() -> None:
