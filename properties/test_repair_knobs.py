@@ -13,9 +13,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from checks.battery import PHASE_DIGITS
 from controls.proofs import overlapping_specials
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
+from spec.admission import admission_of
+from spec.proofs.__main__ import witness_verdict
 from spec.reference import reference_encode, reference_encode_with_offsets
 from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams, repair
 from spec.transitions import is_accepted_transition
@@ -191,3 +194,23 @@ def test_single_knob_redundancy_premises(tok, ledger) -> None:
                            "bound_needed_here": bool(kills)})
     assert not witnessed or kills, (f"{tok.name}: overlapped tails with a witness {witnessed[:3]}, but no input "
                                     "shows require_bound=False wrong here")
+
+
+def test_witness_verdict_of_the_proofs_matches_the_reference(tok, ledger) -> None:
+    """`python -m spec.proofs` calls the witness necessary for a pattern family exactly where the digit-phase input
+    repairs wrongly without it on the reference IDs of a tokenizer of that family (and the default stays exact)."""
+    family = admission_of(tok).pattern
+    kills, default_wrong = [], []
+    for digits in PHASE_DIGITS:  # 552 digits: the first window starts 40 digits in, off the phase of three
+        for tail in ("1", "12", "123"):
+            cand = Candidate("x " + "".join(digits[(7 * i) % 10] for i in range(552)), tail)
+            wrong, wrong_default, path = _kills(tok.name, cand, RepairParams(require_witness=False))
+            default_wrong.append(wrong_default)
+            if wrong:
+                kills.append((digits[:2], tail, path))
+    claimed = witness_verdict(family).startswith("NECESSARY")
+    ledger.record("control", "repair_knob:witness_verdict", tok, comparisons=2 * len(default_wrong),
+                  differences=len(kills), unit="candidate",
+                  details={"family": family, "claimed_necessary": claimed, "kills": kills[:3]})
+    assert not any(default_wrong)
+    assert claimed == bool(kills), (family, kills[:3])
