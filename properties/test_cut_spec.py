@@ -10,7 +10,7 @@ from properties.conftest import ADMITTED
 from spec.admission import admission_of
 from spec.classes import L, N, O, S, class_table
 from spec.cut import DEFAULT_CUT_RULES, CutRules, explain_cut, is_safe_cut
-from spec.guard import LiteralTrie
+from spec.guard import LiteralTrie, occurrences_near
 from spec.normalization import COUNTEREXAMPLE, anchors_around, is_anchor, nfc
 from spec.reference import reference_encode, reference_encode_full
 from spec.transitions import ACCEPTED_PAIRS
@@ -69,6 +69,15 @@ def test_guard_reasons_and_overlaps() -> None:
     trie = LiteralTrie(("abcd", "cdef", "cd"))
     assert trie.occurrences("abcdef") == [(0, 4), (2, 4), (2, 6)]
     assert trie.selected("abcdef") == [(0, 4)]
+    # every guard mode considers the occurrences that intersect [lo, hi): one ending at lo or starting at hi does not
+    marker = "<think>"
+    text, start, end = "ab" + marker + "cd", 2, 2 + len(marker)
+    for mode in ("all", "selected"):
+        assert occurrences_near(qwen, text, start, start + 1, mode) == [(start, end)]
+        assert occurrences_near(qwen, text, end - 1, end, mode) == [(start, end)]
+        assert occurrences_near(qwen, text, end, end + 1, mode) == []
+        assert occurrences_near(qwen, text, start - 1, start, mode) == []
+    assert occurrences_near(qwen, text, 0, len(text), "off") == []
 
 
 def test_nfc_anchors() -> None:
