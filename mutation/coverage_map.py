@@ -277,6 +277,23 @@ def cached_function_lines(source: str, line_numbers: Iterable[int]) -> set[int]:
     return out
 
 
+def signature_body_lines(source: str, line_numbers: Iterable[int]) -> set[int]:
+    """When every one of `line_numbers` lies in the signature of a function (its `def` line through the line before
+    its body; decorators excluded), the lines of those functions' bodies; else the empty set. A default value is
+    evaluated at import, but a changed one can only be observed by calling the function, which runs its body: the
+    tests executing the body are the ones that can see it."""
+    wanted = set(line_numbers)
+    signatures: dict[int, set[int]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body[0].lineno > node.lineno:
+            body = set(range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1))
+            for n in range(node.lineno, node.body[0].lineno):
+                signatures.setdefault(n, set()).update(body)
+    if not wanted or not all(n in signatures for n in wanted):
+        return set()
+    return set().union(*(signatures[n] for n in wanted))
+
+
 def statement_lines(source: str, line_numbers: Iterable[int]) -> set[int]:
     """The lines under which coverage records the statements that contain `line_numbers`: for each line, the
     innermost statement spanning it (decorators included) gives its first line, its decorators' lines and the line

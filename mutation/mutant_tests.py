@@ -5,7 +5,11 @@
 Run in the session's copy, where cosmic-ray has just written the mutant into the module: the lines that differ from
 the pristine source give the mutated statements (mutation.coverage_map.statement_lines), the coverage map gives the
 tests executing them (by name, every parameter set; or whole files), and pytest runs them fastest first, stopping at
-the first failure (its exit status is the verdict: nonzero kills the mutant). No test executes the statement: exit 0
+the first failure (its exit status is the verdict: nonzero kills the mutant). Two kinds of statement select more or
+other tests: one inside a memoized function (functools' cache, lru_cache) runs the files of every test charged with
+the function, whole, as its body runs once per process and the map charges only each file's first caller; a change
+of a function's signature (a default value) runs the tests executing the function's body, as only a call shows it
+(not the whole files that import the module, where the map charges the def line). No test executes the statement: exit 0
 at once (the mutant survives; no test could see it); likewise a mutant that only changes annotations of a module
 with `from __future__ import annotations` (never evaluated, so no test can observe it). `--all` runs every file that
 executes any statement of the module, whole (the confirmation of a survivor).
@@ -19,7 +23,14 @@ import os
 import sys
 from pathlib import Path
 
-from mutation.coverage_map import PYTEST_ARGS, cached_function_lines, changed_lines, load_map, statement_lines
+from mutation.coverage_map import (
+    PYTEST_ARGS,
+    cached_function_lines,
+    changed_lines,
+    load_map,
+    signature_body_lines,
+    statement_lines,
+)
 
 
 class _DropAnnotations(ast.NodeTransformer):
@@ -69,6 +80,9 @@ def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path,
     if cached:  # a memoized body runs once per process: the files of every test charged with it, whole
         files = {t.split("::")[0] for t in cmap.tests_executing(module, cached)}
         return [f for f in cmap.module_files(module) if f in files]
+    body = signature_body_lines(before, changed)
+    if body:  # a default value or other signature change: only a call can show it, and a call runs the body
+        return cmap.tests_executing(module, body)
     return cmap.tests_executing(module, statement_lines(before, changed))
 
 

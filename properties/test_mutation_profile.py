@@ -27,6 +27,7 @@ from mutation.coverage_map import (
     load_map,
     read_measurements,
     save_map,
+    signature_body_lines,
     statement_lines,
 )
 from mutation.modules import dotted_name, module_path, mutated_modules
@@ -111,6 +112,24 @@ def test_a_memoized_body_runs_its_callers_files_whole(tmp_path: Path) -> None:
     assert mutant_selection(tmp_path / "m.json", "m.py", pristine, mutated) == ["a.py", "b.py"]
     mutated.write_text(CACHED.replace("return 3", "return 0"), encoding="utf-8")
     assert mutant_selection(tmp_path / "m.json", "m.py", pristine, mutated) == ["c.py::other"]
+
+
+def test_a_changed_default_runs_the_tests_calling_the_function(tmp_path: Path) -> None:
+    """A default value is evaluated when the module is imported (the map charges the def line to whole files), but
+    only a call can show a changed one: its mutant runs the tests executing the function's body. A change in the
+    body, or in a decorator, is not a signature change."""
+    src = "from functools import cache\n\n\n@cache\ndef f(a=0,\n      b=1):\n    c = a + b\n    return c\n"
+    assert signature_body_lines(src, {5}) == {7, 8} and signature_body_lines(src, {6}) == {7, 8}
+    assert signature_body_lines(src, {7}) == set() and signature_body_lines(src, {4}) == set()
+    assert signature_body_lines(src, {5, 7}) == set()
+    plain = "def f(a=0):\n    return a\n\n\ndef g():\n    return 2\n"
+    cmap = CoverageMap("d", "c", [("imports.py", 9.0), ("t.py::calls_f", 0.5), ("t.py::calls_g", 0.1)],
+                       {"m.py": {1: [0], 2: [1], 6: [2]}})
+    save_map(cmap, tmp_path / "m.json")
+    pristine, mutated = tmp_path / "pristine.py", tmp_path / "mutated.py"
+    pristine.write_text(plain, encoding="utf-8")
+    mutated.write_text(plain.replace("a=0", "a=1"), encoding="utf-8")
+    assert mutant_selection(tmp_path / "m.json", "m.py", pristine, mutated) == ["t.py::calls_f"]
 
 
 def test_annotation_only_mutants_are_recognized() -> None:
