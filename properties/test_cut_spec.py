@@ -78,6 +78,9 @@ def test_guard_reasons_and_overlaps() -> None:
         assert occurrences_near(qwen, text, end, end + 1, mode) == []
         assert occurrences_near(qwen, text, start - 1, start, mode) == []
     assert occurrences_near(qwen, text, 0, len(text), "off") == []
+    # the trie skips an empty literal and keeps the ones after it; by default it scans the whole text, from 0
+    assert LiteralTrie(("ab", "", "cd")).occurrences("abcd") == [(0, 2), (2, 4)]
+    assert LiteralTrie(("a",)).occurrences("ab") == [(0, 1)]
 
 
 def test_nfc_anchors() -> None:
