@@ -136,6 +136,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
         (work / "commit").write_text(commit_of(root), encoding="utf-8")
     elif load_map(map_path).digest != cmap.digest:
         raise SessionError(f"the session in {work} was started on other code: run it with --fresh")
+    shutil.copyfile(pristine, tree / module)  # an interrupted exec leaves its mutant written into the copy
     env = tree_environment(tree, work / "ledgers")
     t0 = time.monotonic()
     tests = tuple(cmap.module_files(module))

@@ -206,8 +206,9 @@ def test_session_on_a_toy_module(tmp_path: Path) -> None:
     """A real cosmic-ray session in a scratch copy: `x < 3` -> `x <= 3` and `3` -> `4` survive the test (it checks 2
     and 5 only), the other mutants of `below` are killed, those of `in_child` too (through the child process), those
     of `unused` survive with no file executing them; the checkout itself is never modified; a second run resumes
-    with nothing pending; a map of other code is refused; the results merge, the survivors without verdicts make
-    `status` exit 1 and verdicts make it exit 0."""
+    with nothing pending, from the unmutated module even when a stopped run left a mutant in the copy; a map of
+    other code is refused; the results merge, the survivors without verdicts make `status` exit 1 and verdicts make
+    it exit 0."""
     root = _toy_checkout(tmp_path)
     cmap = _toy_map(tmp_path, root)
     work = tmp_path / "work"
@@ -222,8 +223,11 @@ def test_session_on_a_toy_module(tmp_path: Path) -> None:
     assert unused and all(m.outcome == "survived" and m.executed_by == [] for m in unused)
     assert run.count("survived") == 2 + len(unused) and run.count("pending") == 0
     assert run.count("skipped") > 0  # the filtered operators
+    copy = work / "tree" / "toy" / "below.py"
+    copy.write_text(TOY.replace("x < 3", "x > 3"), encoding="utf-8")  # as a run stopped mid-mutant leaves it
     again = run_module("toy/below.py", cmap, work, root=root)
     assert [(m.operator, m.outcome) for m in again.mutants] == [(m.operator, m.outcome) for m in run.mutants]
+    assert copy.read_text(encoding="utf-8") == TOY  # a resumed session mutates the unmutated module, never a mutant
     other = CoverageMap("0" * 64, "elsewhere", cmap.tests, cmap.lines)
     with pytest.raises(SessionError, match="other code"):
         run_module("toy/below.py", other, work, root=root)
