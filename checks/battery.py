@@ -25,7 +25,9 @@ bytes the tokenizer's BPE divides between tokens; emoji with ZWJ and variation s
 category; the Unicode-version skew between the engine and Python; periodic blocks longer than the first
 window whose last unit D extends (where matching by IDs alone splices a unit twice); digit runs longer than the
 first window in scripts whose digits no token joins, extended by ASCII digits (where a window starting inside the run
-groups the digits in another phase than the whole text). Profiles: `ci` (a few
+groups the digits in another phase than the whole text); newline runs longer than the first window after a
+punctuation character, then other whitespace and a newline (where a window starting inside the run joins its last
+newline with that whitespace). Profiles: `ci` (a few
 hundred strings per tokenizer, for the default gate) and `full` (100,000 strings per tokenizer).
 """
 
@@ -44,8 +46,8 @@ from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer
 from spec.classes import L, M, N, O, S, class_table
 
-BATTERY_VERSION = "delta-suite.battery.v5"  # v2: periodic_tail; v3: its contraction units; v4: role_marker;
-# v5: digit_phase
+BATTERY_VERSION = "delta-suite.battery.v6"  # v2: periodic_tail; v3: its contraction units; v4: role_marker;
+# v5: digit_phase; v6: newline_tail, nfc_mark_order's composing branch, special_overlap's chains
 FIRST_WINDOW = 512
 WINDOW_DOUBLINGS = 5
 WINDOW_WIDTHS = tuple(FIRST_WINDOW << k for k in range(WINDOW_DOUBLINGS + 1))
@@ -186,7 +188,20 @@ def overlapping_pairs(tok: FrozenTokenizer) -> tuple[tuple[str, str, int], ...]:
 
 
 def h_special_overlap(d: _Draw) -> Core:
+    """Overlapping special-token strings (a's last k characters are b's first k), or strings sharing a prefix where
+    none overlap. Where a string overlaps itself, 4 in 10 cases are a chain of it longer than the first window
+    (each link a[:-k], then a[-k:] closing it): the whole text selects every other occurrence from the chain's
+    start, a window starting inside the chain selects its own; the splits are at the chain's end and one link
+    before it, so both phases of the window start occur."""
     pairs = overlapping_pairs(d.tok)
+    selfs = [(a, k) for a, b, k in pairs if a == b]
+    if selfs and d.rng.random() < 0.4:
+        a, k = d.one(selfs)
+        link = a[:-k]
+        n = (FIRST_WINDOW + d.rng.randint(40, 160)) // len(link) + 1
+        head = d.neighbour()
+        chain = head + link * n
+        return chain + a[-k:] + d.neighbour(), [len(chain) - len(link), len(chain)]
     if pairs and d.rng.random() < 0.7:
         a, b, k = d.one(pairs)
         return _join(d.neighbour(), a[:-k], a[-k:], b[k:], d.neighbour())
@@ -244,6 +259,13 @@ def h_nfc_decomposed(d: _Draw) -> Core:
 
 
 def h_nfc_mark_order(d: _Draw) -> Core:
+    """Marks out of canonical order after a base; in 4 of 10 cases a vowel, a mark that does not compose with it
+    and then one that does, so NFC composes the base with the mark after the next one (a window of the pair around
+    the cut after the base sees no change)."""
+    if d.rng.random() < 0.4:
+        base = d.one(("a", "e", "o", "u"))
+        return _join(d.neighbour(), base, d.one(("\u0316", "\u0334")), d.one(("\u0301", "\u0308", "\u0300")),
+                     d.neighbour())
     marks = [d.one(P.CCC_MARKS) for _ in range(d.rng.randint(2, 4))]
     base = d.one(("a", "e", "\u05d0", "\u0915", "1", ".", " ", ""))
     return _join(d.neighbour(), base + "".join(marks[:1]), "".join(marks[1:]), d.neighbour())
@@ -402,6 +424,31 @@ def h_digit_phase(d: _Draw) -> Core:
     return _join(d.one(("x ", "a", " ", "$", "(")), run, d.one(("1", "12", "123", "1234")) + d.one(("", " ", ".", "a")))
 
 
+# Punctuation that the byte-level vocabularies keep apart from a following newline run (".", ")", ";" and "}" merge
+# with the first newlines on some, which moves the run's chunking off the phase below).
+TAIL_HEADS = ("!", ":", "?", "]", ",", " !", "!!")
+TAIL_FILLS = (" ", "  ", "   ", "    ", "\t")
+TAIL_WINDOW_NEWLINES = 497  # 1 mod 16: the newlines the first window keeps of the run
+TAIL_PHASE = 64  # the window starts a multiple of this into the run
+
+
+def h_newline_tail(d: _Draw) -> Core:
+    """A punctuation character, a newline run longer than the first window, other whitespace, a newline, a word;
+    the one seam is the end of the word. Patterns with ` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*` (qwen2, llama3, o200k, tekken)
+    keep the punctuation and the run in one piece that ends where the run does, while a window starting inside
+    the run matches `\\s*[\\r\\n]+` there: one piece through the whitespace to the next newline. Where the vocabulary
+    has tokens joining a newline with the whitespace after it ("\\n \\n", "\\n\\t\\n"), the window's last newline
+    joins them, while the window's and the whole text's chunks of the run agree token for token (newline to
+    newline: no accepted transition, no witness); a repair accepted on that run splices the joined token. The run
+    length puts the first window's start a multiple of TAIL_PHASE into the run (aligned with every power-of-two
+    chunking of it) and leaves TAIL_WINDOW_NEWLINES (1 mod 16) of it in the window, where the joining falls."""
+    head, fill = d.one(TAIL_HEADS), d.one(TAIL_FILLS)
+    word = "abcdefghijklmn"[: FIRST_WINDOW - 1 - len(fill) - TAIL_WINDOW_NEWLINES]
+    run = "\n" * (TAIL_WINDOW_NEWLINES + TAIL_PHASE * d.rng.randint(1, 3))
+    body = head + run + fill + "\n" + word
+    return body + d.one((" end", "x", ".", "\n")), [len(body)]
+
+
 HAZARD_BUILDERS: dict[str, Callable[[_Draw], Core]] = {
     "special_whole": h_special_whole,
     "special_cut": h_special_cut,
@@ -424,6 +471,7 @@ HAZARD_BUILDERS: dict[str, Callable[[_Draw], Core]] = {
     "unicode_skew": h_unicode_skew,
     "periodic_tail": h_periodic_tail,
     "digit_phase": h_digit_phase,
+    "newline_tail": h_newline_tail,
 }
 SHORT_HAZARDS = tuple(HAZARD_BUILDERS)
 HAZARDS = (*SHORT_HAZARDS, "long_window")

@@ -9,32 +9,27 @@ never as a failure of the suite while the gate is green.
 from __future__ import annotations
 
 OPEN_FINDINGS: dict[tuple[str, str], str] = {
-    (control, tok): (
-        "the sync witness is necessary on every pattern that groups digits by up to three (llama3, o200k, the "
-        "deepseek stages, olmo3): a digit run longer than the window in a script whose digits no token joins, "
-        "extended by ASCII digits, is pre-tokenized in another phase by the window than by the whole text while the "
-        "two streams agree token for token (battery hazard digit_phase kills it on those tokenizers). This pattern "
-        "splits every digit alone and has no other bounded repetition, and no counterexample is known here: the "
-        "piece-level desynchronization z3 finds (a punctuation character then a long CR/LF chain, which the whole "
-        "text keeps in one piece and the window joins with the whitespace appended after it) was tried on reference "
-        "IDs (3 heads, 3 chain units, 8 window offsets, 11 appended tails: 792 cases per tokenizer), none wrong. "
-        "Proved (z3, bounded, python -m spec.proofs): once the window and the whole text share a piece boundary, "
-        "every later piece agrees. Argued, not machine-checked: inside pieces with one end, BPE agrees after a token "
-        "boundary both streams share (no merge crosses it). Not proved: that the window's and the whole text's "
-        "pieces around the end of an equal-key run have one end on this pattern (the digit groups are where they "
-        "do not)."
-    )
-    for control in ("repair.no_witness",)
-    for tok in ("qwen3_8b", "ministral_3_8b")
+    ("repair.no_witness", "ministral_3_8b"): (
+        "the sync witness is necessary wherever a pattern groups digits by up to three (llama3, o200k, the deepseek "
+        "stages, olmo3: battery hazard digit_phase) and wherever a pattern with the newline tail (a punctuation piece "
+        "taking the newlines after it) meets a vocabulary that joins a newline with the blank after it (qwen2, "
+        "llama3, olmo3: battery hazard newline_tail). Tekken's pattern has the newline tail and splits every digit "
+        "alone, and this vocabulary has no token joining a newline with other whitespace "
+        "(spec.repair.newline_joins_whitespace is false: test_witness_verdict_of_the_proofs_matches_the_reference), "
+        "so the window's longer whitespace piece is tokenized as the whole text's two pieces. No counterexample is "
+        "known here. Proved (z3, bounded, python -m spec.proofs): once the window and the whole text share a piece "
+        "boundary, every later piece agrees. Argued, not machine-checked: inside pieces with one end, BPE agrees "
+        "after a token boundary both streams share (no merge crosses it; its premise, that merges alone build every "
+        "vocabulary entry so the whole-piece shortcut changes nothing, is checked by "
+        "test_premises_of_the_open_witness_argument). Not proved: that the window's and the "
+        "whole text's pieces around the end of an equal-key run end together, or differ only where no token "
+        "crosses the earlier end."
+    ),
 }
 # olmo_3_7b's PII markers overlap on "|||" with letter-to-"|" transitions in the overlapped tails, so the witness
 # argument that makes the bound and the margin redundant (controls.proofs.accepted_witnesses_are_safe_cuts) does
-# not cover it (controls.proofs.overlapped_tails_without_witness is false there).
-OPEN_FINDINGS[("repair.no_bound", "olmo_3_7b")] = (
-    "the bound is needed here: a chain of 111 '|||EMAIL_ADDRESS' then '|||' is repaired wrongly without it "
-    "(test_repair_knobs.py, require_bound=False); the ci battery has no overlap chain longer than the first window, "
-    "so the battery itself does not kill it yet"
-)
+# not cover it (controls.proofs.overlapped_tails_without_witness is false there). The bound is needed there: the
+# battery's overlap chains longer than the first window kill repair.no_bound (hazard special_overlap).
 OPEN_FINDINGS[("repair.margin_0", "olmo_3_7b")] = (
     "the witness argument does not cover olmo's overlapping markers (test_accepted_witnesses_are_safe_cuts finds a "
     "witness that is not a safe cut of the window); no input found that margin 0 gets wrong (864 overlap-chain "

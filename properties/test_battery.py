@@ -9,6 +9,8 @@ from checks.battery import (
     HAZARDS,
     PHASE_DIGITS,
     PROFILES,
+    TAIL_PHASE,
+    TAIL_WINDOW_NEWLINES,
     WINDOW_WIDTHS,
     UnknownProfile,
     battery,
@@ -61,7 +63,7 @@ def test_every_hazard_present_with_positions(tok) -> None:
         assert c.cuts and all(0 < b < len(c.text) for b in c.cuts)
         assert all(WINDOW_WIDTHS[0] < s < len(c.text) for s in c.splits)
     assert sum(1 for c in cases if c.splits) >= len(cases) // 4
-    assert all(c.splits for c in cases if c.hazard in ("long_window", "periodic_tail", "digit_phase"))
+    assert all(c.splits for c in cases if c.hazard in ("long_window", "periodic_tail", "digit_phase", "newline_tail"))
 
 
 def test_long_window_cases_place_hazards_at_every_width(tok) -> None:
@@ -117,3 +119,23 @@ def test_digit_phase_cases_split_the_run_off_phase(tok) -> None:
             start -= 1
         ws = end - WINDOW_WIDTHS[0]
         assert start < ws and (ws - start) % 3 != 0, (c.index, start, ws)
+
+
+def test_newline_tail_cases_start_the_window_in_phase_inside_the_run(tok) -> None:
+    """Every newline_tail case splits once, after the word that follows the run's blanks and newline, with the
+    first window's start inside the newline run, a multiple of TAIL_PHASE into it, and TAIL_WINDOW_NEWLINES of the
+    run in the window; the run follows a punctuation character (one piece with it) and is followed by blanks."""
+    cases = [c for c in battery(tok, "ci") if c.hazard == "newline_tail"]
+    assert cases
+    for c in cases:
+        (split,) = c.splits
+        ws = split - WINDOW_WIDTHS[0]
+        end = c.text.rindex("\n", 0, split)  # the newline after the blanks
+        blanks_start = len(c.text[:end].rstrip(" \t"))
+        start = blanks_start
+        while c.text[start - 1] == "\n":
+            start -= 1
+        assert c.text[start - 1] in "!:?],", (c.index, c.text[start - 3 : start])
+        assert 0 < blanks_start - start and blanks_start < end, c.index
+        assert start < ws < blanks_start and (ws - start) % TAIL_PHASE == 0, (c.index, start, ws)
+        assert blanks_start - ws == TAIL_WINDOW_NEWLINES, (c.index, blanks_start - ws)

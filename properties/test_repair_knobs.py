@@ -9,18 +9,21 @@ helper builds the full kill matrix.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pytest
+from tokenizers import Tokenizer
 
-from checks.battery import PHASE_DIGITS
+from checks.battery import FIRST_WINDOW, PHASE_DIGITS, TAIL_PHASE, TAIL_WINDOW_NEWLINES
+from controls.findings import OPEN_FINDINGS
 from controls.proofs import overlapping_specials
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from spec.admission import admission_of
-from spec.proofs.__main__ import witness_verdict
+from spec.proofs.__main__ import witness_mechanisms, witness_verdict
 from spec.reference import reference_encode, reference_encode_with_offsets
-from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams, repair
+from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams, newline_joins_whitespace, repair
 from spec.transitions import is_accepted_transition
 
 FILLER = "The quick brown fox jumps over the lazy dog. " * 20
@@ -64,6 +67,11 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
                       "start in the whole text and from the window start (40 digits in: off phase) in the window: the "
                       "streams agree token for token over the run, and the appended ASCII digits join the wrong "
                       "group"),
+            Candidate("word " * 3 + "!" + "\n" * 561 + "  \nabcdefghijkl", " end",
+                      why="a newline run after '!' (one piece in the whole text, ending with the run), then blanks "
+                      "and a newline: the window starts 64 newlines into the run and takes the rest with the blanks "
+                      "in one piece, whose last newline joins them ('\\n  \\n') where the vocabulary has that token "
+                      "(qwen2, llama3, olmo3 vocabularies), while both streams chunk the run alike"),
             Candidate("hello " + "abcabd" * 150, "e", why="a long letter run straddling ws"),
             Candidate("ok " + "｜DSML" * 150, "｜", tok="deepseek_v4_flash", why="a chain of overlapping specials"),
         ),
@@ -96,7 +104,8 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
 
 REDUNDANT = {
     "require_witness=False": "killed wherever a pattern groups digits by up to three (llama3, o200k, deepseek "
-    "stages, olmo3: the fullwidth digit run above); on the single-digit patterns (qwen2, tekken) no counterexample "
+    "stages, olmo3: the fullwidth digit run above) and wherever the vocabulary joins a newline with the blank after "
+    "it (the newline run above); on tekken's vocabulary (ministral_3_8b), which joins none, no counterexample "
     "found: proved, pieces agree after a shared piece boundary (python -m spec.proofs); not proved, that equal keys "
     "force one there",
     "require_bound=False": "redundant alone where overlapped special tails hold no accepted transition "
@@ -109,7 +118,7 @@ REDUNDANT = {
 
 
 # knobs whose survival (where no candidate kills them) has no argument yet (the open finding repair.no_witness on
-# qwen3_8b and ministral_3_8b in controls/findings.py)
+# ministral_3_8b in controls/findings.py)
 OPEN_KNOBS = {"require_witness=False"}
 
 
@@ -196,21 +205,69 @@ def test_single_knob_redundancy_premises(tok, ledger) -> None:
                                     "shows require_bound=False wrong here")
 
 
+def newline_tail_candidates() -> list[Candidate]:
+    """The newline-tail input at the first window (checks.battery.h_newline_tail): a punctuation character, a
+    newline run whose chunks the window starts a multiple of 64 into, blanks, a newline and a word that leave 497
+    newlines in the window, then D."""
+    out = []
+    for head, fill, k in (("!", "  ", 1), (",", " ", 2), (":", "\t", 1), ("?", "    ", 3)):
+        word = "abcdefghijklmn"[: FIRST_WINDOW - 1 - len(fill) - TAIL_WINDOW_NEWLINES]
+        run = "\n" * (TAIL_WINDOW_NEWLINES + TAIL_PHASE * k)
+        out.append(Candidate("word " * 3 + head + run + fill + "\n" + word, " end"))
+    return out
+
+
 def test_witness_verdict_of_the_proofs_matches_the_reference(tok, ledger) -> None:
-    """`python -m spec.proofs` calls the witness necessary for a pattern family exactly where the digit-phase input
-    repairs wrongly without it on the reference IDs of a tokenizer of that family (and the default stays exact)."""
+    """`python -m spec.proofs` calls the witness necessary for a tokenizer exactly where one of the inputs it names
+    repairs wrongly without it on the tokenizer's reference IDs (and the default stays exact): the digit-phase input
+    where the pattern groups digits by three, the newline-tail input where the pattern has the newline tail and the
+    vocabulary joins a newline with the blank after it (spec.repair.newline_joins_whitespace)."""
     family = admission_of(tok).pattern
+    mechanisms = witness_mechanisms(family)
+    candidates = [Candidate("x " + "".join(digits[(7 * i) % 10] for i in range(552)), tail)
+                  for digits in PHASE_DIGITS for tail in ("1", "12", "123")]  # the window starts 40 digits in
+    candidates += newline_tail_candidates()
     kills, default_wrong = [], []
-    for digits in PHASE_DIGITS:  # 552 digits: the first window starts 40 digits in, off the phase of three
-        for tail in ("1", "12", "123"):
-            cand = Candidate("x " + "".join(digits[(7 * i) % 10] for i in range(552)), tail)
-            wrong, wrong_default, path = _kills(tok.name, cand, RepairParams(require_witness=False))
-            default_wrong.append(wrong_default)
-            if wrong:
-                kills.append((digits[:2], tail, path))
-    claimed = witness_verdict(family).startswith("NECESSARY")
+    for cand in candidates:
+        wrong, wrong_default, path = _kills(tok.name, cand, RepairParams(require_witness=False))
+        default_wrong.append(wrong_default)
+        if wrong:
+            kills.append((cand.old[:2] + "..." + cand.old[-4:], cand.delta, path))
+    claimed = witness_verdict(family).startswith("NECESSARY") and (
+        "digit_phase" in mechanisms or newline_joins_whitespace(tok))
     ledger.record("control", "repair_knob:witness_verdict", tok, comparisons=2 * len(default_wrong),
                   differences=len(kills), unit="candidate",
-                  details={"family": family, "claimed_necessary": claimed, "kills": kills[:3]})
+                  details={"family": family, "mechanisms": list(mechanisms), "claimed_necessary": claimed,
+                           "kills": kills[:3]})
     assert not any(default_wrong)
     assert claimed == bool(kills), (family, kills[:3])
+
+
+def merges_alone_miss(tok) -> list[str]:
+    """The vocabulary entries (special tokens aside) that the model's merges alone do not build into that one token:
+    where the model takes a piece found in the vocabulary whole (`ignore_merges`), these are the pieces whose tokens
+    the shortcut changes."""
+    config = json.loads(tok.tokenizer.to_str())
+    config["model"]["ignore_merges"] = False
+    merges_only = Tokenizer.from_str(json.dumps(config)).model
+    specials = set(tok.special_strings)
+    return [t for t in tok.tokenizer.get_vocab(with_added_tokens=False)
+            if t not in specials and [x.value for x in merges_only.tokenize(t)] != [t]]
+
+
+@pytest.mark.parametrize("name", sorted(t for c, t in OPEN_FINDINGS if c == "repair.no_witness"))
+def test_premises_of_the_open_witness_argument(name: str, ledger) -> None:
+    """Where the repair's witness is an open finding (controls/findings.py), the premises of the argument stated
+    there hold: no token joins a newline with the blank after it (the newline-tail input, the known counterexample
+    without digits, then finds no token crossing the whole text's piece end), and merges alone build every
+    vocabulary entry into that one token (the vocabulary shortcut never changes a piece's tokens, so BPE inside a
+    piece is local: after a token boundary both streams share, no merge crosses it and the rest is tokenized alone)."""
+    if name not in ADMITTED:
+        pytest.skip(f"{name} is not provisioned here")
+    tok = load_tokenizer(name)
+    joins = newline_joins_whitespace(tok)
+    missed = merges_alone_miss(tok)
+    ledger.record("proof", "repair_witness_open_premises", tok, comparisons=tok.tokenizer.get_vocab_size() + 1,
+                  differences=int(joins) + len(missed), unit="vocabulary entry",
+                  details={"newline_joins_whitespace": joins, "merges_alone_miss": missed[:5]})
+    assert not joins and not missed, (joins, missed[:5])

@@ -49,14 +49,20 @@ together with a missing witness (deepseek_v4_flash's "｜DSML｜"). The witness 
 digits by up to three (N{1,3}) pre-tokenize a digit run in a phase set by where the scan starts, so a window
 starting inside a long run of digits that no token joins (fullwidth, Arabic-Indic) agrees with T token for token
 over the run, with no piece boundary shared, and ASCII digits appended in D join other groups than in the whole
-encode (battery hazard digit_phase; test_repair_knobs.py). On the single-digit patterns (qwen2, tekken) no such
-input is known, and the argument in (2) would rest on how the pattern re-synchronizes.
+encode (battery hazard digit_phase; test_repair_knobs.py). Every pattern with a punctuation piece that takes the
+newlines after it (` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`) gives a second input where the vocabulary joins a newline with
+the blank after it (`newline_joins_whitespace`; qwen3's, llama3's, olmo3's do): a punctuation character, a newline
+run longer than the window, blanks, a newline. The whole text's piece ends with the run; the window, starting inside
+it, matches `\\s*[\\r\\n]+` through the blanks to the next newline, and its last newline joins them ("\\n  \\n") while
+both streams chunk the run alike (battery hazard newline_tail). On tekken's vocabulary, which joins no newline with
+other whitespace, no input is known, and the argument in (2) would rest on how the pattern re-synchronizes.
 
 The anchor predicate is the cut spec's (spec/normalization.py), so both propositions rest on one definition.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -122,14 +128,29 @@ def margin_premise(tok: FrozenTokenizer) -> bool:
 
 
 @lru_cache(maxsize=16)
+def token_texts(tok: FrozenTokenizer) -> tuple[str, ...]:
+    """The text each token (vocabulary entry or added token) decodes to alone, by ID."""
+    size = tok.tokenizer.get_vocab_size(with_added_tokens=True)
+    return tuple(tok.tokenizer.decode_batch([[i] for i in range(size)], skip_special_tokens=False))
+
+
 def longest_token_text(tok: FrozenTokenizer) -> int:
     """The most characters any single token (vocabulary entry or added token) decodes to, found by decoding each.
 
     A token holding part of a multi-byte character decodes that part to at least one replacement character, so
     the count bounds the characters a token's span can cover."""
-    size = tok.tokenizer.get_vocab_size(with_added_tokens=True)
-    texts = tok.tokenizer.decode_batch([[i] for i in range(size)], skip_special_tokens=False)
-    return max(len(t) for t in texts)
+    return max(len(t) for t in token_texts(tok))
+
+
+NEWLINE_THEN_BLANK = re.compile(r"\n+[^\S\r\n]")
+
+
+def newline_joins_whitespace(tok: FrozenTokenizer) -> bool:
+    """Some token's text is one or more newlines followed by whitespace other than CR/LF ("\\n \\n", "\\n\\t"): the
+    vocabulary can join the last newline of a run with the blank after it. The newline-tail counterexample to a
+    repair without its sync witness needs such a token; without one, no token crosses from a newline run into the
+    whitespace after it, and the window's longer whitespace piece is tokenized as the whole text's two pieces."""
+    return any(NEWLINE_THEN_BLANK.match(t) for t in token_texts(tok))
 
 
 def bound_premise(tok: FrozenTokenizer) -> bool:

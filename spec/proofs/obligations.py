@@ -175,7 +175,9 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "statement": "Some internal boundary of the matched run is an accepted class transition read on the input "
         "characters; once the whole text and the window share a piece boundary (the witness gives one), every later "
         "piece agrees (the re-synchronization lemma, z3 over the whole pre-tokenizer, bounded). Necessary: without "
-        "it, a digit run grouped by three off phase is repaired wrongly (battery hazard digit_phase).",
+        "it, a digit run grouped by three off phase is repaired wrongly (battery hazard digit_phase), and so is a "
+        "newline run after punctuation whose last newline the window joins with the blanks after it, where the "
+        "vocabulary has such a token (battery hazard newline_tail).",
         "discharge": [
             _m(Z3, "proofs.resync_z3.pattern", level="proof"),
             _m(PROPERTY, "session_*", "*session_replay*", "chat_replay*", "battery.repair"),
