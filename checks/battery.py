@@ -27,7 +27,8 @@ window whose last unit D extends (where matching by IDs alone splices a unit twi
 first window in scripts whose digits no token joins, extended by ASCII digits (where a window starting inside the run
 groups the digits in another phase than the whole text); newline runs longer than the first window after a
 punctuation character, then other whitespace and a newline (where a window starting inside the run joins its last
-newline with that whitespace). Profiles: `ci` (a few
+newline with that whitespace); mark runs longer than the first window between punctuation (where a window starting
+among the marks reads them as a letter piece). Profiles: `ci` (a few
 hundred strings per tokenizer, for the default gate) and `full` (100,000 strings per tokenizer).
 """
 
@@ -45,9 +46,10 @@ from checks import palette as P
 from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer
 from spec.classes import L, M, N, O, S, class_table
+from spec.repair import MARK_TAIL_PAIRS
 
-BATTERY_VERSION = "delta-suite.battery.v6"  # v2: periodic_tail; v3: its contraction units; v4: role_marker;
-# v5: digit_phase; v6: newline_tail, nfc_mark_order's composing branch, special_overlap's chains
+BATTERY_VERSION = "delta-suite.battery.v7"  # v2: periodic_tail; v3: its contraction units; v4: role_marker;
+# v5: digit_phase; v6: newline_tail, nfc_mark_order's composing branch, special_overlap's chains; v7: mark_tail
 FIRST_WINDOW = 512
 WINDOW_DOUBLINGS = 5
 WINDOW_WIDTHS = tuple(FIRST_WINDOW << k for k in range(WINDOW_DOUBLINGS + 1))
@@ -449,6 +451,20 @@ def h_newline_tail(d: _Draw) -> Core:
     return body + d.one((" end", "x", ".", "\n")), [len(body)]
 
 
+def h_mark_tail(d: _Draw) -> Core:
+    """Two punctuation characters, a run of one mark longer than the first window, a punctuation character that
+    byte-level vocabularies can join with the mark (spec.repair.MARK_TAIL_PAIRS), then a tail; the seam is right
+    after the punctuation. Where a letter alternative takes marks and the punctuation class does too (o200k,
+    tekken), the whole text reads head, marks and punctuation as one punctuation piece, while a window starting
+    among the marks reads them as a letter piece ending before the punctuation; each mark is one token in both,
+    so the streams agree over the run (mark to mark: no witness), and where the whole text's last mark joins the
+    punctuation's first bytes in one token, a repair accepted on the run splices the window's split instead."""
+    mark, punct = d.one(MARK_TAIL_PAIRS)
+    head = d.one(("!!", "((", "!?", "..."))
+    body = head + mark * (FIRST_WINDOW + d.rng.randint(40, 160)) + punct
+    return body + d.one((" end", "x", ".", "\n", " 1")), [len(body)]
+
+
 HAZARD_BUILDERS: dict[str, Callable[[_Draw], Core]] = {
     "special_whole": h_special_whole,
     "special_cut": h_special_cut,
@@ -472,6 +488,7 @@ HAZARD_BUILDERS: dict[str, Callable[[_Draw], Core]] = {
     "periodic_tail": h_periodic_tail,
     "digit_phase": h_digit_phase,
     "newline_tail": h_newline_tail,
+    "mark_tail": h_mark_tail,
 }
 SHORT_HAZARDS = tuple(HAZARD_BUILDERS)
 HAZARDS = (*SHORT_HAZARDS, "long_window")

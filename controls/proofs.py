@@ -280,12 +280,16 @@ def one_token_runs_rejected(tok: FrozenTokenizer, texts: list[str]) -> ProofChec
 
 
 def overlapped_tails_without_witness(tok: FrozenTokenizer) -> bool:
-    """The tokenizer-level premise of the no_bound redundancy: for every pair of overlapping special strings Z, O
-    (Z's last k characters are O's first k), the part of O that can lie in S after Z ends (O[k:-1]) has no accepted
-    class transition, so no witness can sit there. False on olmo_3_7b, whose PII markers ("|||EMAIL_ADDRESS|||",
-    "|||PHONE_NUMBER|||", ...) overlap on "|||" and carry letter-to-"|" transitions: there the bound is needed."""
+    """The tokenizer-level premise of the no_bound and margin_0 redundancy: for every pair of overlapping special
+    strings Z, O (Z's last k characters are O's first k), the part of O after Z ends (O[k:], with the transition
+    into O's last character, which in a chain of occurrences is where the next one starts) has no accepted class
+    transition, so no witness can sit there. False on olmo_3_7b, whose PII markers ("|||EMAIL_ADDRESS|||",
+    "|||PHONE_NUMBER|||", ...) overlap on "|||" and carry letter-to-"|" transitions (there the bound is needed), and
+    on deepseek_v4_flash, whose "｜DSML｜" chains put a letter-to-"｜" witness before each selected occurrence (no
+    safe cut: it lies inside the unselected occurrence overlapping it; accepted_witnesses_are_safe_cuts finds it on
+    the battery's chains)."""
     for _z, o, k in overlapping_specials(tok.special_strings):
-        tail = o[k:-1]
+        tail = o[k:]
         if any(is_accepted_transition(a, b) for a, b in zip(tail, tail[1:], strict=False)):
             return False
     return True

@@ -22,6 +22,7 @@ from checks.battery import (
 from checks.palette import nfc_class_changers, unicode_skew_pool
 from spec.classes import M, class_table
 from spec.reference import reference_encode_with_offsets
+from spec.repair import MARK_TAIL_PAIRS
 
 
 def test_same_seed_same_strings_and_digest(tok, ledger) -> None:
@@ -63,7 +64,8 @@ def test_every_hazard_present_with_positions(tok) -> None:
         assert c.cuts and all(0 < b < len(c.text) for b in c.cuts)
         assert all(WINDOW_WIDTHS[0] < s < len(c.text) for s in c.splits)
     assert sum(1 for c in cases if c.splits) >= len(cases) // 4
-    assert all(c.splits for c in cases if c.hazard in ("long_window", "periodic_tail", "digit_phase", "newline_tail"))
+    assert all(c.splits for c in cases
+               if c.hazard in ("long_window", "periodic_tail", "digit_phase", "newline_tail", "mark_tail"))
 
 
 def test_long_window_cases_place_hazards_at_every_width(tok) -> None:
@@ -139,3 +141,20 @@ def test_newline_tail_cases_start_the_window_in_phase_inside_the_run(tok) -> Non
         assert 0 < blanks_start - start and blanks_start < end, c.index
         assert start < ws < blanks_start and (ws - start) % TAIL_PHASE == 0, (c.index, start, ws)
         assert blanks_start - ws == TAIL_WINDOW_NEWLINES, (c.index, blanks_start - ws)
+
+
+def test_mark_tail_cases_start_the_window_among_the_marks(tok) -> None:
+    """Every mark_tail case splits once, right after the punctuation character of a MARK_TAIL_PAIRS pair that
+    follows a run of its mark, with the first window's start inside the run and two punctuation characters (or
+    more) before the run."""
+    cases = [c for c in battery(tok, "ci") if c.hazard == "mark_tail"]
+    assert cases
+    for c in cases:
+        (split,) = c.splits
+        pair = (c.text[split - 2], c.text[split - 1])
+        assert pair in MARK_TAIL_PAIRS, (c.index, pair)
+        start = split - 1
+        while c.text[start - 1] == pair[0]:
+            start -= 1
+        assert start < split - WINDOW_WIDTHS[0], (c.index, start)
+        assert c.text[start - 2 : start] in ("!!", "((", "!?", ".."), (c.index, c.text[start - 2 : start])

@@ -9,21 +9,25 @@ helper builds the full kill matrix.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pytest
-from tokenizers import Tokenizer
 
 from checks.battery import FIRST_WINDOW, PHASE_DIGITS, TAIL_PHASE, TAIL_WINDOW_NEWLINES
-from controls.findings import OPEN_FINDINGS
 from controls.proofs import overlapping_specials
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from spec.admission import admission_of
 from spec.proofs.__main__ import witness_mechanisms, witness_verdict
 from spec.reference import reference_encode, reference_encode_with_offsets
-from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams, newline_joins_whitespace, repair
+from spec.repair import (
+    DEFAULT_REPAIR_PARAMS,
+    MARK_TAIL_PAIRS,
+    RepairParams,
+    mark_joins_punctuation,
+    newline_joins_whitespace,
+    repair,
+)
 from spec.transitions import is_accepted_transition
 
 FILLER = "The quick brown fox jumps over the lazy dog. " * 20
@@ -72,6 +76,11 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
                       "and a newline: the window starts 64 newlines into the run and takes the rest with the blanks "
                       "in one piece, whose last newline joins them ('\\n  \\n') where the vocabulary has that token "
                       "(qwen2, llama3, olmo3 vocabularies), while both streams chunk the run alike"),
+            Candidate("word !!" + "\u0c82" * 600 + "\u0c84", " end",
+                      why="a Kannada anusvara run between punctuation: one punctuation piece in the whole text, a "
+                      "letter piece ending before U+0C84 in the window (letter and punctuation alternatives both take "
+                      "marks: o200k, tekken), and the whole text's last mark joins the first bytes of U+0C84 in one "
+                      "token where the vocabulary has it (tekken's), while both streams agree mark for mark"),
             Candidate("hello " + "abcabd" * 150, "e", why="a long letter run straddling ws"),
             Candidate("ok " + "｜DSML" * 150, "｜", tok="deepseek_v4_flash", why="a chain of overlapping specials"),
         ),
@@ -105,9 +114,9 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
 REDUNDANT = {
     "require_witness=False": "killed wherever a pattern groups digits by up to three (llama3, o200k, deepseek "
     "stages, olmo3: the fullwidth digit run above) and wherever the vocabulary joins a newline with the blank after "
-    "it (the newline run above); on tekken's vocabulary (ministral_3_8b), which joins none, no counterexample "
-    "found: proved, pieces agree after a shared piece boundary (python -m spec.proofs); not proved, that equal keys "
-    "force one there",
+    "it (the newline run above) or a mark with the punctuation after it (the mark run above): one of them kills it "
+    "on every provisioned tokenizer. On a tokenizer none of them reaches it would be open: proved, pieces agree after "
+    "a shared piece boundary (python -m spec.proofs); not proved, that equal keys force one",
     "require_bound=False": "redundant alone where overlapped special tails hold no accepted transition "
     "(test_single_knob_redundancy_premises; olmo_3_7b, where they do, kills it); jointly needed with the witness "
     "(test_witness_and_bound_are_jointly_needed)",
@@ -118,7 +127,7 @@ REDUNDANT = {
 
 
 # knobs whose survival (where no candidate kills them) has no argument yet (the open finding repair.no_witness on
-# ministral_3_8b in controls/findings.py)
+# none is listed in controls/findings.py now; a tokenizer none of the inputs reaches would be one)
 OPEN_KNOBS = {"require_witness=False"}
 
 
@@ -221,12 +230,16 @@ def test_witness_verdict_of_the_proofs_matches_the_reference(tok, ledger) -> Non
     """`python -m spec.proofs` calls the witness necessary for a tokenizer exactly where one of the inputs it names
     repairs wrongly without it on the tokenizer's reference IDs (and the default stays exact): the digit-phase input
     where the pattern groups digits by three, the newline-tail input where the pattern has the newline tail and the
-    vocabulary joins a newline with the blank after it (spec.repair.newline_joins_whitespace)."""
+    vocabulary joins a newline with the blank after it (spec.repair.newline_joins_whitespace), the mark-tail input
+    where letters and punctuation both take marks and the vocabulary joins a mark with the punctuation after it
+    (spec.repair.mark_joins_punctuation)."""
     family = admission_of(tok).pattern
     mechanisms = witness_mechanisms(family)
     candidates = [Candidate("x " + "".join(digits[(7 * i) % 10] for i in range(552)), tail)
                   for digits in PHASE_DIGITS for tail in ("1", "12", "123")]  # the window starts 40 digits in
     candidates += newline_tail_candidates()
+    candidates += [Candidate("word " + head + mark * (FIRST_WINDOW + 88) + punct, " end")
+                   for mark, punct in MARK_TAIL_PAIRS for head in ("!!", "((")]
     kills, default_wrong = [], []
     for cand in candidates:
         wrong, wrong_default, path = _kills(tok.name, cand, RepairParams(require_witness=False))
@@ -234,40 +247,12 @@ def test_witness_verdict_of_the_proofs_matches_the_reference(tok, ledger) -> Non
         if wrong:
             kills.append((cand.old[:2] + "..." + cand.old[-4:], cand.delta, path))
     claimed = witness_verdict(family).startswith("NECESSARY") and (
-        "digit_phase" in mechanisms or newline_joins_whitespace(tok))
+        "digit_phase" in mechanisms
+        or ("newline_tail" in mechanisms and newline_joins_whitespace(tok))
+        or ("mark_tail" in mechanisms and mark_joins_punctuation(tok)))
     ledger.record("control", "repair_knob:witness_verdict", tok, comparisons=2 * len(default_wrong),
                   differences=len(kills), unit="candidate",
                   details={"family": family, "mechanisms": list(mechanisms), "claimed_necessary": claimed,
                            "kills": kills[:3]})
     assert not any(default_wrong)
     assert claimed == bool(kills), (family, kills[:3])
-
-
-def merges_alone_miss(tok) -> list[str]:
-    """The vocabulary entries (special tokens aside) that the model's merges alone do not build into that one token:
-    where the model takes a piece found in the vocabulary whole (`ignore_merges`), these are the pieces whose tokens
-    the shortcut changes."""
-    config = json.loads(tok.tokenizer.to_str())
-    config["model"]["ignore_merges"] = False
-    merges_only = Tokenizer.from_str(json.dumps(config)).model
-    specials = set(tok.special_strings)
-    return [t for t in tok.tokenizer.get_vocab(with_added_tokens=False)
-            if t not in specials and [x.value for x in merges_only.tokenize(t)] != [t]]
-
-
-@pytest.mark.parametrize("name", sorted(t for c, t in OPEN_FINDINGS if c == "repair.no_witness"))
-def test_premises_of_the_open_witness_argument(name: str, ledger) -> None:
-    """Where the repair's witness is an open finding (controls/findings.py), the premises of the argument stated
-    there hold: no token joins a newline with the blank after it (the newline-tail input, the known counterexample
-    without digits, then finds no token crossing the whole text's piece end), and merges alone build every
-    vocabulary entry into that one token (the vocabulary shortcut never changes a piece's tokens, so BPE inside a
-    piece is local: after a token boundary both streams share, no merge crosses it and the rest is tokenized alone)."""
-    if name not in ADMITTED:
-        pytest.skip(f"{name} is not provisioned here")
-    tok = load_tokenizer(name)
-    joins = newline_joins_whitespace(tok)
-    missed = merges_alone_miss(tok)
-    ledger.record("proof", "repair_witness_open_premises", tok, comparisons=tok.tokenizer.get_vocab_size() + 1,
-                  differences=int(joins) + len(missed), unit="vocabulary entry",
-                  details={"newline_joins_whitespace": joins, "merges_alone_miss": missed[:5]})
-    assert not joins and not missed, (joins, missed[:5])

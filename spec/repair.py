@@ -54,8 +54,12 @@ newlines after it (` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`) gives a second input where 
 the blank after it (`newline_joins_whitespace`; qwen3's, llama3's, olmo3's do): a punctuation character, a newline
 run longer than the window, blanks, a newline. The whole text's piece ends with the run; the window, starting inside
 it, matches `\\s*[\\r\\n]+` through the blanks to the next newline, and its last newline joins them ("\\n  \\n") while
-both streams chunk the run alike (battery hazard newline_tail). On tekken's vocabulary, which joins no newline with
-other whitespace, no input is known, and the argument in (2) would rest on how the pattern re-synchronizes.
+both streams chunk the run alike (battery hazard newline_tail). A third holds where a letter alternative takes marks
+and the punctuation class takes them too (o200k, tekken): "!!", a run of marks longer than the window, a punctuation
+character. The whole text reads it as one punctuation piece; the window, starting among the marks, reads them as a
+letter piece that ends before the punctuation, and where the vocabulary joins the last mark with the punctuation's
+first bytes (`mark_joins_punctuation`: Kannada marks before U+0C84 on tekken's vocabulary) the whole text's token
+crosses the window's piece end, while both streams agree mark for mark before it (battery hazard mark_tail).
 
 The anchor predicate is the cut spec's (spec/normalization.py), so both propositions rest on one definition.
 """
@@ -143,6 +147,24 @@ def longest_token_text(tok: FrozenTokenizer) -> int:
 
 
 NEWLINE_THEN_BLANK = re.compile(r"\n+[^\S\r\n]")
+
+
+# Kannada marks (anusvara, vowel signs AA and I, virama) and the Kannada sign siaghna (U+0C84, punctuation Po),
+# whose first two bytes byte-level vocabularies can join with the mark before it.
+MARK_TAIL_PAIRS = (("\u0c82", "\u0c84"), ("\u0cbe", "\u0c84"), ("\u0cbf", "\u0c84"), ("\u0ccd", "\u0c84"))
+
+
+def mark_joins_punctuation(tok: FrozenTokenizer) -> bool:
+    """For some pair (mark, punctuation) of MARK_TAIL_PAIRS, the reference encode of "!!", marks, the punctuation
+    (one piece on patterns whose punctuation class takes marks) has a token crossing from the last mark into the
+    punctuation character: the vocabulary joins them. The mark-tail counterexample to a repair without its sync
+    witness needs such a token."""
+    for mark, punct in MARK_TAIL_PAIRS:
+        text = "!!" + mark * 5 + punct
+        _, spans = reference_encode_with_offsets(tok, text)
+        if any(s < len(text) - 1 < e for s, e in spans):
+            return True
+    return False
 
 
 def newline_joins_whitespace(tok: FrozenTokenizer) -> bool:

@@ -76,41 +76,56 @@ GROUPS_DIGITS = r"\p{N}{1,3}"
 # a punctuation piece that takes the newlines after it, and a whitespace piece up to the last newline of a blank run
 NEWLINE_TAIL = re.compile(r"\]\+\[(?:\\r\\n|\r\n)")
 NEWLINE_RUN = re.compile(r"\\s\*\[(?:\\r\\n|\r\n)\]\+")
+# a punctuation class that takes marks, beside a letter alternative that takes them too
+PUNCT_WITH_MARKS = "[^\\s\\p{L}\\p{N}]+"
 
 
 def witness_mechanisms(family: str) -> tuple[str, ...]:
     """The known inputs that a repair without its sync witness gets wrong, by what the family's pattern has:
     "digit_phase" (digits grouped by up to three: vocabulary-independent, given digits no token joins) and
     "newline_tail" (a punctuation piece taking the newlines after it beside `\\s*[\\r\\n]+`: wrong IDs only where
-    the vocabulary joins a newline with the blank after it, spec.repair.newline_joins_whitespace)."""
+    the vocabulary joins a newline with the blank after it, spec.repair.newline_joins_whitespace) and "mark_tail"
+    (a letter alternative taking marks beside a punctuation class that takes them too: wrong IDs only where the
+    vocabulary joins a mark with the punctuation after it, spec.repair.mark_joins_punctuation)."""
     stages = SPLIT_PATTERNS[family]
     found = []
     if any(GROUPS_DIGITS in stage for stage in stages):
         found.append("digit_phase")
     if any(NEWLINE_TAIL.search(stage) and NEWLINE_RUN.search(stage) for stage in stages):
         found.append("newline_tail")
+    if any(PUNCT_WITH_MARKS in stage and "\\p{M}" in stage for stage in stages):
+        found.append("mark_tail")
     return tuple(found)
 
 
 def witness_verdict(family: str) -> str:
     """What is known of the repair's sync witness for one pattern family: necessary where the pattern groups digits
-    by up to three; necessary where the vocabulary joins a newline with the blank after it, for patterns with the
-    newline tail; open elsewhere (the counterexamples are shown on reference IDs by the tests named)."""
+    by up to three; otherwise necessary wherever the vocabulary has the token one of the pattern's other known
+    inputs needs (newline tail, mark tail); open elsewhere. The counterexamples are shown on reference IDs by the
+    tests named."""
     mechanisms = witness_mechanisms(family)
     if "digit_phase" in mechanisms:
         return ("NECESSARY: the pattern groups digits by up to three, so a window starting inside a digit run that "
                 "no token joins groups it in another phase than the whole text while both streams agree token for "
                 "token; ASCII digits appended then join other groups (confirmed on reference IDs: "
                 "properties/test_repair_knobs.py, the kill matrix's digit_phase cases)")
+    needs = []
     if "newline_tail" in mechanisms:
-        return ("NECESSARY wherever the vocabulary joins a newline with the blank after it (\"\\n \\n\"): the whole "
-                "text keeps a punctuation character and the newline run after it in one piece, a window starting "
-                "inside the run takes the run, the blanks and the next newline in one, and its last newline joins the "
-                "blanks while both streams chunk the run alike (confirmed on reference IDs: "
-                "properties/test_repair_knobs.py, the kill matrix's newline_tail cases). On a vocabulary without "
-                "such a token: not proved implied, no counterexample known; the lemma above takes over once the "
-                "window and the whole text share a piece boundary, and that an equal-key run forces one is not "
-                "encoded. The controls' status per tokenizer: controls/findings.py")
+        needs.append("a newline with the blank after it (\"\\n \\n\"; newline tail: the whole text keeps a "
+                     "punctuation character and the newline run after it in one piece, a window starting inside the "
+                     "run takes the run, the blanks and the next newline in one, and its last newline joins the "
+                     "blanks while both streams chunk the run alike)")
+    if "mark_tail" in mechanisms:
+        needs.append("a mark with the punctuation after it (mark tail: the whole text reads two punctuation "
+                     "characters, a run of marks and a punctuation character as one piece, a window starting among the "
+                     "marks reads them as a letter piece, and the whole text's last mark joins the punctuation's first "
+                     "bytes while both streams agree mark for mark)")
+    if needs:
+        return ("NECESSARY wherever the vocabulary joins " + ", or ".join(needs) + " (confirmed on reference IDs: "
+                "properties/test_repair_knobs.py, the kill matrix's newline_tail and mark_tail cases). On a "
+                "vocabulary with neither token: not proved implied, no counterexample known; the lemma above takes "
+                "over once the window and the whole text share a piece boundary, and that an equal-key run forces "
+                "one is not encoded. The controls' status per tokenizer: controls/findings.py")
     return ("not proved implied, no counterexample known. The lemma above takes over once the window and the whole "
             "text share a piece boundary; that an equal-key run of two or more tokens forces one is not encoded. "
             "The controls' status per tokenizer: controls/findings.py")

@@ -177,7 +177,9 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "piece agrees (the re-synchronization lemma, z3 over the whole pre-tokenizer, bounded). Necessary: without "
         "it, a digit run grouped by three off phase is repaired wrongly (battery hazard digit_phase), and so is a "
         "newline run after punctuation whose last newline the window joins with the blanks after it, where the "
-        "vocabulary has such a token (battery hazard newline_tail).",
+        "vocabulary has such a token (battery hazard newline_tail), and a run of marks between punctuation read as "
+        "one punctuation piece by the whole text and as letters by the window, where the vocabulary joins the last "
+        "mark with the punctuation (battery hazard mark_tail).",
         "discharge": [
             _m(Z3, "proofs.resync_z3.pattern", level="proof"),
             _m(PROPERTY, "session_*", "*session_replay*", "chat_replay*", "battery.repair"),
