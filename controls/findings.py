@@ -22,8 +22,11 @@ for _control in ("repair.no_bound", "repair.margin_0"):
         "(letter to '｜' before a selected occurrence) is no safe cut, as it lies inside the unselected occurrence "
         "overlapping it (the battery's special_overlap chains show it); the splice is still exact on every such "
         "input tried (the battery's chains at both phases, test_repair_knobs' chain of 150), and without the witness "
-        "as well the bound is needed (test_witness_and_bound_are_jointly_needed). Not proved: that a run accepted "
-        "in such a chain always agrees in phase."
+        "as well the bound is needed (test_witness_and_bound_are_jointly_needed). Argued, not machine-checked: a "
+        "window out of the whole text's phase shares no key with it inside the chain (its occurrences and plain "
+        "pieces start one link off, within a period of two links), so an accepted run lies where the phases agree, "
+        "and from the first occurrence both select the two scans coincide. Not proved for chains mixing strings or "
+        "broken by other text."
     )
 OPEN_FINDINGS[("repair.margin_0", "olmo_3_7b")] = (
     "the witness argument does not cover olmo's overlapping markers (test_accepted_witnesses_are_safe_cuts finds a "
