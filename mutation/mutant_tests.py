@@ -12,7 +12,8 @@ of a function's signature (a default value) runs the tests executing the functio
 (not the whole files that import the module, where the map charges the def line). No test executes the statement: exit 0
 at once (the mutant survives; no test could see it); likewise a mutant that only changes annotations of a module
 with `from __future__ import annotations` (never evaluated, so no test can observe it). `--all` runs every file that
-executes any statement of the module, whole (the confirmation of a survivor).
+executes any statement of the module, whole (the confirmation of a survivor). The tests may take three times
+their measured time plus 30 s (`mutant_time_limit`); past it they are stopped and the mutant counts as a timeout.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -102,9 +105,32 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     argfile = Path(".mutant-tests")  # pytest reads its arguments from `@file`, one per line
     argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
+    limit = mutant_time_limit(load_map(args.map).seconds(tests))
+    return run_with_limit([sys.executable, "-m", "pytest", *PYTEST_ARGS, "-x", f"@{argfile}"], limit)
+
+
+TIMEOUT_MARK = "mutation.mutant_tests: timeout"
+
+
+def mutant_time_limit(selected_seconds: float) -> float:
+    """The time one mutant's tests may take: three times what the selected tests took in the map's measurement,
+    plus 30 s. The session's own timeout (cosmic-ray's, per module) covers every file executing the module and
+    is far longer: a mutant that loops forever (`i += 1` -> `i += 0`) would hold a core for it."""
+    return 3.0 * selected_seconds + 30.0
+
+
+def run_with_limit(command: list[str], limit: float) -> int:
+    """Run the tests; their exit status, or 1 with TIMEOUT_MARK printed when they outlive `limit` seconds (the
+    process group is killed). The session reads the mark as a timeout, which counts as a kill."""
     sys.stdout.flush()
-    os.execv(sys.executable, [sys.executable, "-m", "pytest", *PYTEST_ARGS, "-x", f"@{argfile}"])
-    return 3  # not reached: execv replaces the process
+    proc = subprocess.Popen(command, start_new_session=True)
+    try:
+        return proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        print(f"{TIMEOUT_MARK} after {limit:.0f} s", flush=True)
+        return 1
 
 
 if __name__ == "__main__":

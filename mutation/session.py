@@ -19,6 +19,7 @@ from pathlib import Path
 
 from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lines
 from mutation.modules import ROOT
+from mutation.mutant_tests import TIMEOUT_MARK
 from mutation.operators import EXCLUDED_OPERATORS
 from mutation.results import OUTCOMES
 from mutation.tree import commit_of, copy_tree, python_digest, tree_environment
@@ -174,8 +175,8 @@ def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:
             outcome = "pending"
         elif result.get("worker_outcome") == "skipped":
             outcome = "skipped"
-        elif result.get("output") == "timeout":  # cosmic-ray counts a test run past the timeout as a kill
-            outcome = "timeout"
+        elif result.get("output") == "timeout" or TIMEOUT_MARK in (result.get("output") or ""):
+            outcome = "timeout"  # past cosmic-ray's timeout, or past the selected tests' limit (mutant_tests)
         else:
             outcome = result.get("test_outcome") or result.get("worker_outcome") or "unknown"
         mutants.append(Mutant(spec["operator_name"], line_number, column, line, outcome,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,13 @@ from mutation.coverage_map import (
     statement_lines,
 )
 from mutation.modules import dotted_name, module_path, mutated_modules
-from mutation.mutant_tests import annotation_only, mutant_selection
+from mutation.mutant_tests import (
+    TIMEOUT_MARK,
+    annotation_only,
+    mutant_selection,
+    mutant_time_limit,
+    run_with_limit,
+)
 from mutation.operators import EXCLUDED_OPERATORS, KEPT_BINARY, KEPT_COMPARISON, is_excluded
 from mutation.results import RESULTS_FILE, read_results, score, summary, update_results
 from mutation.session import SessionError, read_dump, run_module
@@ -196,10 +203,25 @@ def test_read_dump_names_the_mutated_line() -> None:
                                           "occurrence": 0, "start_pos": [2, 15], "end_pos": [2, 16]}]}
     lines = [json.dumps([item, {"worker_outcome": "normal", "test_outcome": "survived", "diff": "d"}]),
              json.dumps([item, {"worker_outcome": "normal", "test_outcome": "killed", "output": "timeout"}]),
+             json.dumps([item, {"worker_outcome": "normal", "test_outcome": "killed",
+                                "output": f"..F\n{TIMEOUT_MARK} after 42 s\n"}]),
+             json.dumps([item, {"worker_outcome": "normal", "test_outcome": "killed", "output": "1 failed"}]),
              json.dumps([item, {"worker_outcome": "skipped"}]), json.dumps([item, None])]
     mutants = read_dump("\n".join(lines), TOY.splitlines())
-    assert [m.outcome for m in mutants] == ["survived", "timeout", "skipped", "pending"]
+    assert [m.outcome for m in mutants] == ["survived", "timeout", "timeout", "killed", "skipped", "pending"]
     assert mutants[0].line == "return x < 3" and mutants[0].line_number == 2 and mutants[0].column == 15
+
+
+def test_a_mutant_that_hangs_is_stopped_at_its_tests_limit(capfd) -> None:
+    """The selected tests' limit stops a run that outlives it (a mutant looping forever): the process group is
+    killed, the exit status is 1 (a kill) and the timeout mark is printed; a run inside its limit keeps its own
+    status. The limit is three times the selected tests' measured time plus 30 s."""
+    hang = [sys.executable, "-c", "import time\nwhile True: time.sleep(0.05)"]
+    assert run_with_limit(hang, 0.5) == 1
+    assert TIMEOUT_MARK in capfd.readouterr().out
+    assert run_with_limit([sys.executable, "-c", "raise SystemExit(5)"], 60.0) == 5
+    assert TIMEOUT_MARK not in capfd.readouterr().out
+    assert mutant_time_limit(10.0) == 60.0 and mutant_time_limit(0.0) == 30.0
 
 
 def test_session_on_a_toy_module(tmp_path: Path) -> None:
