@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from delta.chat import FALLBACK, NO_CONFIG, OWN, render_turns
+from delta.chat import FALLBACK, NO_CONFIG, OWN, render, render_turns
 from delta.chat_samples import CHATS, RAW_SESSIONS
 from delta.session import Session
 from frozen.loader import FrozenTokenizer
@@ -127,3 +127,15 @@ def test_templates_see_the_config_special_tokens(tok, ledger) -> None:
                   details={"bos_token": bos, "template_uses_bos": uses})
     if uses:
         assert bos in rendered, (bos, rendered[:80])
+
+
+def test_template_filters_and_defaults_as_hugging_face() -> None:
+    """The `tojson` filter writes JSON as Hugging Face's renderer does (non-ASCII characters kept, keys in their
+    order, indent passed through), and `render` asks for no generation prompt unless told. A template writing tool
+    arguments renders other text otherwise, and the encodes cannot see it (the reference encodes the same text)."""
+    template = ("{{ {'b': '\u00e9', 'a': 1} | tojson }}|{{ [1] | tojson(indent=2) }}|"
+                "{% if add_generation_prompt %}GEN{% endif %}")
+    config = _ConfigOnly({"chat_template": template})
+    messages = [{"role": "user", "content": "x"}]
+    assert render(config, messages).text == '{"b": "\u00e9", "a": 1}|[\n  1\n]|'
+    assert render(config, messages, add_generation_prompt=True).text.endswith("|GEN")
