@@ -21,7 +21,8 @@ for _control in ("repair.no_bound", "repair.margin_0"):
         "self-overlapping '｜DSML｜': where the window selects the chain in the whole text's phase, the run's witness "
         "(letter to '｜' before a selected occurrence) is no safe cut, as it lies inside the unselected occurrence "
         "overlapping it (the battery's special_overlap chains show it); the splice is still exact on every such "
-        "input tried (the battery's chains at both phases, test_repair_knobs' chain of 150), and without the witness "
+        "input tried (the battery's chains at both phases, test_repair_knobs' chain of 150, 400 random chains of it, "
+        "its head and other text split near the end), and without the witness "
         "as well the bound is needed (test_witness_and_bound_are_jointly_needed). Argued, not machine-checked: a "
         "window out of the whole text's phase shares no key with it inside the chain (its occurrences and plain "
         "pieces start one link off, within a period of two links), so an accepted run lies where the phases agree, "
@@ -31,7 +32,7 @@ for _control in ("repair.no_bound", "repair.margin_0"):
 OPEN_FINDINGS[("repair.margin_0", "olmo_3_7b")] = (
     "the witness argument does not cover olmo's overlapping markers (test_accepted_witnesses_are_safe_cuts finds a "
     "witness that is not a safe cut of the window); no input found that margin 0 gets wrong (864 overlap-chain "
-    "candidates); the bound >= margin argument (test_single_knob_redundancy_premises) is what remains"
+    "candidates, and 400 random chains mixing the three markers, their heads and other text, split near the end); the bound >= margin argument (test_single_knob_redundancy_premises) is what remains"
 )
 
 
