@@ -32,7 +32,9 @@ for _control in ("repair.no_bound", "repair.margin_0"):
 OPEN_FINDINGS[("repair.margin_0", "olmo_3_7b")] = (
     "the witness argument does not cover olmo's overlapping markers (test_accepted_witnesses_are_safe_cuts finds a "
     "witness that is not a safe cut of the window); no input found that margin 0 gets wrong (864 overlap-chain "
-    "candidates, and 400 random chains mixing the three markers, their heads and other text, split near the end); the bound >= margin argument (test_single_knob_redundancy_premises) is what remains"
+    "candidates, and 400 random chains mixing the three markers, their heads and other text, split near the end); "
+    "the bound >= margin argument (test_single_knob_redundancy_premises) and the phase argument of the "
+    "deepseek_v4_flash findings are what remains"
 )
 
 
