@@ -139,3 +139,9 @@ def test_template_filters_and_defaults_as_hugging_face() -> None:
     messages = [{"role": "user", "content": "x"}]
     assert render(config, messages).text == '{"b": "\u00e9", "a": 1}|[\n  1\n]|'
     assert render(config, messages, add_generation_prompt=True).text.endswith("|GEN")
+    # turn by turn, a rendering ending in a user message asks for the generation prompt, one ending in an
+    # assistant message does not
+    prompts = _ConfigOnly({"chat_template": "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+                                            "{% if add_generation_prompt %}>{% endif %}"})
+    talk = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]
+    assert [r.text for r in render_turns(prompts, talk)] == ["a>", "ab", "abc>"]

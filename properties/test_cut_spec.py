@@ -81,6 +81,9 @@ def test_guard_reasons_and_overlaps() -> None:
     # the trie skips an empty literal and keeps the ones after it; by default it scans the whole text, from 0
     assert LiteralTrie(("ab", "", "cd")).occurrences("abcd") == [(0, 2), (2, 4)]
     assert LiteralTrie(("a",)).occurrences("ab") == [(0, 1)]
+    # where two strings start at one position the selection takes the longer, as the reference's leftmost-longest
+    # matching of added tokens does
+    assert LiteralTrie(("cd", "cdef")).selected("xcdefcd") == [(1, 5), (5, 7)]
 
 
 def test_nfc_anchors() -> None:
