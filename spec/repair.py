@@ -146,9 +146,6 @@ def longest_token_text(tok: FrozenTokenizer) -> int:
     return max(len(t) for t in token_texts(tok))
 
 
-NEWLINE_THEN_BLANK = re.compile(r"\n+[^\S\r\n]")
-
-
 # Kannada marks (anusvara, vowel signs AA and I, virama) and the Kannada sign siaghna (U+0C84, punctuation Po),
 # whose first two bytes byte-level vocabularies can join with the mark before it.
 MARK_TAIL_PAIRS = (("\u0c82", "\u0c84"), ("\u0cbe", "\u0c84"), ("\u0cbf", "\u0c84"), ("\u0ccd", "\u0c84"))
@@ -165,6 +162,9 @@ def mark_joins_punctuation(tok: FrozenTokenizer) -> bool:
         if any(s < len(text) - 1 < e for s, e in spans):
             return True
     return False
+
+
+NEWLINE_THEN_BLANK = re.compile(r"\n+[^\S\r\n]")
 
 
 def newline_joins_whitespace(tok: FrozenTokenizer) -> bool:
