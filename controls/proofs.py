@@ -9,14 +9,15 @@ counterexamples it found (a proof holds only with none). `properties/test_contro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from tokenizers.normalizers import NFC
+from tokenizers.normalizers import NFC, NFD
 
 from checks.palette import class_pool
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
 from spec.classes import L, M, N, O, class_table
-from spec.cut import DEFAULT_CUT_RULES, CutRules, is_safe_cut, rules_for
+from spec.cut import DEFAULT_CUT_RULES, CutRules, rules_for
 from spec.guard import literal_trie
 from spec.normalization import is_anchor
 from spec.reference import reference_encode_with_offsets
@@ -27,11 +28,11 @@ from spec.repair import (
     longest_common_run,
     overlap_keys,
     repair,
-    sync_witness,
 )
 from spec.transitions import is_accepted_transition
 
 _NFC = NFC()
+_NFD = NFD()
 
 
 @dataclass
@@ -279,20 +280,37 @@ def one_token_runs_rejected(tok: FrozenTokenizer, texts: list[str]) -> ProofChec
     return out
 
 
-def overlapped_tails_without_witness(tok: FrozenTokenizer) -> bool:
-    """The tokenizer-level premise of the no_bound and margin_0 redundancy: for every pair of overlapping special
-    strings Z, O (Z's last k characters are O's first k), the part of O after Z ends (O[k:], with the transition
-    into O's last character, which in a chain of occurrences is where the next one starts) has no accepted class
-    transition, so no witness can sit there. False on olmo_3_7b, whose PII markers ("|||EMAIL_ADDRESS|||",
-    "|||PHONE_NUMBER|||", ...) overlap on "|||" and carry letter-to-"|" transitions (there the bound is needed), and
-    on deepseek_v4_flash, whose "｜DSML｜" chains put a letter-to-"｜" witness before each selected occurrence (no
-    safe cut: it lies inside the unselected occurrence overlapping it; accepted_witnesses_are_safe_cuts finds it on
-    the battery's chains)."""
+def overlap_interiors_without_witness(tok: FrozenTokenizer) -> bool:
+    """The tokenizer-level premise of the no_bound redundancy (accepted_runs_resynchronize): for every pair of
+    overlapping special strings Z, O (Z's last k characters are O's first k), O has no accepted class transition
+    between its characters i-1 and i for k < i < len(O) - 1, the stretch of O that can hold an accepted run's
+    witness when O is the occurrence the whole text selects across len(S) and the window selects Z instead.
+    False on olmo_3_7b, whose PII markers ("|||EMAIL_ADDRESS|||", ...) overlap on "|||" and carry a letter-to-"|"
+    transition there (the bound is needed: the battery's overlap chains kill repair.no_bound); true on
+    deepseek_v4_flash, whose "｜DSML｜" overlaps itself and "<｜/table>｜" on "｜" with letters only in between."""
     for _z, o, k in overlapping_specials(tok.special_strings):
-        tail = o[k:]
-        if any(is_accepted_transition(a, b) for a, b in zip(tail, tail[1:], strict=False)):
+        if any(is_accepted_transition(o[i - 1], o[i]) for i in range(k + 1, len(o) - 1)):
             return False
     return True
+
+
+@lru_cache(maxsize=1)
+def nfd_expansion() -> int:
+    """The most characters one scalar value decomposes to under the reference's NFD (the most NFC can make of one
+    character, as NFC composes what NFD gives); newlines, which NFD neither moves nor decomposes, keep the
+    characters apart in one call."""
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and c != 0x0A]
+    return max(len(piece) for piece in _NFD.normalize_str("\n".join(chars)).split("\n"))
+
+
+def bound_covers_margin(tok: FrozenTokenizer) -> bool:
+    """The tokenizer-level premise of the margin_0 redundancy (accepted_runs_resynchronize): a run whose normalized
+    length exceeds the bound spans at least as many input characters as the longest special string, so it starts at
+    least that far before len(S). Normalizing k characters gives at most k * nfd_expansion() (NFC composes what NFD
+    gives; the identity gives k), so the premise is bound >= E * (longest - 1), E = 1 without NFC."""
+    longest = max((len(s) for s in tok.special_strings), default=0)
+    expansion = nfd_expansion() if tok.is_nfc else 1
+    return tok.bound >= expansion * max(longest - 1, 0)
 
 
 def overlapping_specials(specials: tuple[str, ...]) -> list[tuple[str, str, int]]:
@@ -304,23 +322,38 @@ def overlapping_specials(specials: tuple[str, ...]) -> list[tuple[str, str, int]
     return [(z, o, k) for z in specials for k in range(1, len(z)) for o in by_prefix.get(z[len(z) - k :], ())]
 
 
-def accepted_witnesses_are_safe_cuts(tok: FrozenTokenizer, cases: list, params) -> ProofCheck:
-    """repair.no_bound and repair.margin_0 are redundant: the witness alone makes a splice exact (for no_bound,
-    on tokenizers where `overlapped_tails_without_witness` holds).
+def accepted_runs_resynchronize(tok: FrozenTokenizer, cases: list, params) -> ProofCheck:
+    """repair.margin_0 (where `bound_covers_margin` holds) and repair.no_bound (where
+    `overlap_interiors_without_witness` holds) are redundant: every run either control accepts splices exactly.
 
-    Argument. With full keys, a matched token starts at the same offset b in the stored stream ref(S) and in the
-    window stream ref(S'[ws:]) (S' = S + D). The witness b is an accepted class transition whose two characters
-    are anchors; the window start is itself an anchor. If b is an accepted cut of S' and of the window text (the
-    cut proposition: guard, transition, normalization), then ref(S') = ref(S'[:b]) + ref(S'[b:]) and
-    ref(S'[ws:]) = ref(S'[ws:b]) + ref(S'[b:]), so the window's IDs after b are the whole encode's; and since b
-    is an accepted cut of S as well, the stored IDs before b are ref(S'[:b]). Splicing at the end of the run is
-    the same as splicing at b (the run's tokens are equal in both streams). Neither the run's coverage (the
-    bound) nor keeping the run clear of [ws, ws + margin) enters this argument.
+    Notation: S' = S + D; T, U, R the reference encodes of S, of the window S'[ws:], of S'; the accepted run covers
+    [p, e) with e <= len(S), its tokens equal (start, end, ordinal, ID) in T and U, with a witness b (p < b < e, an
+    accepted transition with anchors around it under NFC). A selected special occurrence is one token, so neither T
+    nor U selects an occurrence crossing a boundary of the run. Two facts of the leftmost-longest scan:
+    (S1) the scan of S' selects the occurrences of the scan of S up to the first difference, and that first
+    differing occurrence ends past len(S) (S' has the matches of S and others, all ending past len(S)); so every
+    occurrence R selects that ends by len(S) is one T selects, and R selects nothing within S after one that is not.
+    (S2) two scans of one text that both select nothing across a point x select the same occurrences from x on.
+    Step 1, R selects nothing across p. Otherwise, by S1, R's occurrence [a, c) across p ends past len(S) >= e,
+    so it holds the whole run. margin_0 (the bound kept): the run spans more than the bound in normalized
+    characters, hence at least the longest special string in input characters (`bound_covers_margin`), so
+    a > len(S) - longest >= p: no occurrence across p. no_bound (the margin kept): [a, c) cannot start before ws
+    (it would hold [ws, ws + margin), and the run starts after it), so U, which has a boundary at p, selected an
+    occurrence Z = [a', c') with a' < a < c' <= p (else U and R, both free at a, would select the same, by S2):
+    Z overlaps O = S'[a:c] on k = c' - a characters, and c' <= p < b < e <= len(S) < c puts the witness pair at O's
+    characters i - 1, i with i = b - a and k < i < len(O) - 1, which `overlap_interiors_without_witness` rules out.
+    Step 2: R and U are free at p, so by S2 they select the same occurrences from p on; T and R select the same
+    before p (S1, as R's first differing occurrence ends past len(S)). Step 3: at b, the pre-tokenizer ends a piece
+    whatever precedes it (an accepted transition, proved per pattern by `python -m spec.proofs`) and NFC splits the
+    text (anchors), so R's tokens from b are U's and R's tokens before b are T's: the splice is R. Neither the
+    window-start anchor nor the witness being a cut of the window text alone enters the argument.
 
-    Premise checked: for every split of the given cases that `params` repair (the control's parameters), the
-    accepted run has a witness b that `spec.cut.is_safe_cut` accepts in S, in S' and in the window text.
+    Checked on each case: for every split the control's parameters repair, the whole text's selection (spec.guard's
+    leftmost-longest model, itself checked against the reference by selected_occurrences_match_reference) has no
+    occurrence across the accepted run's start and agrees with the window's from there on (steps 1 and 2).
     """
-    out = ProofCheck("accepted_witnesses_are_safe_cuts", tok.name)
+    out = ProofCheck("accepted_runs_resynchronize", tok.name)
+    trie = literal_trie(tok)
     for case in cases:
         for s in case.splits:
             old, delta = case.text[:s], case.text[s:]
@@ -337,12 +370,14 @@ def accepted_witnesses_are_safe_cuts(tok: FrozenTokenizer, cases: list, params) 
             new_keys = overlap_keys(win_ids, win_spans, ws + margin, len(old), params.match_key)
             run = longest_common_run(old_keys, new_keys, spans)
             assert run is not None
-            first, _, length = run
-            witnesses = [spans[i][0] for i in range(first + 1, first + length) if sync_witness(tok, text, spans[i][0])]
+            p = spans[run[0]][0]
+            whole = trie.selected(text)
+            window = [(a + ws, c + ws) for a, c in trie.selected(text[ws:])]
             out.checked += 1
-            safe = [b for b in witnesses if is_safe_cut(tok, old, b) and is_safe_cut(tok, text, b)]
-            if not any(is_safe_cut(tok, text[ws:], b - ws) for b in safe):
-                out.counterexamples.append({"case": case.index, "split": s, "witnesses": witnesses[:5]})
+            across = [occ for occ in whole if occ[0] < p < occ[1]]
+            if across or [o for o in whole if o[0] >= p] != [o for o in window if o[0] >= p]:
+                out.counterexamples.append({"case": case.index, "split": s, "run_start": p,
+                                            "across": across[:1]})
     return out
 
 
@@ -388,7 +423,7 @@ PROOFS = {
     "selected_occurrences_match_reference": selected_occurrences_match_reference,
     "marks_end_before_other": marks_end_before_other,
     "one_token_runs_rejected": one_token_runs_rejected,
-    "accepted_witnesses_are_safe_cuts": accepted_witnesses_are_safe_cuts,
+    "accepted_runs_resynchronize": accepted_runs_resynchronize,
     "pattern_pairs_equal": pattern_pairs_equal,
     "nfc_specials_edged_by_anchors": nfc_specials_edged_by_anchors,
 }

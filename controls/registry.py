@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 
 from controls.derived import stripping_markers
 from controls.faults import FAULTS, Planter
-from controls.proofs import nfc_specials_edged_by_anchors, overlapped_tails_without_witness, overlapping_specials
+from controls.proofs import (
+    bound_covers_margin,
+    nfc_specials_edged_by_anchors,
+    overlap_interiors_without_witness,
+    overlapping_specials,
+)
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
 from spec.classes import L, M, N, O, S, class_table
@@ -157,12 +162,11 @@ _CONTROLS: tuple[Control, ...] = (
     _repair("repair.match_spans_only", "runs matched on spans only (LoPT's position matching)",
             RepairParams(match_key="spans")),
     _repair("repair.no_bound", "no bound on the matched run's coverage", RepairParams(require_bound=False),
-            redundant_for=ALL_FAMILIES, proof="accepted_witnesses_are_safe_cuts",
-            premise=overlapped_tails_without_witness),
+            redundant_for=ALL_FAMILIES, proof="accepted_runs_resynchronize",
+            premise=overlap_interiors_without_witness),
     _repair("repair.no_witness", "no sync witness inside the matched run", RepairParams(require_witness=False)),
     _repair("repair.margin_0", "margin 0: the overlap starts at the window start", RepairParams(margin=0),
-            redundant_for=ALL_FAMILIES, proof="accepted_witnesses_are_safe_cuts",
-            premise=overlapped_tails_without_witness),
+            redundant_for=ALL_FAMILIES, proof="accepted_runs_resynchronize", premise=bound_covers_margin),
     _repair("repair.one_token_match", "one-token matched runs accepted", RepairParams(min_match_tokens=1),
             redundant_for=ALL_FAMILIES, proof="one_token_runs_rejected"),
     *(

@@ -15,6 +15,8 @@ from controls import get
 from controls import proofs as P
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
+from spec.reference import reference_encode, reference_encode_with_offsets
+from spec.repair import RepairParams, repair
 
 
 def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = False) -> None:
@@ -127,13 +129,13 @@ def _overlap_chains(tok) -> list[BatteryCase]:
 
 
 @pytest.mark.parametrize("control", ["repair.no_bound", "repair.margin_0"])
-def test_accepted_witnesses_are_safe_cuts(tok, ledger, control: str) -> None:
-    """repair.no_bound and repair.margin_0: every splice the control accepts on the ci battery and on chains of
-    overlapping special strings rests on a witness that is an accepted cut of S, of S + D and of the window text,
-    on every tokenizer where the redundancy is claimed; where a tokenizer-level premise excludes it (no_bound on
-    olmo_3_7b), the check finds the counterexample that makes the bound necessary there."""
+def test_accepted_runs_resynchronize(tok, ledger, control: str) -> None:
+    """repair.no_bound and repair.margin_0: for every splice the control accepts on the ci battery and on chains of
+    overlapping special strings, the whole text's special-token selection has nothing across the run's start and
+    agrees with the window's from there, on every tokenizer where the redundancy is claimed; where the
+    tokenizer-level premise fails (no_bound on olmo_3_7b), the check finds the runs that make the bound necessary."""
     cases = [c for c in battery(tok, "ci") if c.splits and c.window is None][:48] + _overlap_chains(tok)
-    check = P.accepted_witnesses_are_safe_cuts(tok, cases, get(control).params)
+    check = P.accepted_runs_resynchronize(tok, cases, get(control).params)
     claimed = _claimed(control, tok)
     _record(ledger, tok, check, expect_counterexamples=not claimed)
     if claimed:
@@ -142,11 +144,36 @@ def test_accepted_witnesses_are_safe_cuts(tok, ledger, control: str) -> None:
         assert check.counterexamples, f"{control} is not claimed redundant on {tok.name}, yet no counterexample"
 
 
-def test_no_bound_premise_fails_only_with_witnessed_overlaps(tok) -> None:
-    """The no_bound premise is a fact about the special strings: it fails exactly where an overlapped tail holds an
-    accepted transition (olmo_3_7b's PII markers), never on a tokenizer without overlapping strings."""
+def test_resynchronization_check_fails_without_its_premise(ledger) -> None:
+    """The check of accepted_runs_resynchronize can fail: with margin 0 and a bound below the longest special
+    string (so `bound_covers_margin` fails), a run at the end of S, which ends with "<|im_end" (D = "|>"), is
+    accepted in a window starting inside that head (six characters), where the whole text selects the occurrence
+    that D completes across the run's start; the repair is wrong there."""
+    name = "qwen3_8b"
+    if name not in ADMITTED:
+        pytest.skip(f"{name} is not provisioned")
+    tok = load_tokenizer(name)
+    params = RepairParams(margin=0, bound=2, first_window=6, max_doublings=0)
+    weak = type("Weak", (), {"special_strings": tok.special_strings, "is_nfc": tok.is_nfc, "bound": 2})()
+    old = "word " * 120 + "<|im_end"
+    check = P.accepted_runs_resynchronize(tok, [BatteryCase(0, "head_of_special", old + "|>", (), (len(old),))],
+                                          params)
+    ids, spans = reference_encode_with_offsets(tok, old)
+    assert repair(tok, old, ids, spans, "|>", params).ids != reference_encode(tok, old + "|>")
+    ledger.record("proof", "proof.accepted_runs_resynchronize:weak_bound", tok, comparisons=check.checked,
+                  differences=0, unit="premises", details={"counterexamples": check.counterexamples[:3]})
+    assert P.bound_covers_margin(tok) and not P.bound_covers_margin(weak)
+    assert check.checked == 1 and check.counterexamples
+
+
+def test_premises_are_facts_about_the_special_strings(tok) -> None:
+    """The no_bound premise fails only where special strings overlap with an accepted transition strictly inside the
+    overlapping one (olmo_3_7b's PII markers); the margin_0 premise holds on every provisioned tokenizer; NFD takes
+    one character to at most four (U+1F82: alpha, psili, varia, ypogegrammeni), which bounds NFC's expansion."""
     if not P.overlapping_specials(tok.special_strings):
-        assert P.overlapped_tails_without_witness(tok)
+        assert P.overlap_interiors_without_witness(tok)
+    assert P.bound_covers_margin(tok)
+    assert P.nfd_expansion() == 4
 
 
 def test_nfc_specials_edged_by_anchors(tok, ledger) -> None:

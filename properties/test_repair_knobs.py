@@ -15,7 +15,7 @@ import pytest
 
 from checks.battery import FIRST_WINDOW, PHASE_DIGITS, TAIL_PHASE, TAIL_WINDOW_NEWLINES
 from controls.findings import OPEN_FINDINGS
-from controls.proofs import overlapping_specials
+from controls.proofs import bound_covers_margin, overlap_interiors_without_witness, overlapping_specials
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from spec.admission import admission_of
@@ -29,7 +29,6 @@ from spec.repair import (
     newline_joins_whitespace,
     repair,
 )
-from spec.transitions import is_accepted_transition
 
 FILLER = "The quick brown fox jumps over the lazy dog. " * 20
 CODE = "def step(state):\n    total = 0\n    for item in state.items:\n        total += item.cost\n    return total\n"
@@ -118,13 +117,14 @@ REDUNDANT = {
     "it (the newline run above) or a mark with the punctuation after it (the mark run above): one of them kills it "
     "on every provisioned tokenizer. On a tokenizer none of them reaches it would be open: proved, pieces agree after "
     "a shared piece boundary (python -m spec.proofs); not proved, that equal keys force one",
-    "require_bound=False": "redundant alone where overlapped special tails hold no accepted transition "
-    "(test_single_knob_redundancy_premises; olmo_3_7b, where they do, kills it); jointly needed with the witness "
-    "(test_witness_and_bound_are_jointly_needed)",
-    "margin=0": "redundant given bound >= margin: every token of an accepted run is a boundary in both streams, and "
-    "the bound already keeps the run start at least a margin before len(S) (test_single_knob_redundancy_premises), "
-    "where the witness argument covers the special strings; an open finding where overlapping strings form chains "
-    "it does not cover (olmo_3_7b, deepseek_v4_flash: controls/findings.py)",
+    "require_bound=False": "redundant alone where no special string overlapping another holds an accepted "
+    "transition past the overlap (controls.proofs.accepted_runs_resynchronize: a run the whole text's selection "
+    "crosses lies inside an occurrence the window's selection overlaps; test_single_knob_redundancy_premises; "
+    "olmo_3_7b, where one does, kills it); jointly needed with the witness (test_witness_and_bound_are_jointly_needed)",
+    "margin=0": "redundant given a bound that spans the longest special string in input characters "
+    "(controls.proofs.accepted_runs_resynchronize): the whole text's selection then has nothing across the run's "
+    "start, and from a point both select nothing across, it and the window's select alike "
+    "(test_single_knob_redundancy_premises)",
     "min_match_tokens=1": "implied: a one-token run has no internal boundary (witness) and cannot exceed the bound",
 }
 
@@ -202,25 +202,24 @@ def test_witness_and_bound_are_jointly_needed(ledger) -> None:
 
 
 def test_single_knob_redundancy_premises(tok, ledger) -> None:
-    """The premises under which margin=0 and require_bound=False cannot change an answer (spec/repair.py sketch):
-    the bound is at least the margin (so an accepted run starts before len(S) - margin, where the special-token
-    scans of S and S + D agree); and for every pair of overlapping special strings Z, O, the part of O that can lie
-    in S after Z ends (O[k:-1]) has no accepted transition, so a run there has no witness. Where the second premise
+    """The tokenizer-level premises under which margin=0 and require_bound=False cannot change an answer
+    (controls.proofs.accepted_runs_resynchronize): the bound spans the longest special string in input characters
+    (`bound_covers_margin`); no special string O overlapping another on k characters has an accepted transition
+    between its characters i-1, i for k < i < len(O) - 1 (`overlap_interiors_without_witness`). Where the second
     fails (olmo_3_7b), require_bound=False is not redundant: a concrete input must show it wrong there."""
-    assert tok.bound >= tok.margin
+    assert bound_covers_margin(tok)
     overlaps = overlapping_specials(tok.special_strings)
-    witnessed = [(z, o) for z, o, k in overlaps
-                 if any(is_accepted_transition(a, b) for a, b in zip(o[k:-1], o[k + 1 : -1], strict=False))]
+    witnessed = not overlap_interiors_without_witness(tok)
     kills = []
     if witnessed:
         params, candidates = KNOBS["require_bound=False"]
         kills = [c.why for c in candidates if c.tok == tok.name and _kills(tok.name, c, params)[0]]
     ledger.record("proof", "repair_redundancy_premises", tok, comparisons=len(overlaps) + 1,
-                  differences=len(witnessed) if not kills else 0, unit="premise",
-                  details={"overlaps": len(overlaps), "witnessed_overlaps": len(witnessed),
+                  differences=int(witnessed) if not kills else 0, unit="premise",
+                  details={"overlaps": len(overlaps), "witnessed_overlaps": witnessed,
                            "bound_needed_here": bool(kills)})
-    assert not witnessed or kills, (f"{tok.name}: overlapped tails with a witness {witnessed[:3]}, but no input "
-                                    "shows require_bound=False wrong here")
+    assert not witnessed or kills, f"{tok.name}: overlapped interiors with a witness, but no input shows " \
+                                   "require_bound=False wrong here"
 
 
 def newline_tail_candidates() -> list[Candidate]:

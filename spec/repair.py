@@ -33,33 +33,36 @@ Premises, each a named predicate below and tested separately:
 - `sync_witness(tok, text, b)`: b is an accepted class transition on input characters; for NFC tokenizers both
   characters around b are also anchors, so the normalized pair at b is the input pair.
 
-Why the splice is the whole encode (sketch; p = start of the run's first token, b = the witness, e = run end).
-T and U agree token for token on [p, e) with equal spans, so both have token boundaries at p and b and no
-special-token occurrence either selects crosses them. (1) Special tokens: the leftmost-longest scans of S and S'
-agree on every occurrence starting at or before len(S) - margin (no occurrence is longer than the margin); the
-bound keeps p at or before that point, so the whole encode R, like T, selects nothing across p, and from a
-boundary free in both, R and U select the same occurrences. (2) Pre-tokens: b is an accepted transition, so every
-split pattern ends a piece at b whatever precedes it, and no lookahead reaches past text[b]; (3) NFC: with
-anchors on both sides of b, NFC splits the text at b and leaves the pair as it is. Hence R = T[:i_b] + U[j_b:], and
-since T and U agree on [b, e), R = T[:keep] + U[resume:]. Consequences (properties/test_repair_knobs.py): the
-margin is redundant whenever bound >= margin (the window-start anchor and the margin are defence in depth); two
-tokens are implied by the witness; the bound matters only where special strings overlap (a window starting in a
-chain of overlapping occurrences selects the other half of them), and on the provisioned tokenizers only
-together with a missing witness (deepseek_v4_flash's "｜DSML｜"). The witness itself is necessary: patterns that group
-digits by up to three (N{1,3}) pre-tokenize a digit run in a phase set by where the scan starts, so a window
-starting inside a long run of digits that no token joins (fullwidth, Arabic-Indic) agrees with T token for token
-over the run, with no piece boundary shared, and ASCII digits appended in D join other groups than in the whole
-encode (battery hazard digit_phase; test_repair_knobs.py). Every pattern with a punctuation piece that takes the
-newlines after it (` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`) gives a second input where the vocabulary joins a newline with
-the blank after it (`newline_joins_whitespace`; qwen3's, llama3's, olmo3's do): a punctuation character, a newline
-run longer than the window, blanks, a newline. The whole text's piece ends with the run; the window, starting inside
-it, matches `\\s*[\\r\\n]+` through the blanks to the next newline, and its last newline joins them ("\\n  \\n") while
-both streams chunk the run alike (battery hazard newline_tail). A third holds where a letter alternative takes marks
-and the punctuation class takes them too (o200k, tekken): "!!", a run of marks longer than the window, a punctuation
-character. The whole text reads it as one punctuation piece; the window, starting among the marks, reads them as a
-letter piece that ends before the punctuation, and where the vocabulary joins the last mark with the punctuation's
-first bytes (`mark_joins_punctuation`: Kannada marks before U+0C84 on tekken's vocabulary) the whole text's token
-crosses the window's piece end, while both streams agree mark for mark before it (battery hazard mark_tail).
+Why the splice is the whole encode (sketch; p = start of the run's first token, b = the witness, e = run end). T and
+U agree token for token on [p, e) with equal spans, so both have token boundaries at p and b and no special-token
+occurrence either selects crosses them. (1) Special tokens: the leftmost-longest scans of S and S' agree on every
+occurrence starting at or before len(S) - margin (no occurrence is longer than the margin); the bound keeps p at or
+before that point (it spans the longest special string in input characters), so the whole encode R, like T, selects
+nothing across p, and from a boundary free in both, R and U select the same occurrences. (2) Pre-tokens: b is an
+accepted transition, so every split pattern ends a piece at b whatever precedes it, and no lookahead reaches past
+text[b]; (3) NFC: with anchors on both sides of b, NFC splits the text at b and leaves the pair as it is. Hence R =
+T[:i_b] + U[j_b:], and since T and U agree on [b, e), R = T[:keep] + U[resume:]. Consequences
+(properties/test_repair_knobs.py): the margin is redundant whenever the bound spans the longest special string (the
+window-start anchor and the margin are defence in depth); two tokens are implied by the witness; the bound matters
+only where special strings overlap (a window starting in a chain of overlapping occurrences selects the other half
+of them): alone where the overlapping string holds an accepted transition past the overlap (olmo3's PII markers
+"|||EMAIL_ADDRESS|||", ...), elsewhere only together with a missing witness (deepseek_v4_flash's "｜DSML｜"); both are
+argued and their premises checked in controls.proofs.accepted_runs_resynchronize. The witness itself is necessary:
+patterns that group digits by up to three (N{1,3}) pre-tokenize a digit run in a phase set by where the scan starts,
+so a window starting inside a long run of digits that no token joins (fullwidth, Arabic-Indic) agrees with T token
+for token over the run, with no piece boundary shared, and ASCII digits appended in D join other groups than in the
+whole encode (battery hazard digit_phase; test_repair_knobs.py). Every pattern with a punctuation piece that takes
+the newlines after it (` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`) gives a second input where the vocabulary joins a newline
+with the blank after it (`newline_joins_whitespace`; qwen3's, llama3's, olmo3's do): a punctuation character, a
+newline run longer than the window, blanks, a newline. The whole text's piece ends with the run; the window,
+starting inside it, matches `\\s*[\\r\\n]+` through the blanks to the next newline, and its last newline joins them
+("\\n  \\n") while both streams chunk the run alike (battery hazard newline_tail). A third holds where a letter
+alternative takes marks and the punctuation class takes them too (o200k, tekken): "!!", a run of marks longer than
+the window, a punctuation character. The whole text reads it as one punctuation piece; the window, starting among
+the marks, reads them as a letter piece that ends before the punctuation, and where the vocabulary joins the last
+mark with the punctuation's first bytes (`mark_joins_punctuation`: Kannada marks before U+0C84 on tekken's
+vocabulary) the whole text's token crosses the window's piece end, while both streams agree mark for mark before it
+(battery hazard mark_tail).
 
 The anchor predicate is the cut spec's (spec/normalization.py), so both propositions rest on one definition.
 """
