@@ -6,13 +6,18 @@
     python -m mutation run --module spec/cut.py   run (or resume) one module's session; repeatable
     python -m mutation run --all                  every module, one after another
     python -m mutation status                     the score and every survivor with its verdict
+    python -m mutation checkpoint                 keep the finished mutants of unfinished local sessions in the
+                                                  results file, so a session on another machine carries them
 
 Each mutant runs the test files that execute its statement (mutation.coverage_map), fastest first, stopping at the
 first failure; `run --every-file` runs every file that executes the module instead (slower; to confirm survivors).
 `run` merges each finished module into mutation/results.json (commit it with the verdicts); sessions of different
 modules may run at once, one per core (two `run` commands), but not two of the same module. A session interrupted
 with Ctrl-C keeps the mutants it finished in out/mutation/<module>/session.sqlite and the next `run` of the module
-resumes there (`--fresh` starts over). Exit status: 0 every survivor has a verdict, 1 a survivor without one (a blind
+resumes there (`--fresh` starts over); such a run, and `checkpoint`, also write the finished mutants into the
+results file's "partial" section, which a fresh session of the same module source on any machine starts from
+(mutation.carry; the module's entry then names the commits whose tests judged the carried mutants).
+Exit status: 0 every survivor has a verdict, 1 a survivor without one (a blind
 spot of the gate to judge), 2 usage or input error, 3 environment error (cosmic-ray missing, the selected tests
 failing on the unmutated tree), 130 interrupted.
 """
@@ -27,8 +32,8 @@ from pathlib import Path
 from ledger.lock import FolderBusy, FolderLock
 from mutation.coverage_map import CoverageMap, MapError, build_map, load_map, save_map
 from mutation.modules import ROOT, mutated_modules
-from mutation.results import RESULTS_FILE, read_results, summary, update_results
-from mutation.session import SessionError, run_module
+from mutation.results import RESULTS_FILE, read_results, summary, update_partial, update_results
+from mutation.session import SessionError, checkpoint, run_module
 from mutation.tree import python_digest
 from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
 
@@ -56,7 +61,29 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--work", type=Path, default=WORK)
     status = sub.add_parser("status", help="the score and the survivors with their verdicts")
     status.add_argument("--results", type=Path, default=RESULTS_FILE)
+    keep = sub.add_parser("checkpoint", help="write unfinished local sessions' mutants into the results file")
+    keep.add_argument("--module", action="append", default=[], help="a module path (default: every local session)")
+    keep.add_argument("--results", type=Path, default=RESULTS_FILE)
+    keep.add_argument("--work", type=Path, default=WORK)
     return p
+
+
+def _checkpoint(modules: list[str], work: Path, results: Path) -> int:
+    """Write the checkpoint of each named module's local session (mutation.carry) into the results file; how many
+    were written. A module whose session finished already has its entry, and a checkpoint is not needed."""
+    written = 0
+    for module in modules:
+        entry = checkpoint(module, work / _slug(module))
+        if entry is None:
+            continue
+        done = read_results(results)["modules"].get(module)
+        if done and done.get("commit") == entry["commit"] and sum(done["counts"].values()) == len(entry["mutants"]):
+            continue  # this session finished and merged its entry
+        update_partial(entry, results)
+        print(f"[mutation] {module}: {len(entry['mutants'])} finished mutants kept in {results} (partial)",
+              file=sys.stderr, flush=True)
+        written += 1
+    return written
 
 
 def _slug(module: str) -> str:
@@ -92,6 +119,9 @@ def _print_status(data: dict, verdicts: dict) -> int:
     print(f"score: {total * 100:.1f}%" if total is not None else "score: none (no module run)",
           f"over {len(s['modules'])} modules", f"({adjusted * 100:.1f}% without the {s['equivalent']} equivalent)"
           if adjusted is not None else "", f"; not run: {len(s['not_run'])}")
+    for p in s["partial"]:
+        print(f"unfinished: {p['module']}: {p['finished']} mutants kept from {p['commit']} ({p['date']}); "
+              "`run --module` goes on from them")
     for u in s["unjudged"]:
         print(f"no verdict: {u['module']}:{u['line_number']}:{u['column']} {u['operator']}  {u['line']}")
     return 1 if s["unjudged"] else 0
@@ -124,6 +154,14 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "status":
             return _print_status(read_results(args.results), verdicts)
+        if args.command == "checkpoint":
+            unknown = [m for m in args.module if m not in mutated_modules()]
+            if unknown:
+                print(f"error: not modules of spec/ or delta/: {unknown}", file=sys.stderr)
+                return 2
+            written = _checkpoint(args.module or mutated_modules(), args.work, args.results)
+            print(f"{written} unfinished sessions kept in {args.results}")
+            return 0
         modules = mutated_modules() if args.all else args.module
         unknown = [m for m in modules if m not in mutated_modules()]
         if not modules or unknown:
@@ -137,8 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         for module in modules:
             print(f"[mutation] {module}: running", file=sys.stderr, flush=True)
             work = args.work / _slug(module)
+            partial = None if args.fresh else data.get("partial", {}).get(module)
             with FolderLock(work):  # one session per module at a time: cosmic-ray mutates the copy in place
-                run = run_module(module, cmap, work, resume=not args.fresh, every_file=args.every_file)
+                try:
+                    run = run_module(module, cmap, work, resume=not args.fresh, every_file=args.every_file,
+                                     partial=partial)
+                except KeyboardInterrupt:
+                    _checkpoint([module], args.work, args.results)
+                    raise
             data = update_results(run.entry(version), args.results)
             print(f"[mutation] {module}: {run.count('killed')} killed, {run.count('timeout')} timeouts, "
                   f"{run.count('survived')} survived in {run.seconds} s", file=sys.stderr, flush=True)

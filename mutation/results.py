@@ -28,7 +28,8 @@ def read_results(path: Path = RESULTS_FILE) -> dict:
         return {"schema": SCHEMA, "modules": {}}
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: not a readable results file: {exc}") from exc
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("modules"), dict):
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("modules"), dict) \
+            or not isinstance(data.get("partial", {}), dict):
         raise ValueError(f"{path}: not a mutation results file (schema {SCHEMA})")
     return data
 
@@ -43,11 +44,21 @@ def write_results(data: dict, path: Path = RESULTS_FILE) -> None:
 def update_results(entry: dict, path: Path = RESULTS_FILE) -> dict:
     """Merge one module's entry into the results file under an exclusive lock (two sessions of different modules
     may finish at the same moment: each re-reads the file under the lock, so neither loses the other's module)."""
+    return _locked_update(path, lambda data: merge(data, entry))
+
+
+def update_partial(entry: dict, path: Path = RESULTS_FILE) -> dict:
+    """Record an unfinished session's checkpoint (mutation.carry) under the same lock, replacing the module's older
+    one; a finished module's entry is left as it is."""
+    return _locked_update(path, lambda data: merge_partial(data, entry))
+
+
+def _locked_update(path: Path, change) -> dict:
     lock = path.with_name(path.name + ".lock")
     with open(lock, "a", encoding="ascii") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            data = merge(read_results(path), entry)
+            data = change(read_results(path))
             write_results(data, path)
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
@@ -55,10 +66,25 @@ def update_results(entry: dict, path: Path = RESULTS_FILE) -> dict:
 
 
 def merge(data: dict, entry: dict) -> dict:
-    """`data` with `entry` replacing its module's previous entry."""
+    """`data` with `entry` replacing its module's previous entry; the module's checkpoint, now finished, is dropped."""
     modules = dict(data.get("modules", {}))
     modules[entry["module"]] = entry
-    return {"schema": SCHEMA, "modules": dict(sorted(modules.items()))}
+    partial = {m: p for m, p in data.get("partial", {}).items() if m != entry["module"]}
+    return _shaped(modules, partial)
+
+
+def merge_partial(data: dict, entry: dict) -> dict:
+    """`data` with `entry` as its module's checkpoint."""
+    partial = dict(data.get("partial", {}))
+    partial[entry["module"]] = entry
+    return _shaped(dict(data.get("modules", {})), partial)
+
+
+def _shaped(modules: dict, partial: dict) -> dict:
+    out = {"schema": SCHEMA, "modules": dict(sorted(modules.items()))}
+    if partial:
+        out["partial"] = dict(sorted(partial.items()))
+    return out
 
 
 def score(counts: dict) -> float | None:
@@ -103,6 +129,9 @@ def summary(data: dict, verdicts: dict | None = None) -> dict:
                      "survivors": by_verdict, "commit": entry.get("commit"), "date": entry.get("date"),
                      "seconds": entry.get("seconds"), "tests": len(entry.get("tests", []))})
     not_run = [m for m in mutated_modules() if m not in data.get("modules", {})]
+    partial = [{"module": m, "finished": len(e.get("mutants", [])), "commit": e.get("commit"), "date": e.get("date")}
+               for m, e in data.get("partial", {}).items()]
     equivalent = sum(r["survivors"]["equivalent"] for r in rows)
     return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run,
+            "partial": partial,
             "equivalent": equivalent, "score_without_equivalent": score_without_equivalent(total, equivalent)}

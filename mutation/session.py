@@ -9,6 +9,7 @@ stopped: `exec` runs only the pending mutants.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from mutation.carry import partial_entry, seed
 from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lines
 from mutation.modules import ROOT
 from mutation.mutant_tests import TIMEOUT_MARK
@@ -54,6 +56,7 @@ class ModuleRun:
     mutants: list[Mutant] = field(default_factory=list)
     commit: str = "unknown"  # the checkout's commit when the copy was taken ("+changes": with uncommitted changes)
     every_file: bool = False  # each mutant ran every file of `tests`, not only those executing its statement
+    carried: list[str] = field(default_factory=list)  # per mutant carried from an earlier session, its commit
 
     def count(self, outcome: str) -> int:
         return sum(m.outcome == outcome for m in self.mutants)
@@ -74,6 +77,8 @@ class ModuleRun:
             "tool": tool_version,
             "survivors": [{k: v for k, v in asdict(m).items() if k != "outcome"}
                           for m in self.mutants if m.outcome == "survived"],
+            "carried": len(self.carried),  # judged in an earlier session (mutation.carry), by these commits' tests
+            "carried_from": sorted(set(self.carried)),
         }
 
 
@@ -118,10 +123,12 @@ def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
 
 
 def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, root: Path = ROOT,
-               every_file: bool = False) -> ModuleRun:
+               every_file: bool = False, partial: dict | None = None) -> ModuleRun:
     """Run (or resume) the mutation session of `module` of the checkout at `root` in `work`, each mutant tested by
     the files of `cmap` that execute its statement; the mutants with their outcomes. The session keeps its own copy
-    of the map and of the module's unmutated source, so measuring a new map meanwhile does not change it."""
+    of the map and of the module's unmutated source, so measuring a new map meanwhile does not change it. A fresh
+    session starts from the finished mutants of `partial` (an interrupted session's checkpoint, mutation.carry)
+    when the module's source is the same."""
     tree, db, pristine, map_path = (work / "tree", work / "session.sqlite", work / "pristine.py",
                                     work / "coverage-map.json")
     fresh = not (resume and db.exists() and tree.exists() and pristine.exists() and map_path.exists())
@@ -145,9 +152,11 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     timeout = max(60.0, 3.0 * tests_seconds + 30.0)
     command = test_command(module, map_path.resolve(), pristine.resolve(), every_file)
     (tree / "mutation.toml").write_text(_config(module, command, timeout), encoding="utf-8")
+    carried_file = work / "carried.json"
     if fresh:
         _run([_tool("cosmic-ray"), "init", "mutation.toml", str(db)], tree, env)
         _run([_tool("cr-filter-operators"), str(db), "mutation.toml"], tree, env)
+        carried_file.write_text(json.dumps(seed(db, partial, pristine)), encoding="utf-8")
     _run([_tool("cosmic-ray"), "exec", "mutation.toml", str(db)], tree, env)
     dump = _run([_tool("cosmic-ray"), "dump", str(db)], tree, env).stdout
     source = pristine.read_text(encoding="utf-8")
@@ -157,8 +166,20 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
             m.executed_by = cmap.tests_executing(module, statement_lines(source, {m.line_number}))
     commit_file = work / "commit"
     commit = commit_file.read_text(encoding="utf-8") if commit_file.exists() else "unknown"
+    carried = json.loads(carried_file.read_text(encoding="utf-8")) if carried_file.exists() else []
     return ModuleRun(module, tests, round(tests_seconds, 1), timeout, round(time.monotonic() - t0, 1), mutants,
-                     commit, every_file)
+                     commit, every_file, carried)
+
+
+def checkpoint(module: str, work: Path) -> dict | None:
+    """The results file's "partial" entry of the module's local session in `work` (mutation.carry): its finished
+    mutants, or None when there is no session there."""
+    db, pristine, commit_file = work / "session.sqlite", work / "pristine.py", work / "commit"
+    if not (db.exists() and pristine.exists()):
+        return None
+    dump = _run([_tool("cosmic-ray"), "dump", str(db)], work, dict(os.environ)).stdout
+    commit = commit_file.read_text(encoding="utf-8") if commit_file.exists() else "unknown"
+    return partial_entry(module, commit, pristine, dump)
 
 
 def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:

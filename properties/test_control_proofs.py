@@ -8,13 +8,17 @@ under the `exhaustive` marker.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
 from checks.battery import BatteryCase, battery, overlapping_pairs
 from controls import get
 from controls import proofs as P
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
+from spec.guard import LiteralTrie
 from spec.reference import reference_encode, reference_encode_with_offsets
 from spec.repair import RepairParams, repair
 
@@ -195,3 +199,65 @@ def test_pattern_pairs_equal_proof(tok, ledger) -> None:
     claimed = _claimed("cut.pattern_pairs_of_qwen2", tok)
     _record(ledger, tok, check, expect_counterexamples=not claimed)
     assert check.holds == claimed, check.counterexamples
+
+
+SCAN_SPECIALS = ("ab", "aba", "bab", "ca", "abcab", "bb")  # nested, self-overlapping, overlapping each other
+
+
+def _reference_selection(texts: list[str]) -> list[list[tuple[int, int]]]:
+    """The special-token occurrences the reference's added-token scan selects in each text (a tokenizer whose
+    every other character is a token of its own, with SCAN_SPECIALS added as special tokens)."""
+    ref = Tokenizer(models.WordLevel({"a": 0, "b": 1, "c": 2, "[UNK]": 3}, unk_token="[UNK]"))
+    ref.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    ref.add_special_tokens(list(SCAN_SPECIALS))
+    return [[span for i, span in zip(e.ids, e.offsets, strict=True) if i > 3]
+            for e in ref.encode_batch(texts, add_special_tokens=False)]
+
+
+def test_scan_lemmas_on_every_short_text(ledger) -> None:
+    """The two facts of the special-token scan that accepted_runs_resynchronize rests on, on every text of up to 8
+    characters over {a, b, c} with nested, self-overlapping and mutually overlapping specials, every split and
+    every pair of scan start and point (spec.guard's leftmost-longest model, equal to the reference's selection on
+    each text): (S1) the scan of x + y selects every occurrence of the scan of x up to the first one it does not,
+    which ends past len(x), and nothing within x after it; (S2) two scans of one text, from 0 and from w, that
+    select nothing across a point select the same occurrences from there on. A leftmost-shortest scan differs from
+    the reference (so the comparison with the reference can fail)."""
+    trie = LiteralTrie(SCAN_SPECIALS)
+    texts = ["".join(t) for n in range(1, 9) for t in itertools.product("abc", repeat=n)]
+    reference = _reference_selection(texts)
+    model_wrong = checked = lemma_wrong = shortest_differs = 0
+    for text, ref_sel in zip(texts, reference, strict=True):
+        whole = trie.selected(text)
+        model_wrong += whole != ref_sel
+        shortest_differs += _leftmost_shortest(trie, text) != ref_sel
+        for k in range(len(text) + 1):
+            prefix = trie.selected(text[:k])
+            common = next((i for i, o in enumerate(whole) if i >= len(prefix) or prefix[i] != o), len(whole))
+            checked += 1
+            lemma_wrong += whole[:common] != prefix[:common] or (
+                common < len(whole) and (whole[common][1] <= k or any(o[1] <= k for o in whole[common + 1 :])))
+        for w in range(1, len(text)):
+            window = [(a + w, c + w) for a, c in trie.selected(text[w:])]
+            for x in range(w, len(text) + 1):
+                if any(a < x < c for a, c in whole + window):
+                    continue
+                checked += 1
+                lemma_wrong += [o for o in whole if o[0] >= x] != [o for o in window if o[0] >= x]
+    ledger.record("proof", "proof.scan_lemmas", None, comparisons=checked + len(texts),
+                  differences=model_wrong + lemma_wrong, unit="premises",
+                  details={"texts": len(texts), "specials": list(SCAN_SPECIALS), "shortest_differs": shortest_differs})
+    assert model_wrong == 0 and lemma_wrong == 0 and checked > len(texts)
+    assert shortest_differs > 0
+
+
+def _leftmost_shortest(trie: LiteralTrie, text: str) -> list[tuple[int, int]]:
+    """A broken scan: the shortest occurrence at the leftmost position."""
+    out, i = [], 0
+    while i < len(text):
+        lengths = trie.lengths_at(text, i)
+        if lengths:
+            out.append((i, i + lengths[0]))
+            i += lengths[0]
+        else:
+            i += 1
+    return out

@@ -18,6 +18,7 @@ import pytest
 from cosmic_ray.plugins import operator_names
 
 from ledger.lock import FolderLock
+from mutation.carry import seed
 from mutation.cli import main as mutation_main
 from mutation.coverage_map import (
     CoverageMap,
@@ -40,8 +41,8 @@ from mutation.mutant_tests import (
     run_with_limit,
 )
 from mutation.operators import EXCLUDED_OPERATORS, KEPT_BINARY, KEPT_COMPARISON, is_excluded
-from mutation.results import RESULTS_FILE, read_results, score, summary, update_results
-from mutation.session import SessionError, read_dump, run_module
+from mutation.results import RESULTS_FILE, read_results, score, summary, update_partial, update_results
+from mutation.session import SessionError, checkpoint, read_dump, run_module
 from mutation.verdicts import VerdictFileError, read_verdicts
 from reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
 
@@ -224,13 +225,15 @@ def test_a_mutant_that_hangs_is_stopped_at_its_tests_limit(capfd) -> None:
     assert mutant_time_limit(10.0) == 60.0 and mutant_time_limit(0.0) == 30.0
 
 
-def test_session_on_a_toy_module(tmp_path: Path) -> None:
+def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
     """A real cosmic-ray session in a scratch copy: `x < 3` -> `x <= 3` and `3` -> `4` survive the test (it checks 2
     and 5 only), the other mutants of `below` are killed, those of `in_child` too (through the child process), those
     of `unused` survive with no file executing them; the checkout itself is never modified; a second run resumes
     with nothing pending, from the unmutated module even when a stopped run left a mutant in the copy; a map of
-    other code is refused; the results merge, the survivors without verdicts make `status` exit 1 and verdicts make
-    it exit 0."""
+    other code is refused; a checkpoint of half the finished mutants carries them into a fresh session elsewhere
+    (same outcomes, the carried ones named; none when the module's source changed), and `status` names it as
+    unfinished until the module's entry replaces it; the results merge, the survivors without verdicts make `status`
+    exit 1 and verdicts make it exit 0."""
     root = _toy_checkout(tmp_path)
     cmap = _toy_map(tmp_path, root)
     work = tmp_path / "work"
@@ -250,6 +253,16 @@ def test_session_on_a_toy_module(tmp_path: Path) -> None:
     again = run_module("toy/below.py", cmap, work, root=root)
     assert [(m.operator, m.outcome) for m in again.mutants] == [(m.operator, m.outcome) for m in run.mutants]
     assert copy.read_text(encoding="utf-8") == TOY  # a resumed session mutates the unmutated module, never a mutant
+    # carried to another machine: half of this session's finished mutants, kept as a checkpoint, seed a fresh one
+    keep = checkpoint("toy/below.py", work)
+    assert keep is not None and len(keep["mutants"]) == len(run.mutants)
+    half = {**keep, "mutants": keep["mutants"][::2]}
+    moved = run_module("toy/below.py", cmap, tmp_path / "elsewhere", root=root, partial=half)
+    assert [(m.operator, m.line_number, m.outcome) for m in moved.mutants] == \
+        [(m.operator, m.line_number, m.outcome) for m in run.mutants]
+    assert moved.carried == [keep["commit"]] * sum(m["worker_outcome"] != "skipped" for m in half["mutants"])
+    assert moved.entry("x")["carried_from"] == [keep["commit"]]
+    assert seed(tmp_path / "no.sqlite", {**keep, "module_sha": "0" * 64}, work / "pristine.py") == []
     other = CoverageMap("0" * 64, "elsewhere", cmap.tests, cmap.lines)
     with pytest.raises(SessionError, match="other code"):
         run_module("toy/below.py", other, work, root=root)
@@ -257,9 +270,13 @@ def test_session_on_a_toy_module(tmp_path: Path) -> None:
         run_module("toy/below.py", other, tmp_path / "work2", root=root)
 
     results = tmp_path / "results.json"
-    update_results(run.entry("cosmic-ray test"), results)
+    update_partial(half, results)
     verdicts = tmp_path / "verdicts.toml"
     verdicts.write_text("", encoding="utf-8")
+    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 0
+    assert "unfinished: toy/below.py" in capsys.readouterr().out
+    update_results(run.entry("cosmic-ray test"), results)
+    assert "partial" not in read_results(results)  # the finished module's entry replaces its checkpoint
     assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 1
     entries = "".join(
         f'[[verdict]]\nmodule = "toy/below.py"\noperator = "{m.operator}"\nline = "{m.line}"\ncolumn = {m.column}\n'
@@ -353,13 +370,15 @@ def test_committed_survivors_all_have_verdicts() -> None:
 
 def test_report_shows_the_score_and_flags_a_survivor_without_verdict(tmp_path: Path) -> None:
     """The report's rows come from the results: a survivor without a verdict is shown as NO VERDICT and counted in
-    the sentence; modules not run are named."""
+    the sentence; modules not run are named, an unfinished one with the mutants kept."""
     entry = {"module": "spec/cut.py", "tests": ["properties/test_cut_spec.py"], "commit": "abc", "date": "d",
              "seconds": 1.0, "counts": {"killed": 8, "timeout": 1, "survived": 1, "incompetent": 0, "skipped": 3,
                                         "pending": 0},
              "survivors": [{"operator": "core/NumberReplacer", "line_number": 5, "column": 4, "line": "n = 1",
                             "diff": ""}]}
-    s = summary({"modules": {"spec/cut.py": entry}}, {})
+    s = summary({"modules": {"spec/cut.py": entry},
+                 "partial": {"delta/cuts.py": {"module": "delta/cuts.py", "commit": "abc", "date": "d",
+                                               "mutants": [{}] * 31}}}, {})
     s["survivor_list"] = [{"module": "spec/cut.py", **x, "verdict": None, "reason": "", "test": ""}
                           for x in entry["survivors"]]
     rows = mutation_rows(s)
@@ -369,6 +388,7 @@ def test_report_shows_the_score_and_flags_a_survivor_without_verdict(tmp_path: P
     sentence = mutation_sentence(s)
     assert "Score 90.0%" in sentence and "1 of them without a verdict" in sentence
     assert f"not run yet: {len(mutated_modules()) - 1} modules" in sentence
+    assert "delta/cuts.py unfinished, 31 mutants kept" in sentence
     assert mutation_sentence(None).startswith("No module")
     copy = tmp_path / "results.json"
     shutil.copy(RESULTS_FILE, copy)

@@ -71,4 +71,6 @@ def mutation_sentence(s: dict | None) -> str:
             f"{t['killed'] + t['timeout'] + t['survived']:,} judged mutants killed over {len(s['modules'])} modules "
             f"run ({_percent(s['score_without_equivalent'])} without the {s['equivalent']} judged equivalent); "
             f"{t['survived']:,} survived, {unjudged} of them without a verdict; not run yet: "
-            f"{len(s['not_run'])} modules ({', '.join(s['not_run'][:6])}{', ...' if len(s['not_run']) > 6 else ''}).")
+            f"{len(s['not_run'])} modules ({', '.join(s['not_run'][:6])}{', ...' if len(s['not_run']) > 6 else ''})"
+            + "".join(f"; {p['module']} unfinished, {p['finished']} mutants kept" for p in s.get("partial", []))
+            + ".")

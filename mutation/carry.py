@@ -1,0 +1,99 @@
+"""Mutants finished in an interrupted session, kept in the committed results file and carried into the next one.
+
+A module's session can take longer than one sitting, and its database (`out/mutation/<module>/session.sqlite`)
+lives on the machine that ran it. `checkpoint` writes the finished mutants of a local session into the results
+file's "partial" section (per module: the commit the session's copy was taken at, the SHA-256 of the module's
+unmutated source, and per mutant its operator, occurrence, position and outcome); a fresh session of the module on
+any machine, with the module's source unchanged (same SHA-256), `seed`s its new database with those outcomes, so
+cosmic-ray's `exec` runs only the rest. The finished module's entry names how many mutants were carried and from
+which commit: they were judged by the tests of that commit (the module itself being the same), which is the same
+trust as a module's whole entry made at an older commit. A module whose source changed starts over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from cosmic_ray.work_db import WorkDB, use_db
+from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+from mutation.mutant_tests import TIMEOUT_MARK
+
+Key = tuple[str, int, int, int]  # operator, occurrence, line, column
+
+
+def source_sha(path: Path) -> str:
+    """SHA-256 of a module's source (the unmutated module a session mutates)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _key(spec: dict) -> Key:
+    line, column = spec["start_pos"]
+    return spec["operator_name"], int(spec["occurrence"]), int(line), int(column)
+
+
+CARRIED = "carried from commit "  # the output a seeded result holds, naming the commit whose tests judged it
+
+
+def finished_mutants(dump: str, commit: str) -> list[dict]:
+    """The finished mutants of cosmic-ray's `dump` output (one JSON [work item, result] per line), each with what a
+    later session needs to restore its result: key fields, outcomes, diff and the commit whose tests judged it
+    (`commit`, the session's, unless the result was itself carried); the test output is left out, a timeout kept."""
+    out = []
+    for raw in dump.splitlines():
+        if not raw.strip():
+            continue
+        item, result = json.loads(raw)
+        if result is None:
+            continue
+        (spec,) = item["mutations"]
+        operator, occurrence, line, column = _key(spec)
+        output = result.get("output") or ""
+        out.append({
+            "operator": operator, "occurrence": occurrence, "line": line, "column": column,
+            "worker_outcome": result.get("worker_outcome"), "test_outcome": result.get("test_outcome"),
+            "timeout": output == "timeout" or TIMEOUT_MARK in output, "diff": result.get("diff") or "",
+            "commit": output.split(CARRIED, 1)[1].split()[0] if CARRIED in output else commit,
+        })
+    return sorted(out, key=lambda m: (m["line"], m["column"], m["operator"], m["occurrence"]))
+
+
+def partial_entry(module: str, commit: str, pristine: Path, dump: str) -> dict:
+    """The results file's "partial" entry of one module's session: its finished mutants and what they hold for."""
+    return {
+        "module": module,
+        "commit": commit,
+        "module_sha": source_sha(pristine),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "mutants": finished_mutants(dump, commit),
+    }
+
+
+def _result(m: dict) -> WorkResult:
+    return WorkResult(
+        worker_outcome=WorkerOutcome(m["worker_outcome"]),
+        output=(TIMEOUT_MARK + "; " if m["timeout"] else "") + CARRIED + m["commit"],
+        test_outcome=TestOutcome(m["test_outcome"]) if m["test_outcome"] else None,
+        diff=m["diff"] or None,
+    )
+
+
+def seed(db: Path, partial: dict | None, pristine: Path) -> list[str]:
+    """Write the carried outcomes of `partial` into the session database `db` for the pending mutants they match
+    (operator, occurrence, position); nothing when there is no partial entry or the module's source changed since.
+    Returns the commit that judged each carried mutant."""
+    if not partial or partial.get("module_sha") != source_sha(pristine):
+        return []
+    carried = {(m["operator"], m["occurrence"], m["line"], m["column"]): m for m in partial.get("mutants", [])}
+    commits = []
+    with use_db(str(db), WorkDB.Mode.open) as work:
+        for item in list(work.pending_work_items):
+            (spec,) = item.mutations
+            key = (spec.operator_name, int(spec.occurrence), int(spec.start_pos[0]), int(spec.start_pos[1]))
+            if key in carried:
+                work.set_result(item.job_id, _result(carried[key]))
+                commits.append(carried[key]["commit"])
+    return commits
