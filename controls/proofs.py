@@ -19,7 +19,7 @@ from spec.admission import admission_of
 from spec.classes import L, M, N, O, class_table
 from spec.cut import DEFAULT_CUT_RULES, CutRules, rules_for
 from spec.guard import literal_trie
-from spec.normalization import is_anchor
+from spec.normalization import is_anchor, nfc
 from spec.reference import reference_encode_with_offsets
 from spec.repair import (
     RepairParams,
@@ -28,6 +28,7 @@ from spec.repair import (
     longest_common_run,
     overlap_keys,
     repair,
+    sync_witness,
 )
 from spec.transitions import is_accepted_transition
 
@@ -323,8 +324,8 @@ def overlapping_specials(specials: tuple[str, ...]) -> list[tuple[str, str, int]
 
 
 def accepted_runs_resynchronize(tok: FrozenTokenizer, cases: list, params) -> ProofCheck:
-    """repair.margin_0 (where `bound_covers_margin` holds) and repair.no_bound (where
-    `overlap_interiors_without_witness` holds) are redundant: every run either control accepts splices exactly.
+    """repair.margin_0 (where `bound_covers_margin` holds), repair.no_bound (where `overlap_interiors_without_witness`
+    holds) and repair.nfc_window_start_unanchored are redundant: every run these controls accept splices exactly.
 
     Notation: S' = S + D; T, U, R the reference encodes of S, of the window S'[ws:], of S'; the accepted run covers
     [p, e) with e <= len(S), its tokens equal (start, end, ordinal, ID) in T and U, with a witness b (p < b < e, an
@@ -346,11 +347,14 @@ def accepted_runs_resynchronize(tok: FrozenTokenizer, cases: list, params) -> Pr
     before p (S1, as R's first differing occurrence ends past len(S)). Step 3: at b, the pre-tokenizer ends a piece
     whatever precedes it (an accepted transition, proved per pattern by `python -m spec.proofs`) and NFC splits the
     text (anchors), so R's tokens from b are U's and R's tokens before b are T's: the splice is R. Neither the
-    window-start anchor nor the witness being a cut of the window text alone enters the argument.
+    window-start anchor nor the witness being a cut of the window text alone enters the argument: with anchors on
+    both sides of b, NFC splits the window text at b whatever its first characters normalize to
+    (nfc_window_start_unanchored; the anchor predicate is checked per code point in test_cut_exhaustive).
 
     Checked on each case: for every split the control's parameters repair, the whole text's selection (spec.guard's
     leftmost-longest model, itself checked against the reference by selected_occurrences_match_reference) has no
-    occurrence across the accepted run's start and agrees with the window's from there on (steps 1 and 2).
+    occurrence across the accepted run's start and agrees with the window's from there on (steps 1 and 2), and under
+    NFC the window text and the whole text normalize to the same characters from the first witness on (step 3).
     """
     out = ProofCheck("accepted_runs_resynchronize", tok.name)
     trie = literal_trie(tok)
@@ -362,7 +366,8 @@ def accepted_runs_resynchronize(tok: FrozenTokenizer, cases: list, params) -> Pr
             if not result.repaired:
                 continue
             text = old + delta
-            ws = anchored_window_start(tok, text, len(old) - params.first_window * 2**result.window)
+            start = len(old) - params.first_window * 2**result.window
+            ws = anchored_window_start(tok, text, start) if params.anchor_window_start else start
             margin = tok.margin if params.margin is None else params.margin
             win_ids, win_local = reference_encode_with_offsets(tok, text[ws:])
             win_spans = [(a + ws, e + ws) for a, e in win_local]
@@ -375,8 +380,12 @@ def accepted_runs_resynchronize(tok: FrozenTokenizer, cases: list, params) -> Pr
             window = [(a + ws, c + ws) for a, c in trie.selected(text[ws:])]
             out.checked += 1
             across = [occ for occ in whole if occ[0] < p < occ[1]]
-            if across or [o for o in whole if o[0] >= p] != [o for o in window if o[0] >= p]:
-                out.counterexamples.append({"case": case.index, "split": s, "run_start": p,
+            b = next((spans[i][0] for i in range(run[0] + 1, run[0] + run[2]) if sync_witness(tok, old, spans[i][0])),
+                     None)
+            tail = nfc(text[b:]) if tok.is_nfc and b is not None else ""
+            if b is None or across or [o for o in whole if o[0] >= p] != [o for o in window if o[0] >= p] or not (
+                    nfc(text[ws:]).endswith(tail) and nfc(text).endswith(tail)):
+                out.counterexamples.append({"case": case.index, "split": s, "run_start": p, "witness": b,
                                             "across": across[:1]})
     return out
 

@@ -167,6 +167,9 @@ _CONTROLS: tuple[Control, ...] = (
     _repair("repair.no_witness", "no sync witness inside the matched run", RepairParams(require_witness=False)),
     _repair("repair.margin_0", "margin 0: the overlap starts at the window start", RepairParams(margin=0),
             redundant_for=ALL_FAMILIES, proof="accepted_runs_resynchronize", premise=bound_covers_margin),
+    _repair("repair.nfc_window_start_unanchored", "the window start not moved to an NFC anchor (the window text "
+            "may normalize unlike the whole text's suffix at its start)", RepairParams(anchor_window_start=False),
+            applies=_nfc_only, redundant_for=ALL_FAMILIES, proof="accepted_runs_resynchronize"),
     _repair("repair.one_token_match", "one-token matched runs accepted", RepairParams(min_match_tokens=1),
             redundant_for=ALL_FAMILIES, proof="one_token_runs_rejected"),
     *(

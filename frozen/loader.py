@@ -119,10 +119,18 @@ def token_byte_length(token: str, byte_decoder: dict[str, int]) -> int:
 
 
 def compute_bound(config: dict, added: list[dict]) -> int:
-    """The longest text one token decodes to, in bytes (an upper bound on the characters its span covers)."""
+    """The longest text one token decodes to, in bytes (an upper bound on the characters its span covers).
+
+    A vocabulary entry of k characters decodes to k to 4k bytes (k in the byte alphabet, else its UTF-8 length),
+    so the entries are read longest first and the scan stops once 4k cannot beat the longest found: the same
+    maximum as reading them all, in a fraction of the time (a vocabulary has about a million entries)."""
     decoder = byte_decoder()
     vocab = config.get("model", {}).get("vocab", {})
-    longest = max((token_byte_length(t, decoder) for t in vocab), default=0)
+    longest = 0
+    for token in sorted(vocab, key=len, reverse=True):
+        if 4 * len(token) <= longest:
+            break
+        longest = max(longest, token_byte_length(token, decoder))
     return max([longest] + [len(t["content"].encode("utf-8")) for t in added])
 
 

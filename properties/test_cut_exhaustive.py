@@ -98,6 +98,17 @@ def families() -> dict[str, FrozenTokenizer]:
 FAMILIES = families()
 
 
+def covered(rep: FrozenTokenizer) -> list[str]:
+    """The admitted tokenizers whose Split stages are the representative's, regex for regex (the stages these tests
+    run, with the isolated behaviour admission requires): the per-code-point facts checked on `rep` are theirs too,
+    and each record says so (`details.covers`, read by the obligations table)."""
+    want = split_stages(rep.admission_inputs.pre_tokenizer)
+    return [n for n in ADMITTED if split_stages(load_tokenizer(n).admission_inputs.pre_tokenizer) == want]
+
+
+COVERS = {family: covered(tok) for family, tok in FAMILIES.items()}
+
+
 def split_pretokenizer(tok: FrozenTokenizer) -> PreTokenizer:
     """The tokenizer's own Split stages (from its file; the trailing ByteLevel stage splits nothing)."""
     stages, problem = split_stages(json.loads(tok.tokenizer.to_str())["pre_tokenizer"])
@@ -229,7 +240,7 @@ def test_classes_agree_with_reference_pretokenizer(family: str, lo: int, hi: int
     ledger.record("exhaustive", f"classes_{family}", tok, comparisons=len(cps) * len(expected["contexts"]),
                   differences=len(wrong), unit="code point x context",
                   details={"keys": keys, "cpu_seconds": round(cpu, 1), **range_details(lo, hi),
-                           "distinct_patterns": len(FAMILIES), "examples": wrong[:20]})
+                           "distinct_patterns": len(FAMILIES), "examples": wrong[:20], "covers": COVERS[family]})
     assert not wrong, f"{family}: {len(wrong)} code points behave unlike their class, e.g. {wrong[:10]}"
 
 
@@ -401,7 +412,7 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
     ledger.record("exhaustive", f"transition_boundaries_{side}_{family}", tok, comparisons=len(probes),
                   differences=len(missing), unit="probe",
                   details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi),
-                           "examples": [repr(m) for m in missing[:10]]})
+                           "examples": [repr(m) for m in missing[:10]], "covers": COVERS[family]})
     assert not missing, missing[:10]
 
 
@@ -440,5 +451,5 @@ def test_left_piece_closes_identically_at_end_of_input(family: str, lo: int, hi:
           f"{cpu:.1f}s CPU; surrogates excluded")
     ledger.record("exhaustive", f"end_of_input_{family}", tok, comparisons=checked, differences=len(closing),
                   unit="code point", details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi),
-                                              "examples": [repr(c) for c in closing[:10]]})
+                                              "examples": [repr(c) for c in closing[:10]], "covers": COVERS[family]})
     assert not closing, closing[:10]

@@ -13,10 +13,12 @@ from frozen.errors import CorruptTokenizerFile, DigestMismatch, InstalledFileCha
 from frozen.loader import (
     ParameterMismatch,
     build,
+    byte_decoder,
     compute_bound,
     compute_margin,
     load_tokenizer,
     load_tokenizer_file,
+    token_byte_length,
 )
 from frozen.registry import lookup
 from properties.conftest import PROVISIONED
@@ -47,6 +49,19 @@ def test_provisioned_tokenizers_load_with_computed_parameters(name, normalizer, 
     assert (tok.margin, tok.bound) == (lookup(name).margin, lookup(name).bound)
     assert tok.sha256 in (lookup(name).files["tokenizer.json"].sha256,
                           getattr(lookup(name).known_siblings.get("tokenizer.json"), "sha256", None))
+
+
+@pytest.mark.parametrize("vocab", [
+    {"abcde": 0, "中中": 1, "ab": 2},  # two CJK characters outside the byte alphabet: 6 bytes beat 5 characters
+    {"abcdefghijklm": 0, "中中": 1},  # the long entry wins, the scan stops before the short ones
+    {"ĠĠĠ": 0, "Ġ中": 1},  # byte alphabet (3 bytes) against UTF-8 (5 bytes) at the same character length
+    {},
+])
+def test_bound_is_the_longest_decoded_entry(vocab: dict) -> None:
+    """The bound reads the entries longest first and stops early: the same maximum as reading every entry."""
+    decoder = byte_decoder()
+    full = max([token_byte_length(t, decoder) for t in vocab] + [len(b"<s>")])
+    assert compute_bound({"model": {"vocab": vocab}}, [{"content": "<s>"}]) == full
 
 
 def test_registry_disagreement_is_refused() -> None:

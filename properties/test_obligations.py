@@ -151,3 +151,17 @@ def test_a_failed_cell_says_where_it_first_differed() -> None:
     failing = _rec("battery", "battery.cut", "qwen3_8b", differences=2, first={"case": 7, "position": 3})
     cell = status_from_ledger([failing], **REGISTRY)["cut.special_token_guard"]["qwen3_8b"]
     assert cell.startswith("failed (first difference: battery.cut: 2 differences, first {'case': 7")
+
+
+def test_a_record_applies_to_the_tokenizers_it_covers() -> None:
+    """A per-code-point record run on one tokenizer for every tokenizer with the same Split stages
+    (`details.covers`) discharges its mechanism for each of them, and for no other tokenizer."""
+    glm = {**REGISTRY, "provisioned": ["qwen3_8b", "llama_3_1_8b", "glm_5_2"]}
+    alone = _rec("exhaustive", "end_of_input_llama3", "llama_3_1_8b")
+    covering = _rec("exhaustive", "end_of_input_llama3", "llama_3_1_8b", covers=["llama_3_1_8b", "glm_5_2"])
+    before = status_details([alone], **glm)["cut.end_of_input"]
+    after = status_details([covering], **glm)["cut.end_of_input"]
+    assert before["glm_5_2"]["mechanisms"][EXHAUSTIVE] == OPEN
+    assert after["glm_5_2"]["mechanisms"][EXHAUSTIVE] == DISCHARGED
+    assert after["llama_3_1_8b"]["mechanisms"][EXHAUSTIVE] == DISCHARGED
+    assert after["qwen3_8b"]["mechanisms"][EXHAUSTIVE] == OPEN

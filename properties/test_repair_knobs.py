@@ -105,6 +105,16 @@ KNOBS: dict[str, tuple[RepairParams, tuple[Candidate, ...]]] = {
             Candidate("ok " + "｜DSML" * 150, "｜", tok="deepseek_v4_flash", why="a chain of overlapping specials"),
         ),
     ),
+    "anchor_window_start=False": (
+        RepairParams(anchor_window_start=False),
+        (
+            Candidate(FILLER * 2 + "1e\u0301" * 400 + "1", "x", tok="qwen3_8b",
+                      why="the first window starts on a combining acute (the anchored start is one earlier): NFC "
+                      "joins it with the e before it in the whole text, not in the window; witnesses 1->e in the run"),
+            Candidate(FILLER * 2 + "1\u1100\u1161" * 400 + "1", "x", tok="qwen3_8b",
+                      why="the first window starts on a Hangul V jamo that composes with the L jamo before it"),
+        ),
+    ),
     "min_match_tokens=1": (
         RepairParams(min_match_tokens=1),
         (Candidate(FILLER * 2, "s", why="one-token runs at the end"),),
@@ -126,6 +136,8 @@ REDUNDANT = {
     "start, and from a point both select nothing across, it and the window's select alike "
     "(test_single_knob_redundancy_premises)",
     "min_match_tokens=1": "implied: a one-token run has no internal boundary (witness) and cannot exceed the bound",
+    "anchor_window_start=False": "redundant: with anchors on both sides of the witness, NFC splits the window text "
+    "there whatever its first characters normalize to (controls.proofs.accepted_runs_resynchronize, step 3)",
 }
 
 
@@ -133,6 +145,7 @@ REDUNDANT = {
 # (controls/findings.py) is reported as open there, never as redundant; the witness has no argument at all where
 # none of its inputs kills it
 KNOB_CONTROLS = {"margin=0": "repair.margin_0", "require_bound=False": "repair.no_bound",
+                 "anchor_window_start=False": "repair.nfc_window_start_unanchored",
                  "require_witness=False": "repair.no_witness"}
 OPEN_KNOBS = {"require_witness=False"} | {
     knob for knob, control in KNOB_CONTROLS.items()

@@ -99,6 +99,7 @@ class RepairParams:
     margin: int | None = None  # None = tok.margin
     bound: int | None = None  # None = tok.bound
     check_seam: bool = True  # False = unchecked reuse: stored IDs + encode of the delta alone
+    anchor_window_start: bool = True  # False = the window starts at len(S) - W even where NFC joins across it
 
     def __post_init__(self) -> None:
         if self.match_key not in MATCH_KEYS:
@@ -402,7 +403,7 @@ def repair_splice(
     for k in range(params.max_doublings + 1):
         if width >= n:
             return _whole(tok, old_text + delta, "window_covers_all", rejections)
-        ws = anchored_window_start(tok, old_text, n - width)
+        ws = anchored_window_start(tok, old_text, n - width) if params.anchor_window_start else n - width
         if ws is None:
             rejections.append(f"window={k}:nfc_no_anchor")
         elif ws == 0:

@@ -1,15 +1,16 @@
-"""The proof-obligation table: every premise of the cut and repair propositions, what discharges it, and its
-status per tokenizer from the recorded runs.
+"""The proof-obligation table: every premise of the cut and repair propositions, what discharges it, and its status per
+tokenizer from the recorded runs.
 
-Each premise names one or more mechanisms (z3 proof, exhaustive per-code-point test, bounded enumeration,
-property test, control kill, admission check), and each mechanism names the ledger `check` names (shell-style
-patterns, case-insensitive) whose recorded runs discharge it. A premise is *discharged* for a tokenizer when every
-mechanism has a passing record that applies to it, *partial* when only some have, *failed* when any applicable
-record failed, and *open* when none exists. A record applies to a tokenizer when it names the tokenizer, or it
-names none and is pattern-level (its details name the tokenizer's pattern family, or list the tokenizer) or
-global (its details name no family, or the common alphabet "all"). A tokenizer that is not provisioned shows
-"pattern only" for a premise about its split pattern (scope "pattern") that pattern-level records discharge,
-and "not provisioned" for everything else.
+Each premise names one or more mechanisms (z3 proof, exhaustive per-code-point test, bounded enumeration, property
+test, control kill, admission check), and each mechanism names the ledger `check` names (shell-style patterns,
+case-insensitive) whose recorded runs discharge it. A premise is *discharged* for a tokenizer when every mechanism
+has a passing record that applies to it, *partial* when only some have, *failed* when any applicable record failed,
+and *open* when none exists. A record applies to a tokenizer when it names the tokenizer or lists it in
+`details.covers` (a check run on one tokenizer for every tokenizer with the same configuration of what it checks,
+e.g. the per-code-point tests on one tokenizer per set of Split stages), or it names none and is pattern-level (its
+details name the tokenizer's pattern family, or list the tokenizer) or global (its details name no family, or the
+common alphabet "all"). A tokenizer that is not provisioned shows "pattern only" for a premise about its split
+pattern (scope "pattern") that pattern-level records discharge, and "not provisioned" for everything else.
 
 Passing means: the run compared something (comparisons > 0), found no difference, and its test did not fail;
 for a control record (level "control") it means the broken variant was killed (details.status "killed", or
@@ -280,9 +281,9 @@ def record_passed(record: dict) -> bool | None:
 
 def _applies(record: dict, tokenizer: str, family: str | None) -> bool:
     named = record.get("tokenizer")
-    if named is not None:
-        return named == tokenizer
     details = record.get("details") or {}
+    if named is not None:
+        return named == tokenizer or tokenizer in (details.get("covers") or [])
     if tokenizer in (details.get("tokenizers") or []):
         return True
     record_family = details.get("family")
