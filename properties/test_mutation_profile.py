@@ -308,10 +308,15 @@ def test_bad_verdicts_file_is_an_input_error(tmp_path: Path, text: str, why: str
 
 
 def test_usage_and_environment_errors(tmp_path: Path, monkeypatch, capsys) -> None:
-    """No module named, an unknown module: 2; a results file that is not one: 2; a map that cannot be measured (a
+    """No module named, an unknown module (to run or to checkpoint): 2; a checkpoint with no local session writes
+    nothing and exits 0; a results file that is not one: 2; a map that cannot be measured (a
     test file failing on the unmutated copy): 3, no traceback; `list` without a map names the modules only."""
     assert mutation_main(["run"]) == 2
     assert mutation_main(["run", "--module", "spec/nope.py"]) == 2
+    assert mutation_main(["checkpoint", "--module", "spec/nope.py"]) == 2
+    kept = tmp_path / "kept.json"  # no local session: nothing to keep, nothing written
+    assert mutation_main(["checkpoint", "--work", str(tmp_path / "none"), "--results", str(kept)]) == 0
+    assert not kept.exists()
     bad = tmp_path / "results.json"
     bad.write_text("{}", encoding="utf-8")
     assert mutation_main(["status", "--results", str(bad)]) == 2
