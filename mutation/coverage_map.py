@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -183,26 +183,68 @@ def _executed(data_dir: Path, index: int, tree: Path, test: str) -> tuple[dict[s
     return out, complete
 
 
+PROGRESS_FILE = "measured.json"  # in the map's work folder: the files measured so far, for a resumed measurement
+
+Measured = tuple[str, float, int, str, bool]  # (file, seconds, exit status, output tail, partial)
+
+
+def _resumable(work: Path, digest: str, files: list[str], sources: tuple[str, ...]) -> dict[int, Measured]:
+    """The files an interrupted measurement of the same code (digest), file list and sources finished and passed,
+    by index; empty when there is none or it measured something else."""
+    try:
+        data = json.loads((work / PROGRESS_FILE).read_text(encoding="utf-8"))
+        if (data["digest"], data["files"], data["sources"]) != (digest, files, list(sources)):
+            return {}
+        done = {int(i): (str(r[0]), float(r[1]), int(r[2]), str(r[3]), bool(r[4])) for i, r in data["done"].items()}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
+        return {}
+    return {i: r for i, r in done.items() if 0 <= i < len(files) and r[0] == files[i] and r[2] in (0, 5)}
+
+
+def _save_progress(work: Path, digest: str, files: list[str], sources: tuple[str, ...],
+                   done: dict[int, Measured]) -> None:
+    tmp = work / (PROGRESS_FILE + ".tmp")
+    tmp.write_text(json.dumps({"digest": digest, "files": files, "sources": list(sources),
+                               "done": {str(i): list(r) for i, r in sorted(done.items())}}), encoding="utf-8")
+    tmp.replace(work / PROGRESS_FILE)
+
+
+def _data_index(name: str) -> int | None:
+    """The measured file's index in a data file name (`3.host.pid1.x`, `nodes-3.jsonl`)."""
+    head = name.removeprefix("nodes-").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
 def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = None,
               sources: tuple[str, ...] = MUTATED_PACKAGES,
               progress: Callable[[str], None] = lambda _: None) -> CoverageMap:
     """Measure the map on a fresh copy of the checkout at `root` (in `work`): every test file (by default
-    properties/test_*.py) in its own process, `jobs` at a time. MapError if a file fails on the unmutated copy."""
+    properties/test_*.py) in its own process, `jobs` at a time. MapError if a file fails on the unmutated copy.
+    An interrupted measurement of the same code resumes: the files it finished (PROGRESS_FILE, written as each
+    one passes) keep their data and are not run again; every other file's data is removed and measured anew."""
     tree, data_dir = work / "tree", work / "data"
+    files = tests if tests is not None else sorted(p.relative_to(root).as_posix() for p in root.glob(TEST_GLOB))
+    digest = python_digest(root)
+    done = _resumable(work, digest, files, sources)
     copy_tree(root, tree)
-    if data_dir.exists():
-        for old in data_dir.iterdir():
-            old.unlink()
     data_dir.mkdir(parents=True, exist_ok=True)
+    for old in data_dir.iterdir():
+        if _data_index(old.name) not in done:
+            old.unlink()
     rc = _rcfile(work, tree, sources)
-    files = tests if tests is not None else sorted(p.relative_to(tree).as_posix() for p in tree.glob(TEST_GLOB))
-    results: list[tuple[str, float, int, str, bool]] = [("", 0.0, 0, "", False)] * len(files)
+    results: list[Measured] = [done.get(i, ("", 0.0, 0, "", False)) for i in range(len(files))]
+    if done:
+        progress(f"resumed: {len(done)} of {len(files)} files measured earlier on the same code")
+    _save_progress(work, digest, files, sources, done)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(_measure, tree, work, rc, i, f): i for i, f in enumerate(files)}
-        for done, future in enumerate(futures, 1):
+        futures = {pool.submit(_measure, tree, work, rc, i, f): i for i, f in enumerate(files) if i not in done}
+        for count, future in enumerate(as_completed(futures), len(done) + 1):
             i = futures[future]
             results[i] = future.result()
-            progress(f"{done}/{len(files)} {files[i]}: {results[i][1]:.1f} s, exit {results[i][2]}"
+            if results[i][2] in (0, 5):
+                done[i] = results[i]
+                _save_progress(work, digest, files, sources, done)
+            progress(f"{count}/{len(files)} {files[i]}: {results[i][1]:.1f} s, exit {results[i][2]}"
                      + (" (fails only under coverage: partial)" if results[i][4] else ""))
     failed = [f"{f} (exit {rc_}): {tail}" for f, _, rc_, tail, _ in results if rc_ not in (0, 5)]
     if failed:

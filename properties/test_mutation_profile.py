@@ -184,6 +184,40 @@ def test_coverage_map_attributes_lines_to_the_tests_executing_them(tmp_path: Pat
         _toy_map(tmp_path, root)
 
 
+def test_an_interrupted_map_resumes_on_the_same_code_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The map of a checkout resumes an interrupted measurement: a file recorded as measured (and passed) on the same
+    code keeps its data and is not run again, every other file runs anew, and the map equals an uninterrupted one;
+    once the code changes, nothing is taken over."""
+    import mutation.coverage_map as coverage_map
+
+    root = _toy_checkout(tmp_path)
+    whole = _toy_map(tmp_path, root)
+    progress = tmp_path / "map" / coverage_map.PROGRESS_FILE
+    recorded = json.loads(progress.read_text(encoding="utf-8"))
+    assert sorted(recorded["done"]) == ["0", "1"]
+    del recorded["done"]["1"]  # as if stopped while test_child.py ran: its data is left half-written
+    progress.write_text(json.dumps(recorded), encoding="utf-8")
+    (tmp_path / "map" / "data" / "1.stale").write_bytes(b"half")
+    measured: list[str] = []
+    real = coverage_map._measure
+
+    def counting(tree: Path, work: Path, rc: Path, index: int, test: str):
+        measured.append(test)
+        return real(tree, work, rc, index, test)
+
+    monkeypatch.setattr(coverage_map, "_measure", counting)
+    lines: list[str] = []
+    resumed = build_map(root, tmp_path / "map", tests=TOY_TESTS, sources=("toy",), progress=lines.append)
+    assert measured == ["test_child.py"] and lines[0].startswith("resumed: 1 of 2")
+    assert not (tmp_path / "map" / "data" / "1.stale").exists()
+    assert (resumed.lines, resumed.digest) == (whole.lines, whole.digest)
+    assert [t for t, _ in resumed.tests] == [t for t, _ in whole.tests]
+    (root / "toy" / "below.py").write_text(TOY + "\n\nX = 1\n", encoding="utf-8")
+    measured.clear()
+    _toy_map(tmp_path, root)
+    assert sorted(measured) == sorted(TOY_TESTS)
+
+
 def test_operator_filter_keeps_the_hand_written_kinds() -> None:
     """The filter keeps the variants named in mutation/operators.py and drops the rest, and cosmic-ray's own
     combination of the patterns (re.match over the alternation) decides every operator name the same way."""
