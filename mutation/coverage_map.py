@@ -23,10 +23,14 @@ each mutant to rule all of that out.
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import json
+import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -117,20 +121,59 @@ def _rcfile(work: Path, tree: Path, sources: tuple[str, ...]) -> Path:
     return rc
 
 
-def _measure(tree: Path, work: Path, rc: Path, index: int, test: str) -> tuple[str, float, int, str, bool]:
+class _Stopped(Exception):
+    """The measurement was interrupted: no further file is started."""
+
+
+class _Children:
+    """The measuring processes running now, each in its own process group, so that an interrupted map stops them
+    (and whatever they started) instead of waiting for them and starting the files still queued."""
+
+    def __init__(self) -> None:
+        self._running: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def run(self, args: list[str], **kwargs) -> subprocess.CompletedProcess:
+        with self._lock:
+            if self._stopped:
+                raise _Stopped()
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True, **kwargs)
+            self._running.add(proc)
+        try:
+            out, err = proc.communicate()
+        finally:
+            with self._lock:
+                self._running.discard(proc)
+        if self._stopped:
+            raise _Stopped()
+        return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            for proc in self._running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _measure(tree: Path, work: Path, rc: Path, index: int, test: str,
+             children: _Children | None = None) -> tuple[str, float, int, str, bool]:
     """Run one test file under coverage in its own process; (file, seconds, exit status, output tail, partial).
     A file that fails under coverage is run again without it: passing there, it counts as passed but partial."""
+    run = (children or _Children()).run
     env = tree_environment(tree, work / "ledgers")
     env["COVERAGE_FILE"] = str(work / "data" / str(index))
     env["MUTATION_NODES"] = str(work / "data" / f"nodes-{index}.jsonl")
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", *PYTEST_ARGS,
-                           "-p", "mutation.pytest_contexts", test], cwd=tree, env=env, capture_output=True, text=True)
+    proc = run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", *PYTEST_ARGS,
+                "-p", "mutation.pytest_contexts", test], cwd=tree, env=env)
     seconds = time.monotonic() - t0
     partial = False
     if proc.returncode not in (0, 5):
-        plain = subprocess.run([sys.executable, "-m", "pytest", *PYTEST_ARGS, test], cwd=tree,
-                               env=tree_environment(tree, work / "ledgers"), capture_output=True, text=True)
+        plain = run([sys.executable, "-m", "pytest", *PYTEST_ARGS, test], cwd=tree,
+                    env=tree_environment(tree, work / "ledgers"))
         partial = plain.returncode in (0, 5)
         proc = plain
     tail = " | ".join(proc.stdout.strip().splitlines()[-3:])
@@ -236,8 +279,11 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
     if done:
         progress(f"resumed: {len(done)} of {len(files)} files measured earlier on the same code")
     _save_progress(work, digest, files, sources, done)
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(_measure, tree, work, rc, i, f): i for i, f in enumerate(files) if i not in done}
+    children = _Children()
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        futures = {pool.submit(_measure, tree, work, rc, i, f, children): i
+                   for i, f in enumerate(files) if i not in done}
         for count, future in enumerate(as_completed(futures), len(done) + 1):
             i = futures[future]
             results[i] = future.result()
@@ -246,6 +292,11 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
                 _save_progress(work, digest, files, sources, done)
             progress(f"{count}/{len(files)} {files[i]}: {results[i][1]:.1f} s, exit {results[i][2]}"
                      + (" (fails only under coverage: partial)" if results[i][4] else ""))
+    except BaseException:  # Ctrl-C (or a failing worker): stop the running files, start no other
+        children.stop()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     failed = [f"{f} (exit {rc_}): {tail}" for f, _, rc_, tail, _ in results if rc_ not in (0, 5)]
     if failed:
         raise MapError("test files fail on the unmutated copy: " + "; ".join(failed))

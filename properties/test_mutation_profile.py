@@ -9,9 +9,11 @@ the score without counting it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -201,9 +203,9 @@ def test_an_interrupted_map_resumes_on_the_same_code_only(tmp_path: Path, monkey
     measured: list[str] = []
     real = coverage_map._measure
 
-    def counting(tree: Path, work: Path, rc: Path, index: int, test: str):
+    def counting(tree: Path, work: Path, rc: Path, index: int, test: str, *rest):
         measured.append(test)
-        return real(tree, work, rc, index, test)
+        return real(tree, work, rc, index, test, *rest)
 
     monkeypatch.setattr(coverage_map, "_measure", counting)
     lines: list[str] = []
@@ -216,6 +218,42 @@ def test_an_interrupted_map_resumes_on_the_same_code_only(tmp_path: Path, monkey
     measured.clear()
     _toy_map(tmp_path, root)
     assert sorted(measured) == sorted(TOY_TESTS)
+
+
+SLOW_TEST = ("import os\nimport time\nfrom pathlib import Path\n\n\ndef test_slow():\n"
+             "    Path(os.environ['SLOW_PID']).write_text(str(os.getpid()))\n    time.sleep(600)\n"
+             "    Path(os.environ['SLOW_PID'] + '.done').write_text('x')\n")
+STARTED_TEST = "import os\nfrom pathlib import Path\n\nPath(os.environ['SLOW_PID'] + '.late').write_text('x')\n"
+
+
+def test_an_interrupted_map_stops_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the map measures (a KeyboardInterrupt in its loop) stops the file being measured (its process is
+    gone and never got past its sleep), starts none of the queued ones, and keeps the files finished so far for
+    the resumed measurement."""
+    import mutation.coverage_map as coverage_map
+
+    root = _toy_checkout(tmp_path)
+    (root / "test_slow.py").write_text(SLOW_TEST, encoding="utf-8")
+    (root / "test_late.py").write_text(STARTED_TEST, encoding="utf-8")
+    pid_file = tmp_path / "slow.pid"
+    monkeypatch.setenv("SLOW_PID", str(pid_file))
+
+    def interrupt_once_slow_runs(line: str) -> None:
+        for _ in range(1200):  # the slow file has started when it wrote its pid (at most 120 s)
+            if pid_file.exists() and pid_file.read_text():
+                raise KeyboardInterrupt
+            time.sleep(0.1)
+
+    with pytest.raises(KeyboardInterrupt):
+        build_map(root, tmp_path / "map", jobs=1, tests=["test_toy.py", "test_slow.py", "test_late.py"],
+                  sources=("toy",), progress=interrupt_once_slow_runs)
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert not Path(str(pid_file) + ".done").exists()  # stopped, not waited for
+    assert not Path(str(pid_file) + ".late").exists()
+    recorded = json.loads((tmp_path / "map" / coverage_map.PROGRESS_FILE).read_text(encoding="utf-8"))
+    assert sorted(recorded["done"]) == ["0"]
 
 
 def test_operator_filter_keeps_the_hand_written_kinds() -> None:
