@@ -11,6 +11,9 @@
 
 Each mutant runs the test files that execute its statement (mutation.coverage_map), fastest first, stopping at the
 first failure; `run --every-file` runs every file that executes the module instead (slower; to confirm survivors).
+The tests of each mutant run in a child forked from the session's test server, which loaded the frozen tokenizers
+once (mutation.fork_server), after the module's test files passed through it on the unmutated copy; `--no-server`
+runs them in a process of their own (as the server does when that baseline fails).
 `run` merges each finished module into mutation/results.json (commit it with the verdicts); sessions of different
 modules may run at once, one per core (two `run` commands), but not two of the same module. A session interrupted
 with Ctrl-C keeps the mutants it finished in out/mutation/<module>/session.sqlite and the next `run` of the module
@@ -54,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--module", action="append", default=[], help="a module path such as spec/cut.py")
     run.add_argument("--all", action="store_true", help="every module of spec/ and delta/")
     run.add_argument("--fresh", action="store_true", help="start the sessions over instead of resuming")
+    run.add_argument("--no-server", action="store_true",
+                     help="run each mutant's tests in a process of their own, not forked from the test server")
     run.add_argument("--every-file", action="store_true",
                      help="each mutant runs every test file executing the module, not only its statement's")
     run.add_argument("--jobs", type=int, default=2, help="test files measured at once if the map is measured")
@@ -179,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             with FolderLock(work):  # one session per module at a time: cosmic-ray mutates the copy in place
                 try:
                     run = run_module(module, cmap, work, resume=not args.fresh, every_file=args.every_file,
-                                     partial=partial)
+                                     partial=partial, use_server=not args.no_server)
                 except KeyboardInterrupt:
                     _checkpoint([module], args.work, args.results)
                     raise

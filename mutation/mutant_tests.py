@@ -34,6 +34,7 @@ from mutation.coverage_map import (
     signature_body_lines,
     statement_lines,
 )
+from mutation.fork_server import SERVER_VARIABLE, ServerError, run_tests
 
 
 class _DropAnnotations(ast.NodeTransformer):
@@ -106,7 +107,19 @@ def main(argv: list[str] | None = None) -> int:
     argfile = Path(".mutant-tests")  # pytest reads its arguments from `@file`, one per line
     argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
     limit = mutant_time_limit(load_map(args.map).seconds(tests))
-    return run_with_limit([sys.executable, "-m", "pytest", *PYTEST_ARGS, "-x", f"@{argfile}"], limit)
+    pytest_args = [*PYTEST_ARGS, "-x", f"@{argfile}"]
+    server = os.environ.get(SERVER_VARIABLE)
+    if server:
+        try:
+            status = run_tests(Path(server), pytest_args, Path.cwd(), limit)
+        except ServerError as exc:
+            print(f"mutation.mutant_tests: {exc}; running the tests in a process of their own", flush=True)
+        else:
+            if status is None:
+                print(f"{TIMEOUT_MARK} after {limit:.0f} s", flush=True)
+                return 1
+            return status
+    return run_with_limit([sys.executable, "-m", "pytest", *pytest_args], limit)
 
 
 TIMEOUT_MARK = "mutation.mutant_tests: timeout"

@@ -8,6 +8,7 @@ stopped: `exec` runs only the pending mutants.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,7 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mutation.carry import partial_entry, seed
-from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lines
+from mutation.coverage_map import PYTEST_ARGS, CoverageMap, load_map, save_map, statement_lines
+from mutation.fork_server import SERVER_VARIABLE
 from mutation.modules import ROOT
 from mutation.mutant_tests import TIMEOUT_MARK
 from mutation.operators import EXCLUDED_OPERATORS
@@ -57,6 +59,7 @@ class ModuleRun:
     commit: str = "unknown"  # the checkout's commit when the copy was taken ("+changes": with uncommitted changes)
     every_file: bool = False  # each mutant ran every file of `tests`, not only those executing its statement
     carried: list[str] = field(default_factory=list)  # per mutant carried from an earlier session, its commit
+    runner: str = "a process per mutant"  # or "fork server" (mutation.fork_server), when its baseline passed
 
     def count(self, outcome: str) -> int:
         return sum(m.outcome == outcome for m in self.mutants)
@@ -79,6 +82,7 @@ class ModuleRun:
                           for m in self.mutants if m.outcome == "survived"],
             "carried": len(self.carried),  # judged in an earlier session (mutation.carry), by these commits' tests
             "carried_from": sorted(set(self.carried)),
+            "runner": self.runner,
         }
 
 
@@ -123,12 +127,14 @@ def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
 
 
 def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, root: Path = ROOT,
-               every_file: bool = False, partial: dict | None = None) -> ModuleRun:
+               every_file: bool = False, partial: dict | None = None, use_server: bool = True) -> ModuleRun:
     """Run (or resume) the mutation session of `module` of the checkout at `root` in `work`, each mutant tested by
     the files of `cmap` that execute its statement; the mutants with their outcomes. The session keeps its own copy
     of the map and of the module's unmutated source, so measuring a new map meanwhile does not change it. A fresh
     session starts from the finished mutants of `partial` (an interrupted session's checkpoint, mutation.carry)
-    when the module's source is the same."""
+    when the module's source is the same. With `use_server`, the mutants' tests run in children forked from a test
+    server (mutation.fork_server) once the module's test files pass through it on the unmutated module; else, or
+    when they do not, each in a process of its own."""
     tree, db, pristine, map_path = (work / "tree", work / "session.sqlite", work / "pristine.py",
                                     work / "coverage-map.json")
     fresh = not (resume and db.exists() and tree.exists() and pristine.exists() and map_path.exists())
@@ -157,7 +163,16 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
         _run([_tool("cosmic-ray"), "init", "mutation.toml", str(db)], tree, env)
         _run([_tool("cr-filter-operators"), str(db), "mutation.toml"], tree, env)
         carried_file.write_text(json.dumps(seed(db, partial, pristine)), encoding="utf-8")
-    _run([_tool("cosmic-ray"), "exec", "mutation.toml", str(db)], tree, env)
+    server = ForkServer(work / "tests.sock", tree, env) if use_server else None
+    try:
+        if server is not None and not server.ready(tests, work / "server-baseline.json", cmap.digest):
+            server.stop()
+            server = None
+        exec_env = dict(env, **({SERVER_VARIABLE: str(server.path)} if server else {}))
+        _run([_tool("cosmic-ray"), "exec", "mutation.toml", str(db)], tree, exec_env)
+    finally:
+        if server is not None:
+            server.stop()
     dump = _run([_tool("cosmic-ray"), "dump", str(db)], tree, env).stdout
     source = pristine.read_text(encoding="utf-8")
     mutants = read_dump(dump, source.splitlines())
@@ -168,7 +183,67 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     commit = commit_file.read_text(encoding="utf-8") if commit_file.exists() else "unknown"
     carried = json.loads(carried_file.read_text(encoding="utf-8")) if carried_file.exists() else []
     return ModuleRun(module, tests, round(tests_seconds, 1), timeout, round(time.monotonic() - t0, 1), mutants,
-                     commit, every_file, carried)
+                     commit, every_file, carried, "fork server" if server is not None else "a process per mutant")
+
+
+class ForkServer:
+    """The session's test server (mutation.fork_server), started in the session's copy with its environment."""
+
+    def __init__(self, path: Path, tree: Path, env: dict[str, str]) -> None:
+        self.path, self.tree = path, tree
+        self.log = path.with_suffix(".log")
+        with self.log.open("w", encoding="utf-8") as out:
+            self.proc = subprocess.Popen([sys.executable, "-m", "mutation.fork_server", "--socket", str(path)],
+                                         cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    def started(self, wait: float = 300.0) -> bool:
+        """Whether the server listens (within `wait` seconds; it loads the tokenizers first)."""
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            if "serving on" in self.log.read_text(encoding="utf-8"):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def ready(self, tests: tuple[str, ...], record: Path, digest: str) -> bool:
+        """Whether the mutants may run through the server: it started, and the module's test files passed through it
+        on the unmutated copy (the baseline; recorded for the code's digest, so a resumed session skips it). A
+        failure is printed and the session goes on with a process per mutant."""
+        if not self.started():
+            print(f"[mutation] the test server did not start ({self.log}): a process per mutant", file=sys.stderr)
+            return False
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(record.read_text(encoding="utf-8")) == {"digest": digest, "tests": list(tests)}:
+                return True
+        argfile = self.tree / ".baseline-tests"
+        argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
+        output = record.with_suffix(".log")
+        with output.open("w", encoding="utf-8") as out:
+            status = subprocess.run([sys.executable, "-c", BASELINE_CLIENT, str(self.path), *PYTEST_ARGS,
+                                     f"@{argfile.name}"], cwd=self.tree, stdout=out, stderr=subprocess.STDOUT,
+                                    env=dict(os.environ, PYTHONPATH=str(self.tree))).returncode
+        if status not in (0, 5):
+            print(f"[mutation] the module's tests fail through the test server on the unmutated copy (exit {status};"
+                  f" {output}): a process per mutant", file=sys.stderr)
+            return False
+        record.write_text(json.dumps({"digest": digest, "tests": list(tests)}), encoding="utf-8")
+        return True
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# the baseline's client: the tests through the server at argv[1], no time limit; pytest's exit status as its own
+BASELINE_CLIENT = ("import sys; from pathlib import Path; from mutation.fork_server import run_tests; "
+                   "sys.exit(run_tests(Path(sys.argv[1]), sys.argv[2:], Path.cwd(), None))")
 
 
 def checkpoint(module: str, work: Path) -> dict | None:

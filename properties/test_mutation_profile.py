@@ -303,13 +303,15 @@ def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
     of `unused` survive with no file executing them; the checkout itself is never modified; a second run resumes
     with nothing pending, from the unmutated module even when a stopped run left a mutant in the copy; a map of
     other code is refused; a checkpoint of half the finished mutants carries them into a fresh session elsewhere
-    (same outcomes, the carried ones named; none when the module's source changed), and `status` names it as
+    (same outcomes, the carried ones named; none when the module's source changed; the first session's tests ran
+    through the test server, this one's each in a process of their own), and `status` names it as
     unfinished until the module's entry replaces it; the results merge, the survivors without verdicts make `status`
     exit 1 and verdicts make it exit 0."""
     root = _toy_checkout(tmp_path)
     cmap = _toy_map(tmp_path, root)
     work = tmp_path / "work"
     run = run_module("toy/below.py", cmap, work, root=root)
+    assert run.runner == "fork server" and (work / "server-baseline.json").exists()
     assert (root / "toy" / "below.py").read_text(encoding="utf-8") == TOY
     judged = {(m.line_number, m.operator): m for m in run.mutants if m.outcome != "skipped"}
     assert judged[2, "core/ReplaceComparisonOperator_Lt_LtE"].outcome == "survived"
@@ -329,7 +331,8 @@ def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
     keep = checkpoint("toy/below.py", work)
     assert keep is not None and len(keep["mutants"]) == len(run.mutants)
     half = {**keep, "mutants": keep["mutants"][::2]}
-    moved = run_module("toy/below.py", cmap, tmp_path / "elsewhere", root=root, partial=half)
+    moved = run_module("toy/below.py", cmap, tmp_path / "elsewhere", root=root, partial=half, use_server=False)
+    assert moved.runner == "a process per mutant"  # and the same outcomes as through the server
     assert [(m.operator, m.line_number, m.outcome) for m in moved.mutants] == \
         [(m.operator, m.line_number, m.outcome) for m in run.mutants]
     assert moved.carried == [keep["commit"]] * sum(m["worker_outcome"] != "skipped" for m in half["mutants"])

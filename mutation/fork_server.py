@@ -1,0 +1,225 @@
+"""A test server for one mutation session: loads the frozen tokenizers once, then forks a fresh pytest run per mutant.
+
+Every pytest process of the suite first loads the provisioned tokenizers (the conftest's parameter lists need
+them): about 25 s of a mutant's run on this machine, more than most killing tests take. The server pays it once.
+It imports only what no mutant can change (the ground floor `frozen`, the third-party libraries, pytest) and
+loads the tokenizers through `frozen.loader`'s per-process cache; each request forks a child that runs
+`pytest.main` in a new session, importing `spec/`, `delta/` and everything above them from disk, so the child sees
+the mutant cosmic-ray has just written exactly as a fresh process would. `preload` refuses to serve if any module
+of the mutated packages got imported (the child would inherit the unmutated one).
+
+Protocol (one request per connection, over a Unix socket): the client sends its stdout and stderr descriptors
+with one JSON line (`{"args": [...], "cwd": "..."}`); the server forks, answers `{"pid": N}`, and when the child
+ends, `{"status": S}`. A client that goes away (cosmic-ray's timeout) gets its child killed; a client that runs
+out of time kills the child's process group itself (mutation.mutant_tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+from pathlib import Path
+
+from mutation.modules import MUTATED_PACKAGES
+
+SERVER_VARIABLE = "MUTATION_TEST_SERVER"  # the socket path, in the environment of cosmic-ray's test command
+# libraries imported before forking (import time only; pytest and its plugins are left to each child, so that
+# they start as in a fresh process)
+THIRD_PARTY = ("tokenizers", "regex", "unicodedata2", "z3", "jinja2", "pyarrow", "rich")
+
+
+class ServerError(RuntimeError):
+    """The server cannot serve: a mutated module was imported before forking, or the socket is unusable."""
+
+
+def preload(tree: Path) -> list[str]:
+    """Import the libraries and, when `tree` is a copy of this suite (it has `frozen/`), load every provisioned
+    frozen tokenizer into this process's cache; the names loaded. ServerError if that imported a module of the
+    mutated packages."""
+    for name in THIRD_PARTY:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    loaded = _load_tokenizers() if (tree / "frozen" / "loader.py").exists() else []
+    leaked = mutated_imports()
+    if leaked:
+        raise ServerError(f"preloading imported modules a mutant can change: {', '.join(leaked)}")
+    return loaded
+
+
+def _load_tokenizers() -> list[str]:
+    from frozen.errors import NotProvisioned
+    from frozen.loader import load_tokenizer
+    from frozen.registry import rows
+
+    loaded = []
+    for row in rows():
+        try:
+            load_tokenizer(row.name)
+        except NotProvisioned:
+            continue
+        loaded.append(row.name)
+    return loaded
+
+
+def mutated_imports() -> list[str]:
+    """The modules of the mutated packages imported in this process."""
+    return sorted(m for m in sys.modules if m.split(".")[0] in MUTATED_PACKAGES)
+
+
+def _child(request: dict, fds: list[int], listener: socket.socket, conn: socket.socket) -> None:
+    """In the forked child: a session of its own, the client's stdout and stderr, the default signal handlers, the
+    requested working directory; pytest's exit status as the process's."""
+    status = 3
+    try:
+        listener.close()
+        conn.close()
+        os.setsid()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        for fd in fds:
+            os.close(fd)
+        os.chdir(request["cwd"])
+        sys.path.insert(0, request["cwd"])
+        import pytest
+
+        # pytest marks the suite's own packages for assertion rewriting; `frozen` and this package are already
+        # imported here, which only costs their (non-test) asserts the detailed messages: not worth a warning
+        status = int(pytest.main(["-W", "ignore::pytest.PytestAssertRewriteWarning", *request["args"]]))
+    except BaseException as exc:  # anything escaping pytest must still end this child, never return to the loop
+        with contextlib.suppress(Exception):
+            print(f"mutation.fork_server: the child failed: {exc!r}", file=sys.stderr)
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
+
+
+def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
+    """One request: its JSON line and the two descriptors sent with it."""
+    msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 2)
+    while not msg.endswith(b"\n"):
+        more = conn.recv(1 << 16)
+        if not more:
+            break
+        msg += more
+    if len(fds) != 2:
+        for fd in fds:
+            os.close(fd)
+        raise ServerError("a request without its stdout and stderr")
+    return json.loads(msg), fds
+
+
+def _serve_one(listener: socket.socket, conn: socket.socket) -> None:
+    request, fds = _receive(conn)
+    pid = os.fork()
+    if pid == 0:
+        _child(request, fds, listener, conn)
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            conn.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+            return
+        readable, _, _ = select.select([conn], [], [], 0.2)
+        if readable and not conn.recv(1):  # the client went away: its child goes too
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return
+
+
+def serve(path: Path) -> None:
+    """Serve requests on the Unix socket at `path` until terminated (SIGTERM ends the loop cleanly)."""
+    path.unlink(missing_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(4)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"serving on {path}", flush=True)
+    try:
+        while True:
+            conn, _ = listener.accept()
+            with conn:
+                try:
+                    _serve_one(listener, conn)
+                except (OSError, ServerError, ValueError) as exc:
+                    print(f"mutation.fork_server: request dropped: {exc}", file=sys.stderr, flush=True)
+    finally:
+        listener.close()
+        path.unlink(missing_ok=True)
+
+
+class _Lines:
+    """The JSON lines of a connection, read without buffering past what `select` can see."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn, self.buffer = conn, b""
+
+    def next(self, timeout: float | None = None) -> dict | None:
+        """The next line as JSON; None when `timeout` seconds pass first. ServerError when the connection ends."""
+        while b"\n" not in self.buffer:
+            if timeout is not None:
+                readable, _, _ = select.select([self.conn], [], [], max(0.0, timeout))
+                if not readable:
+                    return None
+            more = self.conn.recv(1 << 12)
+            if not more:
+                raise ServerError("the test server closed the connection")
+            self.buffer += more
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+
+def run_tests(path: Path, args: list[str], cwd: Path, limit: float | None) -> int | None:
+    """Run pytest with `args` in `cwd` through the server at `path`, this process's stdout and stderr being the
+    tests'; pytest's exit status, or None when the tests outlive `limit` seconds (their process group is then
+    killed; None: no limit). ServerError when the server cannot be reached or the connection breaks."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(str(path))
+    except OSError as exc:
+        raise ServerError(f"no test server at {path}: {exc}") from exc
+    with conn:
+        socket.send_fds(conn, [json.dumps({"args": args, "cwd": str(cwd)}).encode() + b"\n"], [1, 2])
+        lines = _Lines(conn)
+        pid = int((lines.next() or {})["pid"])
+        answer = lines.next(timeout=limit)
+        if answer is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            return None
+        return int(answer["status"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m mutation.fork_server", description=__doc__.split("\n\n")[0])
+    p.add_argument("--socket", type=Path, required=True)
+    args = p.parse_args(argv)
+    try:
+        loaded = preload(Path.cwd())
+        print(f"loaded {len(loaded)} tokenizers: {' '.join(loaded)}", flush=True)
+        serve(args.socket)
+    except ServerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
