@@ -10,7 +10,9 @@ How the map is measured, so that it does not miss an executing file:
   (mutation.pytest_contexts); lines run outside any test (imports, module level, collection) are charged to the
   whole file, so import-time statements count for every file that imports the module;
 - subprocesses measured too (coverage's `patch = subprocess`; the data file is named per test file through
-  `COVERAGE_FILE`, which children inherit), and saved on SIGTERM.
+  `COVERAGE_FILE`, which children inherit), and saved on SIGTERM;
+- incrementally: a file's measurement is kept while the file, the modules it executed and the harness are the same
+  (build_map, _reusable), so only the files a change concerns run again.
 What it can miss, so that a survivor is one that the tests executing its statement let through (the score is a
 lower bound): a test that uses a result cached by an earlier test of its file (an lru_cache, a module-scoped
 fixture) without executing the statement itself; a child started with an environment that drops coverage's
@@ -25,6 +27,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import difflib
+import hashlib
 import json
 import os
 import signal
@@ -42,10 +45,11 @@ from coverage import CoverageData
 from coverage.exceptions import DataError
 
 from mutation.modules import MUTATED_PACKAGES
-from mutation.tree import commit_of, copy_tree, python_digest, tree_environment
+from mutation.tree import commit_of, copy_tree, python_digest, python_files, tree_environment
 
 PYTEST_ARGS = ("-q", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly")
 TEST_GLOB = "properties/test_*.py"
+Measured = tuple[str, float, int, str, bool]  # (file, seconds, exit status, output tail, partial)
 
 
 class MapError(RuntimeError):
@@ -158,14 +162,13 @@ class _Children:
                     os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _measure(tree: Path, work: Path, rc: Path, index: int, test: str,
-             children: _Children | None = None) -> tuple[str, float, int, str, bool]:
+def _measure(tree: Path, work: Path, rc: Path, test: str, children: _Children | None = None) -> Measured:
     """Run one test file under coverage in its own process; (file, seconds, exit status, output tail, partial).
     A file that fails under coverage is run again without it: passing there, it counts as passed but partial."""
     run = (children or _Children()).run
     env = tree_environment(tree, work / "ledgers")
-    env["COVERAGE_FILE"] = str(work / "data" / str(index))
-    env["MUTATION_NODES"] = str(work / "data" / f"nodes-{index}.jsonl")
+    env["COVERAGE_FILE"] = str(work / "data" / data_stem(test))
+    env["MUTATION_NODES"] = str(work / "data" / f"nodes-{data_stem(test)}.jsonl")
     t0 = time.monotonic()
     proc = run([sys.executable, "-m", "coverage", "run", f"--rcfile={rc}", "-m", "pytest", *PYTEST_ARGS,
                 "-p", "mutation.pytest_contexts", test], cwd=tree, env=env)
@@ -180,11 +183,11 @@ def _measure(tree: Path, work: Path, rc: Path, index: int, test: str,
     return test, seconds, proc.returncode, tail, partial
 
 
-def _nodes(data_dir: Path, index: int) -> tuple[dict[int, str], dict[str, float]]:
+def _nodes(data_dir: Path, stem: str) -> tuple[dict[int, str], dict[str, float]]:
     """The tests of one measured file: number -> name, and name -> seconds (all its parameter sets)."""
     names: dict[int, str] = {}
     seconds: dict[str, float] = {}
-    path = data_dir / f"nodes-{index}.jsonl"
+    path = data_dir / f"nodes-{stem}.jsonl"
     if path.exists():
         for raw in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(raw)
@@ -193,15 +196,16 @@ def _nodes(data_dir: Path, index: int) -> tuple[dict[int, str], dict[str, float]
     return names, seconds
 
 
-def _executed(data_dir: Path, index: int, tree: Path, test: str) -> tuple[dict[str, dict[int, set[str]]], bool]:
-    """module -> line -> the tests of file `test` (measured as number `index`) executing it: a test's name, or the
+def _executed(data_dir: Path, tree: Path, test: str) -> tuple[dict[str, dict[int, set[str]]], bool]:
+    """module -> line -> the tests of file `test` executing it: a test's name, or the
     file itself for lines run outside any test (collection, module level) or by a child of no known test; and
     whether every data file could be read (a child stopped by a file-size limit leaves a truncated one)."""
-    names, _ = _nodes(data_dir, index)
+    stem = data_stem(test)
+    names, _ = _nodes(data_dir, stem)
     out: dict[str, dict[int, set[str]]] = {}
     complete = True
-    for path in sorted(data_dir.glob(f"{index}.*")):
-        child = path.name[len(f"{index}."):].split(".", 1)[0]
+    for path in sorted(data_dir.glob(f"{stem}.*")):
+        child = path.name[len(f"{stem}."):].split(".", 1)[0]
         owner = names.get(int(child[len("node"):]), test) if child.startswith("node") and child[4:].isdigit() \
             else None  # None: the file's own process, whose lines carry their test as context
         data = CoverageData(basename=str(path))
@@ -226,36 +230,73 @@ def _executed(data_dir: Path, index: int, tree: Path, test: str) -> tuple[dict[s
     return out, complete
 
 
-PROGRESS_FILE = "measured.json"  # in the map's work folder: the files measured so far, for a resumed measurement
+PROGRESS_FILE = "measured.json"  # in the map's work folder: per measured file, its result and what it depends on
+MEASUREMENT = 1  # how a file is measured (_measure's command, the coverage settings): a change measures all again
 
-Measured = tuple[str, float, int, str, bool]  # (file, seconds, exit status, output tail, partial)
+
+def data_stem(test: str) -> str:
+    """The name of a test file's coverage data (and its children's, `<stem>.node<N>...`): `properties__test_x`."""
+    return test.removesuffix(".py").replace("/", "__")
 
 
-def _resumable(work: Path, digest: str, files: list[str], sources: tuple[str, ...]) -> dict[int, Measured]:
-    """The files an interrupted measurement of the same code (digest), file list and sources finished and passed,
-    by index; empty when there is none or it measured something else."""
+def _sha(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def harness_digest(root: Path, tests: list[str], sources: tuple[str, ...]) -> str:
+    """SHA-256 over every Python file that a measured test file may run besides the mutated modules (`sources`)
+    and the test files themselves: the suite's other packages, the conftest and test helpers, the measuring plugin
+    (mutation/pytest_contexts.py). The rest of the mutation tool is left out: it does not run in a measured file
+    but in its own tests, which are test files like any other."""
+    h = hashlib.sha256(f"measurement {MEASUREMENT}\0".encode())
+    measured = set(tests)
+    for path in sorted(python_files(root)):
+        rel = path.relative_to(root).as_posix()
+        if rel in measured or rel.split("/")[0] in sources or (
+                rel.startswith("mutation/") and rel != "mutation/pytest_contexts.py"):
+            continue
+        h.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _reusable(work: Path, root: Path, files: list[str], sources: tuple[str, ...], harness: str
+              ) -> dict[str, dict]:
+    """The files whose earlier measurement (in PROGRESS_FILE) still holds, with their entries: measured and passed
+    under the same harness (harness_digest) and sources, with the file itself and every module of `sources` it
+    executed unchanged. Its run is then the same run: what it executes is the same code, and the modules it did not
+    execute were neither imported nor run by it."""
     try:
         data = json.loads((work / PROGRESS_FILE).read_text(encoding="utf-8"))
-        if (data["digest"], data["files"], data["sources"]) != (digest, files, list(sources)):
+        if (data["harness"], data["sources"]) != (harness, list(sources)):
             return {}
-        done = {int(i): (str(r[0]), float(r[1]), int(r[2]), str(r[3]), bool(r[4])) for i, r in data["done"].items()}
-    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
+        entries = dict(data["files"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError):
         return {}
-    return {i: r for i, r in done.items() if 0 <= i < len(files) and r[0] == files[i] and r[2] in (0, 5)}
+    out = {}
+    for test in files:
+        e = entries.get(test)
+        try:
+            if (e and e["result"][2] in (0, 5) and e["sha"] == _sha(root / test)
+                    and all(_sha(root / m) == sha for m, sha in e["modules"].items())):
+                out[test] = e
+        except (KeyError, TypeError, IndexError, AttributeError):
+            continue
+    return out
 
 
-def _save_progress(work: Path, digest: str, files: list[str], sources: tuple[str, ...],
-                   done: dict[int, Measured]) -> None:
+def _save_progress(work: Path, sources: tuple[str, ...], harness: str, entries: dict[str, dict]) -> None:
     tmp = work / (PROGRESS_FILE + ".tmp")
-    tmp.write_text(json.dumps({"digest": digest, "files": files, "sources": list(sources),
-                               "done": {str(i): list(r) for i, r in sorted(done.items())}}), encoding="utf-8")
+    tmp.write_text(json.dumps({"harness": harness, "sources": list(sources), "files": entries}, sort_keys=True),
+                   encoding="utf-8")
     tmp.replace(work / PROGRESS_FILE)
 
 
-def _data_index(name: str) -> int | None:
-    """The measured file's index in a data file name (`3.host.pid1.x`, `nodes-3.jsonl`)."""
-    head = name.removeprefix("nodes-").split(".", 1)[0]
-    return int(head) if head.isdigit() else None
+def _data_stem(name: str) -> str:
+    """The test file's stem in a data file name (`properties__test_x.host.pid1.x`, `nodes-properties__test_x.jsonl`)."""
+    return name.removeprefix("nodes-").split(".", 1)[0]
 
 
 def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = None,
@@ -263,47 +304,52 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
               progress: Callable[[str], None] = lambda _: None) -> CoverageMap:
     """Measure the map on a fresh copy of the checkout at `root` (in `work`): every test file (by default
     properties/test_*.py) in its own process, `jobs` at a time. MapError if a file fails on the unmutated copy.
-    An interrupted measurement of the same code resumes: the files it finished (PROGRESS_FILE, written as each
-    one passes) keep their data and are not run again; every other file's data is removed and measured anew."""
+    The measurement is incremental: a file whose earlier measurement still holds (_reusable: the same harness, the
+    file and the modules it executed unchanged) keeps its data and is not run again, whether the earlier
+    measurement finished or was interrupted; every other file's data is removed and measured anew."""
     tree, data_dir = work / "tree", work / "data"
     files = tests if tests is not None else sorted(p.relative_to(root).as_posix() for p in root.glob(TEST_GLOB))
-    digest = python_digest(root)
-    done = _resumable(work, digest, files, sources)
+    harness = harness_digest(root, files, sources)
+    entries = _reusable(work, root, files, sources, harness)
     copy_tree(root, tree)
     data_dir.mkdir(parents=True, exist_ok=True)
+    kept = {data_stem(t) for t in entries}
     for old in data_dir.iterdir():
-        if _data_index(old.name) not in done:
+        if _data_stem(old.name) not in kept:
             old.unlink()
     rc = _rcfile(work, tree, sources)
-    results: list[Measured] = [done.get(i, ("", 0.0, 0, "", False)) for i in range(len(files))]
-    if done:
-        progress(f"resumed: {len(done)} of {len(files)} files measured earlier on the same code")
-    _save_progress(work, digest, files, sources, done)
+    results: dict[str, Measured] = {t: tuple(e["result"]) for t, e in entries.items()}  # type: ignore[misc]
+    if entries:
+        progress(f"kept: {len(entries)} of {len(files)} files measured earlier on the same code")
+    _save_progress(work, sources, harness, entries)
     children = _Children()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        futures = {pool.submit(_measure, tree, work, rc, i, f, children): i
-                   for i, f in enumerate(files) if i not in done}
-        for count, future in enumerate(as_completed(futures), len(done) + 1):
-            i = futures[future]
-            results[i] = future.result()
-            if results[i][2] in (0, 5):
-                done[i] = results[i]
-                _save_progress(work, digest, files, sources, done)
-            progress(f"{count}/{len(files)} {files[i]}: {results[i][1]:.1f} s, exit {results[i][2]}"
-                     + (" (fails only under coverage: partial)" if results[i][4] else ""))
+        futures = {pool.submit(_measure, tree, work, rc, f, children): f for f in files if f not in entries}
+        for count, future in enumerate(as_completed(futures), len(entries) + 1):
+            test = futures[future]
+            results[test] = future.result()
+            if results[test][2] in (0, 5):
+                executed, complete = _executed(data_dir, tree, test)
+                if complete:
+                    entries[test] = {"result": list(results[test]), "sha": _sha(tree / test),
+                                     "modules": {m: _sha(tree / m) for m in sorted(executed)}}
+                    _save_progress(work, sources, harness, entries)
+            progress(f"{count}/{len(files)} {test}: {results[test][1]:.1f} s, exit {results[test][2]}"
+                     + (" (fails only under coverage: partial)" if results[test][4] else ""))
     except BaseException:  # Ctrl-C (or a failing worker): stop the running files, start no other
         children.stop()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
-    failed = [f"{f} (exit {rc_}): {tail}" for f, _, rc_, tail, _ in results if rc_ not in (0, 5)]
+    ordered = [results[f] for f in files]
+    failed = [f"{f} (exit {rc_}): {tail}" for f, _, rc_, tail, _ in ordered if rc_ not in (0, 5)]
     if failed:
         raise MapError("test files fail on the unmutated copy: " + "; ".join(failed))
-    ids, lines, unreadable = read_measurements(data_dir, tree, [(f, round(s, 2)) for f, s, _, _, _ in results])
+    ids, lines, unreadable = read_measurements(data_dir, tree, [(f, round(s, 2)) for f, s, _, _, _ in ordered])
     return CoverageMap(python_digest(tree), commit_of(root), ids, lines,
                        datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                       [f for i, (f, _, _, _, partial) in enumerate(results) if partial or i in unreadable])
+                       [f for i, (f, _, _, _, partial) in enumerate(ordered) if partial or i in unreadable])
 
 
 def read_measurements(data_dir: Path, tree: Path, files: list[tuple[str, float]]
@@ -316,12 +362,12 @@ def read_measurements(data_dir: Path, tree: Path, files: list[tuple[str, float]]
     lines: dict[str, dict[int, list[int]]] = {}
     unreadable: set[int] = set()
     for i, (test, _) in enumerate(files):
-        _, seconds = _nodes(data_dir, i)
+        _, seconds = _nodes(data_dir, data_stem(test))
         for name, s in sorted(seconds.items()):
             index_of.setdefault(name, len(ids))
             if index_of[name] == len(ids):
                 ids.append((name, round(s, 2)))
-        executed, complete = _executed(data_dir, i, tree, test)
+        executed, complete = _executed(data_dir, tree, test)
         if not complete:
             unreadable.add(i)
         for module, per_line in executed.items():

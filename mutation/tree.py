@@ -34,12 +34,13 @@ def python_digest(root: Path) -> str:
     """SHA-256 over the paths and contents of every Python file under `root` outside NOT_COPIED: equal digests mean
     the same code and the same tests, so a coverage map of one copy holds for the other."""
     h = hashlib.sha256()
-    for path in sorted(_python_files(root)):
+    for path in sorted(python_files(root)):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
-def _python_files(root: Path):
+def python_files(root: Path):
+    """Every Python file under `root` outside NOT_COPIED."""
     skip = {".git", ".venv", "out", "__pycache__", ".hypothesis", ".pytest_cache", ".ruff_cache",
             ".import_linter_cache"}
     for dirpath, dirnames, filenames in os.walk(root):

@@ -14,6 +14,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,7 @@ def test_changed_lines_and_their_statements() -> None:
 def test_unreadable_measurement_marks_the_file_partial(tmp_path: Path) -> None:
     """A data file a child could not finish (truncated under a file-size limit) is skipped, and the test file it
     belongs to is reported as partial, not silently taken as complete."""
-    (tmp_path / "0.host.pid1.x").write_bytes(b"SQLite format 3\x00" + bytes(100))
+    (tmp_path / "a.host.pid1.x").write_bytes(b"SQLite format 3\x00" + bytes(100))
     files = [("a.py", 1.0), ("b.py", 2.0)]
     assert read_measurements(tmp_path, tmp_path, files) == (files, {}, {0})
 
@@ -186,38 +187,53 @@ def test_coverage_map_attributes_lines_to_the_tests_executing_them(tmp_path: Pat
         _toy_map(tmp_path, root)
 
 
-def test_an_interrupted_map_resumes_on_the_same_code_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The map of a checkout resumes an interrupted measurement: a file recorded as measured (and passed) on the same
-    code keeps its data and is not run again, every other file runs anew, and the map equals an uninterrupted one;
-    once the code changes, nothing is taken over."""
+def test_the_map_measures_again_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The map is incremental: a test file keeps its earlier measurement while the file, the modules it executed
+    and the harness (every other Python file but the mutation tool) are unchanged. An interrupted measurement goes
+    on from the files it finished (a half-written file's data is removed), and the result equals an uninterrupted
+    map; an edited test file is measured again alone; a new module no test executes, or a change of the mutation
+    tool, changes nothing; a module the files execute, a harness file, or the measuring plugin measures them all
+    again."""
     import mutation.coverage_map as coverage_map
 
     root = _toy_checkout(tmp_path)
     whole = _toy_map(tmp_path, root)
     progress = tmp_path / "map" / coverage_map.PROGRESS_FILE
     recorded = json.loads(progress.read_text(encoding="utf-8"))
-    assert sorted(recorded["done"]) == ["0", "1"]
-    del recorded["done"]["1"]  # as if stopped while test_child.py ran: its data is left half-written
+    assert sorted(recorded["files"]) == TOY_TESTS[::-1]
+    assert "toy/below.py" in recorded["files"]["test_child.py"]["modules"]
+    del recorded["files"]["test_child.py"]  # as if stopped while test_child.py ran: its data is left half-written
     progress.write_text(json.dumps(recorded), encoding="utf-8")
-    (tmp_path / "map" / "data" / "1.stale").write_bytes(b"half")
+    (tmp_path / "map" / "data" / "test_child.stale").write_bytes(b"half")
     measured: list[str] = []
     real = coverage_map._measure
 
-    def counting(tree: Path, work: Path, rc: Path, index: int, test: str, *rest):
+    def counting(tree: Path, work: Path, rc: Path, test: str, *rest):
         measured.append(test)
-        return real(tree, work, rc, index, test, *rest)
+        return real(tree, work, rc, test, *rest)
 
     monkeypatch.setattr(coverage_map, "_measure", counting)
     lines: list[str] = []
     resumed = build_map(root, tmp_path / "map", tests=TOY_TESTS, sources=("toy",), progress=lines.append)
-    assert measured == ["test_child.py"] and lines[0].startswith("resumed: 1 of 2")
-    assert not (tmp_path / "map" / "data" / "1.stale").exists()
+    assert measured == ["test_child.py"] and lines[0].startswith("kept: 1 of 2")
+    assert not (tmp_path / "map" / "data" / "test_child.stale").exists()
     assert (resumed.lines, resumed.digest) == (whole.lines, whole.digest)
     assert [t for t, _ in resumed.tests] == [t for t, _ in whole.tests]
-    (root / "toy" / "below.py").write_text(TOY + "\n\nX = 1\n", encoding="utf-8")
-    measured.clear()
-    _toy_map(tmp_path, root)
-    assert sorted(measured) == sorted(TOY_TESTS)
+
+    def remeasured(change: Callable[[], None]) -> list[str]:
+        change()
+        measured.clear()
+        _toy_map(tmp_path, root)
+        return sorted(measured)
+
+    assert remeasured(lambda: None) == []
+    assert remeasured(lambda: (root / "test_child.py").write_text(CHILD_TEST + "# edited\n")) == ["test_child.py"]
+    assert remeasured(lambda: (root / "toy" / "other.py").write_text("Y = 2\n")) == []
+    assert remeasured(lambda: (root / "toy" / "below.py").write_text(TOY + "\n\nX = 1\n")) == sorted(TOY_TESTS)
+    assert remeasured(lambda: (root / "helper.py").write_text("Z = 3\n")) == sorted(TOY_TESTS)
+    (root / "mutation").mkdir()
+    assert remeasured(lambda: (root / "mutation" / "session.py").write_text("S = 1\n")) == []  # the tool
+    assert remeasured(lambda: (root / "mutation" / "pytest_contexts.py").write_text("P = 1\n")) == sorted(TOY_TESTS)
 
 
 SLOW_TEST = ("import os\nimport time\nfrom pathlib import Path\n\n\ndef test_slow():\n"
@@ -253,7 +269,7 @@ def test_an_interrupted_map_stops_its_files(tmp_path: Path, monkeypatch: pytest.
     assert not Path(str(pid_file) + ".done").exists()  # stopped, not waited for
     assert not Path(str(pid_file) + ".late").exists()
     recorded = json.loads((tmp_path / "map" / coverage_map.PROGRESS_FILE).read_text(encoding="utf-8"))
-    assert sorted(recorded["done"]) == ["0"]
+    assert sorted(recorded["files"]) == ["test_toy.py"]
 
 
 def test_operator_filter_keeps_the_hand_written_kinds() -> None:
