@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import signal
 import subprocess
@@ -96,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--module", required=True, help="the mutated module, relative to the working directory")
     p.add_argument("--pristine", type=Path, required=True, help="the module's unmutated source")
     p.add_argument("--all", action="store_true", help="every file that executes the module")
+    p.add_argument("--verified", type=Path, default=None,
+                   help="with the test server: the file of tests known to pass (or fail) on the unmutated module")
     args = p.parse_args(argv)
     if annotation_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8")):
         print(f"the mutant changes only annotations of {args.module}, which are never evaluated: no test can see it")
@@ -109,17 +112,62 @@ def main(argv: list[str] | None = None) -> int:
     limit = mutant_time_limit(load_map(args.map).seconds(tests))
     pytest_args = [*PYTEST_ARGS, "-x", f"@{argfile}"]
     server = os.environ.get(SERVER_VARIABLE)
-    if server:
-        try:
-            status = run_tests(Path(server), pytest_args, Path.cwd(), limit)
-        except ServerError as exc:
-            print(f"mutation.mutant_tests: {exc}; running the tests in a process of their own", flush=True)
-        else:
-            if status is None:
-                print(f"{TIMEOUT_MARK} after {limit:.0f} s", flush=True)
-                return 1
+    if server and args.verified:
+        status = through_server(Path(server), pytest_args, Path(args.module), args.pristine, args.verified, limit)
+        if status is not None:
             return status
     return run_with_limit([sys.executable, "-m", "pytest", *pytest_args], limit)
+
+
+def _known(path: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {"pass": list(data["pass"]), "fail": list(data["fail"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"pass": [], "fail": []}
+
+
+def through_server(server: Path, pytest_args: list[str], module: Path, pristine: Path, verified: Path,
+                   limit: float) -> int | None:
+    """The mutant's tests run through the test server (mutation.fork_server): their exit status (1 with
+    TIMEOUT_MARK past `limit`), or None when the tests must run in a process of their own instead. A failure kills
+    the mutant only if each failing test passes on the unmutated module through the server too: checked once per
+    test and session (`verified`, a JSON file of the tests known to pass or to fail there); a test failing there
+    (it behaves differently in a forked child) sends the mutant to a process of its own, as does a failure that
+    names no test (pytest's usage or internal errors) or an unreachable server."""
+    known = _known(verified)
+    failures = Path(".mutant-failures")
+    failures.unlink(missing_ok=True)
+    plugin = ["-p", "mutation.failures_plugin", f"--failures-file={failures.resolve()}"]
+    try:
+        status = run_tests(server, [*plugin, *pytest_args], Path.cwd(), limit)
+        if status is None:
+            print(f"{TIMEOUT_MARK} after {limit:.0f} s", flush=True)
+            return 1
+        if status in (0, 5):
+            return status
+        failed = sorted(set(failures.read_text(encoding="utf-8").split())) if failures.exists() else []
+        if not failed or any(t in known["fail"] for t in failed):
+            return None
+        unchecked = [t for t in failed if t not in known["pass"]]
+        if unchecked:
+            mutant = module.read_text(encoding="utf-8")
+            module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
+            try:
+                print(f"mutation.mutant_tests: checking {' '.join(unchecked)} on the unmutated module", flush=True)
+                check = run_tests(server, [*PYTEST_ARGS, *unchecked], Path.cwd(), limit)
+            finally:
+                module.write_text(mutant, encoding="utf-8")
+            known["pass" if check == 0 else "fail"].extend(unchecked)
+            verified.write_text(json.dumps(known), encoding="utf-8")
+            if check != 0:
+                print("mutation.mutant_tests: they fail there too, through the server: a process of their own",
+                      flush=True)
+                return None
+        return status
+    except ServerError as exc:
+        print(f"mutation.mutant_tests: {exc}; running the tests in a process of their own", flush=True)
+        return None
 
 
 TIMEOUT_MARK = "mutation.mutant_tests: timeout"

@@ -8,7 +8,6 @@ stopped: `exec` runs only the pending mutants.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mutation.carry import partial_entry, seed
-from mutation.coverage_map import PYTEST_ARGS, CoverageMap, load_map, save_map, statement_lines
+from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lines
 from mutation.fork_server import SERVER_VARIABLE
 from mutation.modules import ROOT
 from mutation.mutant_tests import TIMEOUT_MARK
@@ -87,10 +86,11 @@ class ModuleRun:
 
 
 def test_command(module: str, map_path: Path, pristine: Path, every_file: bool = False,
-                 python: str = sys.executable) -> str:
+                 python: str = sys.executable, verified: Path | None = None) -> str:
     """The command cosmic-ray runs for each mutant (mutation.mutant_tests)."""
     return " ".join([python, "-m", "mutation.mutant_tests", "--map", str(map_path), "--module", module,
-                     "--pristine", str(pristine), *(["--all"] if every_file else [])])
+                     "--pristine", str(pristine), *(["--all"] if every_file else []),
+                     *(["--verified", str(verified)] if verified else [])])
 
 
 def _config(module: str, command: str, timeout: float) -> str:
@@ -133,8 +133,8 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     of the map and of the module's unmutated source, so measuring a new map meanwhile does not change it. A fresh
     session starts from the finished mutants of `partial` (an interrupted session's checkpoint, mutation.carry)
     when the module's source is the same. With `use_server`, the mutants' tests run in children forked from a test
-    server (mutation.fork_server) once the module's test files pass through it on the unmutated module; else, or
-    when they do not, each in a process of its own."""
+    server (mutation.fork_server), each test that kills a mutant checked to pass there on the unmutated module
+    (mutation.mutant_tests.through_server); else each in a process of its own."""
     tree, db, pristine, map_path = (work / "tree", work / "session.sqlite", work / "pristine.py",
                                     work / "coverage-map.json")
     fresh = not (resume and db.exists() and tree.exists() and pristine.exists() and map_path.exists())
@@ -152,11 +152,13 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
         raise SessionError(f"the session in {work} was started on other code: run it with --fresh")
     shutil.copyfile(pristine, tree / module)  # an interrupted exec leaves its mutant written into the copy
     env = tree_environment(tree, work / "ledgers")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # a mutant and the module it replaces may share size and second: no .pyc
     t0 = time.monotonic()
     tests = tuple(cmap.module_files(module))
     tests_seconds = cmap.seconds(tests)
     timeout = max(60.0, 3.0 * tests_seconds + 30.0)
-    command = test_command(module, map_path.resolve(), pristine.resolve(), every_file)
+    command = test_command(module, map_path.resolve(), pristine.resolve(), every_file,
+                           verified=(work / "server-verified.json").resolve() if use_server else None)
     (tree / "mutation.toml").write_text(_config(module, command, timeout), encoding="utf-8")
     carried_file = work / "carried.json"
     if fresh:
@@ -165,7 +167,8 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
         carried_file.write_text(json.dumps(seed(db, partial, pristine)), encoding="utf-8")
     server = ForkServer(work / "tests.sock", tree, env) if use_server else None
     try:
-        if server is not None and not server.ready(tests, work / "server-baseline.json", cmap.digest):
+        if server is not None and not server.started():
+            print(f"[mutation] the test server did not start ({server.log}): a process per mutant", file=sys.stderr)
             server.stop()
             server = None
         exec_env = dict(env, **({SERVER_VARIABLE: str(server.path)} if server else {}))
@@ -207,30 +210,6 @@ class ForkServer:
             time.sleep(0.2)
         return False
 
-    def ready(self, tests: tuple[str, ...], record: Path, digest: str) -> bool:
-        """Whether the mutants may run through the server: it started, and the module's test files passed through it
-        on the unmutated copy (the baseline; recorded for the code's digest, so a resumed session skips it). A
-        failure is printed and the session goes on with a process per mutant."""
-        if not self.started():
-            print(f"[mutation] the test server did not start ({self.log}): a process per mutant", file=sys.stderr)
-            return False
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(record.read_text(encoding="utf-8")) == {"digest": digest, "tests": list(tests)}:
-                return True
-        argfile = self.tree / ".baseline-tests"
-        argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
-        output = record.with_suffix(".log")
-        with output.open("w", encoding="utf-8") as out:
-            status = subprocess.run([sys.executable, "-c", BASELINE_CLIENT, str(self.path), *PYTEST_ARGS,
-                                     f"@{argfile.name}"], cwd=self.tree, stdout=out, stderr=subprocess.STDOUT,
-                                    env=dict(os.environ, PYTHONPATH=str(self.tree))).returncode
-        if status not in (0, 5):
-            print(f"[mutation] the module's tests fail through the test server on the unmutated copy (exit {status};"
-                  f" {output}): a process per mutant", file=sys.stderr)
-            return False
-        record.write_text(json.dumps({"digest": digest, "tests": list(tests)}), encoding="utf-8")
-        return True
-
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -241,9 +220,9 @@ class ForkServer:
                 self.proc.wait()
 
 
-# the baseline's client: the tests through the server at argv[1], no time limit; pytest's exit status as its own
-BASELINE_CLIENT = ("import sys; from pathlib import Path; from mutation.fork_server import run_tests; "
-                   "sys.exit(run_tests(Path(sys.argv[1]), sys.argv[2:], Path.cwd(), None))")
+# a client of the server at argv[1] running pytest with the rest of argv, no time limit (for checks by hand)
+CLIENT = ("import sys; from pathlib import Path; from mutation.fork_server import run_tests; "
+          "sys.exit(run_tests(Path(sys.argv[1]), sys.argv[2:], Path.cwd(), None))")
 
 
 def checkpoint(module: str, work: Path) -> dict | None:

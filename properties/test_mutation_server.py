@@ -1,11 +1,12 @@
 """The mutation profile's test server (mutation/fork_server.py): forked children run pytest as a fresh process
 would, with the caller's output and exit status; a child past its time limit is killed; a server that imported a
-mutated module refuses to serve; a module whose tests fail only through the server (its baseline) is run with a
-process per mutant instead.
+mutated module refuses to serve; a kill through the server counts once the killing test passes there on the
+unmutated module, else the mutant's tests run in a process of their own.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from mutation.fork_server import ServerError, preload, run_tests
-from mutation.session import BASELINE_CLIENT, ForkServer
+from mutation.mutant_tests import through_server
+from mutation.session import CLIENT, ForkServer
 from mutation.tree import tree_environment
 
 TOY = "def below(x):\n    return x < 3\n"
@@ -45,7 +47,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _client(srv: ForkServer, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", BASELINE_CLIENT, str(srv.path), *QUICK, *args], cwd=srv.tree,
+    return subprocess.run([sys.executable, "-c", CLIENT, str(srv.path), *QUICK, *args], cwd=srv.tree,
                           capture_output=True, text=True)
 
 
@@ -84,18 +86,32 @@ def test_a_child_past_its_limit_is_killed(server: ForkServer, monkeypatch: pytes
     assert _client(server, "test_pass.py").returncode == 0  # the server serves on
 
 
-def test_baseline_through_the_server(server: ForkServer, tmp_path: Path) -> None:
-    """A module's tests that pass through the server make it ready (recorded, so a resumed session skips the
-    baseline); tests that fail only through it (they see the server's imports) make the session fall back to a
-    process per mutant."""
-    record = tmp_path / "baseline.json"
-    assert server.ready(("test_pass.py",), record, "digest")
-    assert record.exists()
-    assert server.ready(("test_pass.py",), record, "digest")
-    fresh = subprocess.run([sys.executable, "-m", "pytest", *QUICK, "test_fresh.py"], cwd=server.tree,
-                           capture_output=True, text=True)
-    assert fresh.returncode == 0, fresh.stdout  # in a process of its own it passes
-    assert not server.ready(("test_pass.py", "test_fresh.py"), tmp_path / "other.json", "digest")
+def test_a_kill_counts_once_its_test_passes_unmutated(server: ForkServer, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the server, a failing test kills the mutant only once it has passed on the unmutated module there
+    (checked once, then known); a test that fails there too (it sees the server's imports) sends the mutant to a
+    process of its own (None); a passing run is a survivor (0)."""
+    monkeypatch.chdir(server.tree)
+    module, pristine = Path("toy/below.py"), tmp_path / "pristine.py"
+    pristine.write_text(TOY, encoding="utf-8")
+    verified = tmp_path / "verified.json"
+    args = [*QUICK, "test_pass.py"]
+    assert through_server(server.path, args, module, pristine, verified, 60.0) == 0
+    module.write_text(TOY.replace("x < 3", "x > 3"), encoding="utf-8")  # the mutant
+    try:
+        assert through_server(server.path, args, module, pristine, verified, 60.0) == 1
+        assert module.read_text(encoding="utf-8") != TOY  # the mutant is back in place after the check
+        assert json.loads(verified.read_text(encoding="utf-8")) == {"pass": ["test_pass.py::test_below"],
+                                                                     "fail": []}
+        assert through_server(server.path, args, module, pristine, verified, 60.0) == 1
+        fresh = subprocess.run([sys.executable, "-m", "pytest", *QUICK, "test_fresh.py"], capture_output=True,
+                               text=True)
+        assert fresh.returncode == 0, fresh.stdout  # in a process of its own it passes
+        assert through_server(server.path, [*QUICK, "test_fresh.py"], module, pristine, verified, 60.0) is None
+        assert "test_fresh.py::test_fresh" in json.loads(verified.read_text(encoding="utf-8"))["fail"]
+        assert through_server(tmp_path / "none.sock", args, module, pristine, verified, 60.0) is None
+    finally:
+        module.write_text(TOY, encoding="utf-8")
 
 
 def test_no_server_is_an_error_the_client_reports(tmp_path: Path) -> None:
