@@ -155,12 +155,15 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
             module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
             try:
                 print(f"mutation.mutant_tests: checking {' '.join(unchecked)} on the unmutated module", flush=True)
-                check = run_tests(server, [*PYTEST_ARGS, *unchecked], Path.cwd(), limit)
+                files = [t for t in unchecked if "::" not in t]  # failed at collection: collecting them is the check
+                tests = [t for t in unchecked if "::" in t]
+                passes = all(run_tests(server, [*PYTEST_ARGS, *extra, *ids], Path.cwd(), limit) == 0
+                             for extra, ids in ((["--collect-only"], files), ([], tests)) if ids)
             finally:
                 module.write_text(mutant, encoding="utf-8")
-            known["pass" if check == 0 else "fail"].extend(unchecked)
+            known["pass" if passes else "fail"].extend(unchecked)
             verified.write_text(json.dumps(known), encoding="utf-8")
-            if check != 0:
+            if not passes:
                 print("mutation.mutant_tests: they fail there too, through the server: a process of their own",
                       flush=True)
                 return None

@@ -109,6 +109,10 @@ def test_a_kill_counts_once_its_test_passes_unmutated(server: ForkServer, tmp_pa
         assert fresh.returncode == 0, fresh.stdout  # in a process of its own it passes
         assert through_server(server.path, [*QUICK, "test_fresh.py"], module, pristine, verified, 60.0) is None
         assert "test_fresh.py::test_fresh" in json.loads(verified.read_text(encoding="utf-8"))["fail"]
+        # a mutant that breaks the import fails the file at collection: collecting it unmutated is the check
+        module.write_text("def below(x):\n    return x <\n", encoding="utf-8")
+        assert through_server(server.path, args, module, pristine, verified, 60.0) == 2
+        assert "test_pass.py" in json.loads(verified.read_text(encoding="utf-8"))["pass"]
         assert through_server(tmp_path / "none.sock", args, module, pristine, verified, 60.0) is None
     finally:
         module.write_text(TOY, encoding="utf-8")
