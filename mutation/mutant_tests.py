@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="with the test server: the file of tests known to pass (or fail) on the unmutated module")
     args = p.parse_args(argv)
     if annotation_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8")):
-        print(f"the mutant changes only annotations of {args.module}, which are never evaluated: no test can see it")
+        print(f"{ANNOTATION_MARK} of {args.module}, which are never evaluated: no test can see it")
         return 0
     tests = mutant_selection(args.map, args.module, args.pristine, Path(args.module), args.all)
     if not tests:
@@ -174,6 +174,9 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
 
 
 TIMEOUT_MARK = "mutation.mutant_tests: timeout"
+ANNOTATION_MARK = "the mutant changes only annotations"  # its verdict follows: equivalent (mutation.session)
+ANNOTATION_REASON = ("it changes only annotations of a module with 'from __future__ import annotations', which are "
+                     "never evaluated (decided from the module's syntax trees by mutation.mutant_tests)")
 
 
 def mutant_time_limit(selected_seconds: float) -> float:

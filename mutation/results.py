@@ -102,11 +102,15 @@ def score_without_equivalent(counts: dict, equivalent: int) -> float | None:
 
 
 def judged_survivors(entry: dict, verdicts: dict[tuple[str, str, str, int], Verdict]) -> list[dict]:
-    """The module's survivors, each with `verdict`, `reason` and `test` from the verdicts file (verdict None if
-    there is none)."""
+    """The module's survivors, each with `verdict`, `reason` and `test` from the verdicts file, else equivalent when
+    the session decided it mechanically (`equivalent`: a change of annotations that are never evaluated), else
+    verdict None."""
     out = []
     for s in entry.get("survivors", []):
         v = verdicts.get(survivor_key(entry["module"], s["operator"], s["line"], s["column"]))
+        if v is None and s.get("equivalent"):
+            out.append({**s, "verdict": "equivalent", "reason": s["equivalent"], "test": ""})
+            continue
         out.append({**s, "verdict": v.verdict if v else None, "reason": v.reason if v else "",
                     "test": v.test if v else ""})
     return out

@@ -22,7 +22,7 @@ from mutation.carry import partial_entry, seed
 from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lines
 from mutation.fork_server import SERVER_VARIABLE
 from mutation.modules import ROOT
-from mutation.mutant_tests import TIMEOUT_MARK
+from mutation.mutant_tests import ANNOTATION_MARK, ANNOTATION_REASON, TIMEOUT_MARK
 from mutation.operators import EXCLUDED_OPERATORS
 from mutation.results import OUTCOMES
 from mutation.tree import commit_of, copy_tree, python_digest, tree_environment
@@ -43,6 +43,7 @@ class Mutant:
     outcome: str  # killed | survived | incompetent | timeout | skipped | pending
     diff: str = ""
     executed_by: list[str] = field(default_factory=list)  # the tests that execute its statement (survivors)
+    equivalent: str = ""  # why it is equivalent when that is decided mechanically (annotations only), else empty
 
 
 @dataclass
@@ -77,7 +78,7 @@ class ModuleRun:
             "selection": "every file executing the module" if self.every_file else "tests executing the statement",
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "tool": tool_version,
-            "survivors": [{k: v for k, v in asdict(m).items() if k != "outcome"}
+            "survivors": [{k: v for k, v in asdict(m).items() if k != "outcome" and (k != "equivalent" or v)}
                           for m in self.mutants if m.outcome == "survived"],
             "carried": len(self.carried),  # judged in an earlier session (mutation.carry), by these commits' tests
             "carried_from": sorted(set(self.carried)),
@@ -254,6 +255,7 @@ def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:
             outcome = "timeout"  # past cosmic-ray's timeout, or past the selected tests' limit (mutant_tests)
         else:
             outcome = result.get("test_outcome") or result.get("worker_outcome") or "unknown"
+        annotations = outcome == "survived" and ANNOTATION_MARK in ((result or {}).get("output") or "")
         mutants.append(Mutant(spec["operator_name"], line_number, column, line, outcome,
-                              (result or {}).get("diff") or ""))
+                              (result or {}).get("diff") or "", equivalent=ANNOTATION_REASON if annotations else ""))
     return sorted(mutants, key=lambda m: (m.line_number, m.column, m.operator))

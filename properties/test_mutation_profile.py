@@ -37,6 +37,8 @@ from mutation.coverage_map import (
 )
 from mutation.modules import dotted_name, module_path, mutated_modules
 from mutation.mutant_tests import (
+    ANNOTATION_MARK,
+    ANNOTATION_REASON,
     TIMEOUT_MARK,
     annotation_only,
     mutant_selection,
@@ -44,7 +46,15 @@ from mutation.mutant_tests import (
     run_with_limit,
 )
 from mutation.operators import EXCLUDED_OPERATORS, KEPT_BINARY, KEPT_COMPARISON, is_excluded
-from mutation.results import RESULTS_FILE, read_results, score, summary, update_partial, update_results
+from mutation.results import (
+    RESULTS_FILE,
+    judged_survivors,
+    read_results,
+    score,
+    summary,
+    update_partial,
+    update_results,
+)
 from mutation.session import SessionError, checkpoint, read_dump, run_module
 from mutation.verdicts import VerdictFileError, read_verdicts
 from reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
@@ -299,6 +309,34 @@ def test_read_dump_names_the_mutated_line() -> None:
     mutants = read_dump("\n".join(lines), TOY.splitlines())
     assert [m.outcome for m in mutants] == ["survived", "timeout", "timeout", "killed", "skipped", "pending"]
     assert mutants[0].line == "return x < 3" and mutants[0].line_number == 2 and mutants[0].column == 15
+    assert mutants[0].equivalent == ""
+
+
+def test_an_annotation_mutant_is_judged_equivalent_by_its_session(tmp_path: Path) -> None:
+    """A survivor whose tests said it changes only annotations (never evaluated) carries the reason, and the results
+    give it the verdict equivalent without an entry in the verdicts file; one from the file still wins, and a
+    survivor without either has none."""
+    item = {"job_id": "x", "mutations": [{"module_path": "toy.py", "operator_name": "core/ReplaceBinaryOperator_"
+                                          "BitOr_BitAnd", "occurrence": 0, "start_pos": [2, 15], "end_pos": [2, 16]}]}
+    said = {"worker_outcome": "normal", "test_outcome": "survived", "output": f"{ANNOTATION_MARK} of toy.py"}
+    (mutant,) = read_dump(json.dumps([item, said]), TOY.splitlines())
+    assert mutant.equivalent == ANNOTATION_REASON
+    killed = {**said, "test_outcome": "killed"}
+    assert read_dump(json.dumps([item, killed]), TOY.splitlines())[0].equivalent == ""
+    entry = {"module": "toy.py", "survivors": [
+        {"operator": mutant.operator, "line": mutant.line, "column": 15, "equivalent": ANNOTATION_REASON},
+        {"operator": mutant.operator, "line": mutant.line, "column": 20}]}
+    auto, plain = judged_survivors(entry, {})
+    assert (auto["verdict"], auto["reason"], plain["verdict"]) == ("equivalent", ANNOTATION_REASON, None)
+    (tmp_path / "v.toml").write_text(f'''[[verdict]]
+module = "toy.py"
+operator = "{mutant.operator}"
+line = "{mutant.line}"
+column = 15
+verdict = "open"
+reason = "judged by hand"
+''', encoding="utf-8")
+    assert judged_survivors(entry, read_verdicts(tmp_path / "v.toml"))[0]["verdict"] == "open"
 
 
 def test_a_mutant_that_hangs_is_stopped_at_its_tests_limit(capfd) -> None:
