@@ -329,12 +329,11 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
         for count, future in enumerate(as_completed(futures), len(entries) + 1):
             test = futures[future]
             results[test] = future.result()
-            if results[test][2] in (0, 5):
-                executed, complete = _executed(data_dir, tree, test)
-                if complete:
-                    entries[test] = {"result": list(results[test]), "sha": _sha(tree / test),
-                                     "modules": {m: _sha(tree / m) for m in sorted(executed)}}
-                    _save_progress(work, sources, harness, entries)
+            if results[test][2] in (0, 5):  # kept even with unreadable data: measuring again reads no more
+                executed, _ = _executed(data_dir, tree, test)
+                entries[test] = {"result": list(results[test]), "sha": _sha(tree / test),
+                                 "modules": {m: _sha(tree / m) for m in sorted(executed)}}
+                _save_progress(work, sources, harness, entries)
             progress(f"{count}/{len(files)} {test}: {results[test][1]:.1f} s, exit {results[test][2]}"
                      + (" (fails only under coverage: partial)" if results[test][4] else ""))
     except BaseException:  # Ctrl-C (or a failing worker): stop the running files, start no other
