@@ -391,7 +391,7 @@ def changed_lines(before: str, after: str) -> set[int]:
 CACHE_DECORATORS = frozenset({"cache", "lru_cache", "cached_property"})
 
 
-def _decorator_name(node: ast.expr) -> str:
+def decorator_name(node: ast.expr) -> str:
     """The last name of a decorator expression: `lru_cache` for `functools.lru_cache(maxsize=1)`."""
     target = node.func if isinstance(node, ast.Call) else node
     if isinstance(target, ast.Attribute):
@@ -407,7 +407,7 @@ def cached_function_lines(source: str, line_numbers: Iterable[int]) -> set[int]:
     out: set[int] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                _decorator_name(d) in CACHE_DECORATORS for d in node.decorator_list):
+                decorator_name(d) in CACHE_DECORATORS for d in node.decorator_list):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             span = set(range(first, (node.end_lineno or node.lineno) + 1))
             if span & wanted:

@@ -11,7 +11,8 @@ the function, whole, as its body runs once per process and the map charges only 
 of a function's signature (a default value) runs the tests executing the function's body, as only a call shows it
 (not the whole files that import the module, where the map charges the def line). No test executes the statement: exit 0
 at once (the mutant survives; no test could see it); likewise a mutant that only changes annotations of a module
-with `from __future__ import annotations` (never evaluated, so no test can observe it). `--all` runs every file that
+with `from __future__ import annotations` (never evaluated, so no test can observe it), or only the size of an
+`lru_cache` (equivalent while the memoized function is pure; memo_size_only). `--all` runs every file that
 executes any statement of the module, whole (the confirmation of a survivor). The tests may take three times
 their measured time plus 30 s (`mutant_time_limit`); past it they are stopped and the mutant counts as a timeout.
 """
@@ -31,6 +32,7 @@ from mutation.coverage_map import (
     PYTEST_ARGS,
     cached_function_lines,
     changed_lines,
+    decorator_name,
     load_map,
     signature_body_lines,
     statement_lines,
@@ -73,6 +75,33 @@ def annotation_only(before: str, after: str) -> bool:
     return ast.dump(strip.visit(ast.parse(before))) == ast.dump(strip.visit(ast.parse(after)))
 
 
+class _DropMemoSizes(ast.NodeTransformer):
+    """Blanks the size of every `lru_cache(...)` decorator, so two sources that differ only there dump alike."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        for d in node.decorator_list:
+            if isinstance(d, ast.Call) and decorator_name(d) == "lru_cache":
+                d.args = [ast.Constant(value=None) for _ in d.args]
+                for k in d.keywords:
+                    if k.arg == "maxsize":
+                        k.value = ast.Constant(value=None)
+        self.generic_visit(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+
+def memo_size_only(before: str, after: str) -> bool:
+    """A mutant that changes nothing but the size of an `lru_cache` (`maxsize=64` -> `63`): the memo returns what the
+    function returned for equal arguments, and its size only decides how often the function runs again, so no test
+    can observe it while the function's result depends only on its arguments and no caller mutates it (why it is
+    memoized). It survives without running any test; its verdict says equivalent, with that premise."""
+    if before == after:
+        return False
+    strip = _DropMemoSizes()
+    return ast.dump(strip.visit(ast.parse(before))) == ast.dump(strip.visit(ast.parse(after)))
+
+
 def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path, every: bool = False) -> list[str]:
     """The tests (fastest first) that execute the statements the mutant changed (`every`: the files executing any
     statement of the module, whole)."""
@@ -102,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if annotation_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8")):
         print(f"{ANNOTATION_MARK} of {args.module}, which are never evaluated: no test can see it")
+        return 0
+    if memo_size_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8")):
+        print(f"{MEMO_MARK} in {args.module}: no test can see it while the function is pure")
         return 0
     tests = mutant_selection(args.map, args.module, args.pristine, Path(args.module), args.all)
     if not tests:
@@ -175,6 +207,11 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
 
 TIMEOUT_MARK = "mutation.mutant_tests: timeout"
 ANNOTATION_MARK = "the mutant changes only annotations"  # its verdict follows: equivalent (mutation.session)
+MEMO_MARK = "the mutant changes only the size of an lru_cache"  # its verdict follows: equivalent
+MEMO_REASON = ("it changes only the size of an lru_cache: the memo returns what the function returned for equal "
+               "arguments and its size decides only how often the function runs again, so it is equivalent while "
+               "the function's result depends only on its arguments and no caller mutates it, which is why it is "
+               "memoized (decided from the module's syntax trees by mutation.mutant_tests)")
 ANNOTATION_REASON = ("it changes only annotations of a module with 'from __future__ import annotations', which are "
                      "never evaluated (decided from the module's syntax trees by mutation.mutant_tests)")
 

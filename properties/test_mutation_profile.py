@@ -39,8 +39,11 @@ from mutation.modules import dotted_name, module_path, mutated_modules
 from mutation.mutant_tests import (
     ANNOTATION_MARK,
     ANNOTATION_REASON,
+    MEMO_MARK,
+    MEMO_REASON,
     TIMEOUT_MARK,
     annotation_only,
+    memo_size_only,
     mutant_selection,
     mutant_time_limit,
     run_with_limit,
@@ -310,6 +313,23 @@ def test_read_dump_names_the_mutated_line() -> None:
     assert [m.outcome for m in mutants] == ["survived", "timeout", "timeout", "killed", "skipped", "pending"]
     assert mutants[0].line == "return x < 3" and mutants[0].line_number == 2 and mutants[0].column == 15
     assert mutants[0].equivalent == ""
+
+
+def test_a_memo_size_mutant_is_told_apart() -> None:
+    """Only a change of an lru_cache's size, alone, is a memo-size mutant: a changed body, a removed decorator or a
+    size change together with another change are not; its session's survivor carries the reason."""
+    src = ("from functools import lru_cache\n\n\n@lru_cache(maxsize=64)\ndef f(x):\n    return x + 1\n\n\n"
+           "@lru_cache(8)\ndef g(x):\n    return x\n")
+    assert memo_size_only(src, src.replace("maxsize=64", "maxsize=63"))
+    assert memo_size_only(src, src.replace("lru_cache(8)", "lru_cache(9)"))
+    assert not memo_size_only(src, src)
+    assert not memo_size_only(src, src.replace("x + 1", "x - 1"))
+    assert not memo_size_only(src, src.replace("@lru_cache(8)\n", ""))
+    assert not memo_size_only(src, src.replace("maxsize=64", "maxsize=63").replace("x + 1", "x + 2"))
+    item = {"job_id": "x", "mutations": [{"module_path": "m.py", "operator_name": "core/NumberReplacer",
+                                          "occurrence": 0, "start_pos": [4, 20], "end_pos": [4, 22]}]}
+    said = {"worker_outcome": "normal", "test_outcome": "survived", "output": f"{MEMO_MARK} in m.py"}
+    assert read_dump(json.dumps([item, said]), src.splitlines())[0].equivalent == MEMO_REASON
 
 
 def test_an_annotation_mutant_is_judged_equivalent_by_its_session(tmp_path: Path) -> None:
