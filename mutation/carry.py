@@ -20,7 +20,7 @@ from pathlib import Path
 from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
-from mutation.mutant_tests import TIMEOUT_MARK
+from mutation.mutant_tests import INTERRUPT_MARK, TIMEOUT_MARK
 
 Key = tuple[str, int, int, int]  # operator, occurrence, line, column
 
@@ -47,7 +47,7 @@ def finished_mutants(dump: str, commit: str) -> list[dict]:
         if not raw.strip():
             continue
         item, result = json.loads(raw)
-        if result is None:
+        if result is None or INTERRUPT_MARK in (result.get("output") or ""):
             continue
         (spec,) = item["mutations"]
         operator, occurrence, line, column = _key(spec)

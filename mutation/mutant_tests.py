@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
 import signal
@@ -120,7 +121,27 @@ def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path,
     return cmap.tests_executing(module, statement_lines(before, changed))
 
 
+class _Interrupted(Exception):
+    """SIGINT or SIGTERM reached the mutant's tests."""
+
+
+def _interrupt(signum: int, _frame) -> None:
+    raise _Interrupted(signal.Signals(signum).name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The mutant's verdict as an exit status (0 survived, nonzero killed). Stopped by SIGINT or SIGTERM, it prints
+    INTERRUPT_MARK instead of judging: the session reads that result as unfinished and runs the mutant again."""
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _judge(argv)
+    except _Interrupted as exc:
+        print(f"{INTERRUPT_MARK} by {exc}", flush=True)
+        return 130
+
+
+def _judge(argv: list[str] | None) -> int:
     p = argparse.ArgumentParser(prog="python -m mutation.mutant_tests", description=__doc__.split("\n\n")[0])
     p.add_argument("--map", type=Path, required=True)
     p.add_argument("--module", required=True, help="the mutated module, relative to the working directory")
@@ -206,6 +227,7 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
 
 
 TIMEOUT_MARK = "mutation.mutant_tests: timeout"
+INTERRUPT_MARK = "mutation.mutant_tests: interrupted"  # not a verdict: the session runs the mutant again
 ANNOTATION_MARK = "the mutant changes only annotations"  # its verdict follows: equivalent (mutation.session)
 MEMO_MARK = "the mutant changes only the size of an lru_cache"  # its verdict follows: equivalent
 MEMO_REASON = ("it changes only the size of an lru_cache: the memo returns what the function returned for equal "
@@ -235,6 +257,11 @@ def run_with_limit(command: list[str], limit: float) -> int:
         proc.wait()
         print(f"{TIMEOUT_MARK} after {limit:.0f} s", flush=True)
         return 1
+    except BaseException:  # interrupted: the tests stop with it
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
 
 
 if __name__ == "__main__":

@@ -8,9 +8,11 @@ stopped: `exec` runs only the pending mutants.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -22,7 +24,14 @@ from mutation.carry import partial_entry, seed
 from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lines
 from mutation.fork_server import SERVER_VARIABLE
 from mutation.modules import ROOT
-from mutation.mutant_tests import ANNOTATION_MARK, ANNOTATION_REASON, MEMO_MARK, MEMO_REASON, TIMEOUT_MARK
+from mutation.mutant_tests import (
+    ANNOTATION_MARK,
+    ANNOTATION_REASON,
+    INTERRUPT_MARK,
+    MEMO_MARK,
+    MEMO_REASON,
+    TIMEOUT_MARK,
+)
 from mutation.operators import EXCLUDED_OPERATORS
 from mutation.results import OUTCOMES
 from mutation.tree import commit_of, copy_tree, python_digest, tree_environment
@@ -166,6 +175,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
         _run([_tool("cosmic-ray"), "init", "mutation.toml", str(db)], tree, env)
         _run([_tool("cr-filter-operators"), str(db), "mutation.toml"], tree, env)
         carried_file.write_text(json.dumps(seed(db, partial, pristine)), encoding="utf-8")
+    forget_interrupted(db)
     server = ForkServer(work / "tests.sock", tree, env) if use_server else None
     try:
         if server is not None and not server.started():
@@ -226,6 +236,13 @@ CLIENT = ("import sys; from pathlib import Path; from mutation.fork_server impor
           "sys.exit(run_tests(Path(sys.argv[1]), sys.argv[2:], Path.cwd(), None))")
 
 
+def forget_interrupted(db: Path) -> int:
+    """Remove the results of the mutants whose tests were stopped (INTERRUPT_MARK) from the session database, so
+    `exec` runs them again; how many."""
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        return conn.execute("DELETE FROM work_results WHERE output LIKE ?", (f"%{INTERRUPT_MARK}%",)).rowcount
+
+
 def checkpoint(module: str, work: Path) -> dict | None:
     """The results file's "partial" entry of the module's local session in `work` (mutation.carry): its finished
     mutants, or None when there is no session there."""
@@ -247,8 +264,8 @@ def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:
         (spec,) = item["mutations"]
         line_number, column = spec["start_pos"]
         line = source_lines[line_number - 1].strip() if 0 < line_number <= len(source_lines) else ""
-        if result is None:
-            outcome = "pending"
+        if result is None or INTERRUPT_MARK in (result.get("output") or ""):
+            outcome = "pending"  # not run yet, or stopped while its tests ran (run again on resume)
         elif result.get("worker_outcome") == "skipped":
             outcome = "skipped"
         elif result.get("output") == "timeout" or TIMEOUT_MARK in (result.get("output") or ""):

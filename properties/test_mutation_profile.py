@@ -8,10 +8,14 @@ the score without counting it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
+import sqlite3
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -39,6 +43,7 @@ from mutation.modules import dotted_name, module_path, mutated_modules
 from mutation.mutant_tests import (
     ANNOTATION_MARK,
     ANNOTATION_REASON,
+    INTERRUPT_MARK,
     MEMO_MARK,
     MEMO_REASON,
     TIMEOUT_MARK,
@@ -313,6 +318,46 @@ def test_read_dump_names_the_mutated_line() -> None:
     assert [m.outcome for m in mutants] == ["survived", "timeout", "timeout", "killed", "skipped", "pending"]
     assert mutants[0].line == "return x < 3" and mutants[0].line_number == 2 and mutants[0].column == 15
     assert mutants[0].equivalent == ""
+
+
+def test_an_interrupted_mutant_is_run_again_not_judged(tmp_path: Path) -> None:
+    """SIGTERM to a mutant's tests stops them and prints the interrupt mark (exit 130), never a verdict: the dump reads
+    such a result as pending, a checkpoint does not carry it, and the session database forgets it so that the next
+    `exec` runs the mutant again."""
+    from mutation.carry import finished_mutants
+    from mutation.session import forget_interrupted
+
+    (tmp_path / "m.py").write_text(TOY, encoding="utf-8")
+    (tmp_path / "test_slow.py").write_text("import time\nimport m\n\n\ndef test_slow():\n    time.sleep(600)\n",
+                                           encoding="utf-8")
+    cmap = CoverageMap("d", "c", [("test_slow.py", 5.0)], {"m.py": {2: [0]}})
+    save_map(cmap, tmp_path / "map.json")
+    (tmp_path / "pristine.py").write_text(TOY, encoding="utf-8")
+    (tmp_path / "m.py").write_text(TOY.replace("x < 3", "x <= 3"), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "mutation.mutant_tests", "--map", str(tmp_path / "map.json"),
+                             "--module", "m.py", "--pristine", str(tmp_path / "pristine.py")], cwd=tmp_path,
+                            stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    for _ in range(600):  # wait until its pytest runs (at most 60 s), then stop it
+        if (tmp_path / ".mutant-tests").exists():
+            break
+        time.sleep(0.1)
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and INTERRUPT_MARK in out
+    item = {"job_id": "j", "mutations": [{"module_path": "m.py", "operator_name": "core/NumberReplacer",
+                                          "occurrence": 0, "start_pos": [2, 15], "end_pos": [2, 16]}]}
+    stopped = {"worker_outcome": "normal", "test_outcome": "killed", "output": out}
+    assert read_dump(json.dumps([item, stopped]), TOY.splitlines())[0].outcome == "pending"
+    assert finished_mutants(json.dumps([item, stopped]), "c") == []
+    db = tmp_path / "s.sqlite"
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("CREATE TABLE work_results (worker_outcome, output, test_outcome, diff, job_id)")
+        conn.execute("INSERT INTO work_results VALUES ('normal', ?, 'killed', '', 'j')", (out,))
+        conn.execute("INSERT INTO work_results VALUES ('normal', '1 failed', 'killed', '', 'k')")
+    assert forget_interrupted(db) == 1
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert [r[0] for r in conn.execute("SELECT job_id FROM work_results")] == ["k"]
 
 
 def test_a_memo_size_mutant_is_told_apart() -> None:
