@@ -27,6 +27,9 @@ import socket
 import sys
 from pathlib import Path
 
+from frozen.errors import NotProvisioned
+from frozen.loader import load_tokenizer
+from frozen.registry import rows
 from mutation.modules import MUTATED_PACKAGES
 
 SERVER_VARIABLE = "MUTATION_TEST_SERVER"  # the socket path, in the environment of cosmic-ray's test command
@@ -54,10 +57,6 @@ def preload(tree: Path) -> list[str]:
 
 
 def _load_tokenizers() -> list[str]:
-    from frozen.errors import NotProvisioned
-    from frozen.loader import load_tokenizer
-    from frozen.registry import rows
-
     loaded = []
     for row in rows():
         try:
@@ -89,7 +88,7 @@ def _child(request: dict, fds: list[int], listener: socket.socket, conn: socket.
             os.close(fd)
         os.chdir(request["cwd"])
         sys.path.insert(0, request["cwd"])
-        import pytest
+        import pytest  # here, not in the server: each child loads pytest and its plugins as a fresh process does
 
         # pytest marks the suite's own packages for assertion rewriting; `frozen` and this package are already
         # imported here, which only costs their (non-test) asserts the detailed messages: not worth a warning

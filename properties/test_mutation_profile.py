@@ -24,8 +24,9 @@ from pathlib import Path
 import pytest
 from cosmic_ray.plugins import operator_names
 
+import mutation.coverage_map as coverage_map
 from ledger.lock import FolderLock
-from mutation.carry import seed
+from mutation.carry import finished_mutants, seed
 from mutation.cli import main as mutation_main
 from mutation.coverage_map import (
     CoverageMap,
@@ -63,7 +64,7 @@ from mutation.results import (
     update_partial,
     update_results,
 )
-from mutation.session import SessionError, checkpoint, read_dump, run_module
+from mutation.session import SessionError, checkpoint, forget_interrupted, read_dump, run_module
 from mutation.verdicts import VerdictFileError, read_verdicts
 from reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
 
@@ -212,8 +213,6 @@ def test_the_map_measures_again_only_what_changed(tmp_path: Path, monkeypatch: p
     map; an edited test file is measured again alone; a new module no test executes, or a change of the mutation
     tool, changes nothing; a module the files execute, a harness file, or the measuring plugin measures them all
     again."""
-    import mutation.coverage_map as coverage_map
-
     root = _toy_checkout(tmp_path)
     whole = _toy_map(tmp_path, root)
     progress = tmp_path / "map" / coverage_map.PROGRESS_FILE
@@ -264,8 +263,6 @@ def test_an_interrupted_map_stops_its_files(tmp_path: Path, monkeypatch: pytest.
     """Ctrl-C while the map measures (a KeyboardInterrupt in its loop) stops the file being measured (its process is
     gone and never got past its sleep), starts none of the queued ones, and keeps the files finished so far for
     the resumed measurement."""
-    import mutation.coverage_map as coverage_map
-
     root = _toy_checkout(tmp_path)
     (root / "test_slow.py").write_text(SLOW_TEST, encoding="utf-8")
     (root / "test_late.py").write_text(STARTED_TEST, encoding="utf-8")
@@ -324,9 +321,6 @@ def test_an_interrupted_mutant_is_run_again_not_judged(tmp_path: Path) -> None:
     """SIGTERM to a mutant's tests stops them and prints the interrupt mark (exit 130), never a verdict: the dump reads
     such a result as pending, a checkpoint does not carry it, and the session database forgets it so that the next
     `exec` runs the mutant again."""
-    from mutation.carry import finished_mutants
-    from mutation.session import forget_interrupted
-
     (tmp_path / "m.py").write_text(TOY, encoding="utf-8")
     (tmp_path / "test_slow.py").write_text("import time\nimport m\n\n\ndef test_slow():\n    time.sleep(600)\n",
                                            encoding="utf-8")
