@@ -17,7 +17,7 @@ from tokenizers import AddedToken, Tokenizer
 from frozen.cache import PROVENANCE, tokenizers_dir
 from frozen.digests import sha256_bytes
 from frozen.errors import CorruptTokenizerFile, InstalledFileChanged, NotProvisioned, SuiteError
-from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup
+from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup, rows
 
 MIN_MARGIN = 8
 
@@ -272,3 +272,16 @@ def load_tokenizer_file(path: Path, config_path: Path | None = None, *, name: st
         _read(config_path) if config_path is not None else None,
         provenance="file",
     )
+
+
+def provisioned_names() -> list[str]:
+    """Registry names whose files are provisioned, each loaded (and so cached) in this process; missing ones are
+    left out (the registry's own checks report them)."""
+    out = []
+    for row in rows():
+        try:
+            load_tokenizer(row.name)
+        except NotProvisioned:
+            continue
+        out.append(row.name)
+    return out

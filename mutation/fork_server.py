@@ -27,9 +27,7 @@ import socket
 import sys
 from pathlib import Path
 
-from frozen.errors import NotProvisioned
-from frozen.loader import load_tokenizer
-from frozen.registry import rows
+from frozen.loader import provisioned_names
 from mutation.modules import MUTATED_PACKAGES
 
 SERVER_VARIABLE = "MUTATION_TEST_SERVER"  # the socket path, in the environment of cosmic-ray's test command
@@ -49,21 +47,10 @@ def preload(tree: Path) -> list[str]:
     for name in THIRD_PARTY:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
-    loaded = _load_tokenizers() if (tree / "frozen" / "loader.py").exists() else []
+    loaded = provisioned_names() if (tree / "frozen" / "loader.py").exists() else []
     leaked = mutated_imports()
     if leaked:
         raise ServerError(f"preloading imported modules a mutant can change: {', '.join(leaked)}")
-    return loaded
-
-
-def _load_tokenizers() -> list[str]:
-    loaded = []
-    for row in rows():
-        try:
-            load_tokenizer(row.name)
-        except NotProvisioned:
-            continue
-        loaded.append(row.name)
     return loaded
 
 

@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from frozen.errors import NotProvisioned
-from frozen.loader import FrozenTokenizer, load_tokenizer
-from frozen.registry import rows
+from frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
 from spec.proofs.obligations import declare
@@ -47,18 +45,6 @@ def exhaustive_stride() -> int:
         return max(1, int(os.environ.get("DELTA_EXHAUSTIVE_STRIDE", "1")))
     except ValueError:
         return 1
-
-
-def provisioned_names() -> list[str]:
-    """Registry names whose files are in the cache (missing ones are reported by the registry tests)."""
-    out = []
-    for row in rows():
-        try:
-            load_tokenizer(row.name)
-        except NotProvisioned:
-            continue
-        out.append(row.name)
-    return out
 
 
 PROVISIONED = provisioned_names()
