@@ -16,10 +16,11 @@ once (mutation.fork_server), after the module's test files passed through it on 
 runs them in a process of their own (as the server does when that baseline fails).
 `run` merges each finished module into mutation/results.json (commit it with the verdicts); sessions of different
 modules may run at once, one per core (two `run` commands), but not two of the same module. A session interrupted
-with Ctrl-C keeps the mutants it finished in out/mutation/<module>/session.sqlite and the next `run` of the module
-resumes there (`--fresh` starts over); such a run, and `checkpoint`, also write the finished mutants into the
-results file's "partial" section, which a fresh session of the same module source on any machine starts from
-(mutation.carry; the module's entry then names the commits whose tests judged the carried mutants).
+with Ctrl-C or SIGTERM (the tests of its current mutant stopped, never judged) keeps the mutants it finished in
+out/mutation/<module>/session.sqlite and the next `run` of the module resumes there (`--fresh` starts over); such a
+run, and `checkpoint`, also write the finished mutants into the results file's "partial" section, which a fresh
+session of the same module source on any machine starts from (mutation.carry; the module's entry then names the
+commits whose tests judged the carried mutants).
 Exit status: 0 every survivor has a verdict, 1 a survivor without one (a blind
 spot of the gate to judge), 2 usage or input error, 3 environment error (cosmic-ray missing, the selected tests
 failing on the unmutated tree), 130 interrupted.
@@ -36,7 +37,7 @@ from ledger.lock import FolderBusy, FolderLock
 from mutation.coverage_map import CoverageMap, MapError, build_map, load_map, save_map
 from mutation.modules import ROOT, mutated_modules
 from mutation.results import RESULTS_FILE, read_results, summary, update_partial, update_results
-from mutation.session import SessionError, checkpoint, run_module
+from mutation.session import SessionError, checkpoint, run_module, sigterm_as_interrupt
 from mutation.tree import python_digest
 from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
 
@@ -133,7 +134,13 @@ def _print_status(data: dict, verdicts: dict) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command's exit status; SIGTERM stops it as Ctrl-C does (130, finished mutants kept)."""
     args = _parser().parse_args(argv)
+    with sigterm_as_interrupt():
+        return _command(args)
+
+
+def _command(args: argparse.Namespace) -> int:
     try:
         verdicts = read_verdicts(args.verdicts)
         if args.command == "map":

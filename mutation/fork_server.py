@@ -105,11 +105,23 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(msg), fds
 
 
+_RUNNING: set[int] = set()  # the children forked and not yet reaped (each the leader of a session of its own)
+
+
 def _serve_one(listener: socket.socket, conn: socket.socket) -> None:
     request, fds = _receive(conn)
     pid = os.fork()
     if pid == 0:
         _child(request, fds, listener, conn)
+    _RUNNING.add(pid)
+    try:
+        _answer(conn, fds, pid)
+    finally:
+        _RUNNING.discard(pid)
+
+
+def _answer(conn: socket.socket, fds: list[int], pid: int) -> None:
+    """Send the client its child's pid, then the child's exit status; a client that goes away takes its child."""
     for fd in fds:
         os.close(fd)
     conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
@@ -126,13 +138,23 @@ def _serve_one(listener: socket.socket, conn: socket.socket) -> None:
             return
 
 
+def _terminated(_signum: int, _frame) -> None:
+    """SIGTERM: the tests of a running child stop with the server (SIGKILL to its session), then the loop ends."""
+    for pid in list(_RUNNING):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    sys.exit(0)
+
+
 def serve(path: Path) -> None:
-    """Serve requests on the Unix socket at `path` until terminated (SIGTERM ends the loop cleanly)."""
+    """Serve requests on the Unix socket at `path` until terminated (SIGTERM ends the loop cleanly; SIGINT is
+    ignored, so that a child's tests are stopped through their client, then the server by its session)."""
     path.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(4)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C: the session stops the tests, then the server
     print(f"serving on {path}", flush=True)
     try:
         while True:

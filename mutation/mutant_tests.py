@@ -27,6 +27,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 from mutation.coverage_map import (
@@ -129,13 +131,50 @@ def _interrupt(signum: int, _frame) -> None:
     raise _Interrupted(signal.Signals(signum).name)
 
 
+RUNNING_VARIABLE = "MUTATION_RUNNING"  # a folder where each mutant's tests name their process while they run
+
+
+@contextlib.contextmanager
+def registered(folder: str | None):
+    """While the mutant's tests run, a file named by this process's pid in `folder` (when given): the session that
+    stops reads it to stop them too, since they run in a session of their own (see `stop_with_parent`)."""
+    if not folder:
+        yield
+        return
+    mark = Path(folder) / str(os.getpid())
+    with contextlib.suppress(OSError):
+        mark.touch()
+    try:
+        yield
+    finally:
+        mark.unlink(missing_ok=True)
+
+
+def stop_with_parent(interval: float = 0.5) -> threading.Thread:
+    """Interrupt this process (SIGTERM to itself) once its parent is gone. cosmic-ray runs each mutant's tests in a
+    session of their own, so the signal that stops a session's process group never reaches them; the end of
+    cosmic-ray, their parent, does: the tests stop and the mutant is left unjudged instead of running on orphaned."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    watcher = threading.Thread(target=watch, name="stop-with-parent", daemon=True)
+    watcher.start()
+    return watcher
+
+
 def main(argv: list[str] | None = None) -> int:
     """The mutant's verdict as an exit status (0 survived, nonzero killed). Stopped by SIGINT or SIGTERM, it prints
     INTERRUPT_MARK instead of judging: the session reads that result as unfinished and runs the mutant again."""
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        return _judge(argv)
+        with registered(os.environ.get(RUNNING_VARIABLE)):
+            stop_with_parent()
+            return _judge(argv)
     except _Interrupted as exc:
         print(f"{INTERRUPT_MARK} by {exc}", flush=True)
         return 130

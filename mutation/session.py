@@ -12,10 +12,13 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +33,7 @@ from mutation.mutant_tests import (
     INTERRUPT_MARK,
     MEMO_MARK,
     MEMO_REASON,
+    RUNNING_VARIABLE,
     TIMEOUT_MARK,
 )
 from mutation.operators import EXCLUDED_OPERATORS
@@ -136,6 +140,100 @@ def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
     return proc
 
 
+STOP_GRACE_SECONDS = 30.0  # how long a stopped exec's process group has to end after SIGINT, before SIGKILL
+
+
+def _raise_interrupt(signum: int, _frame) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a batch scheduler's or `kill`'s stop) raises KeyboardInterrupt like Ctrl-C does, in the main thread,
+    so that a stopped session takes the path of an interrupted one: its children stopped, its finished mutants kept."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _running_tests(running: Path) -> list[int]:
+    """The pids of the mutants' tests registered in `running` (mutation.mutant_tests.registered) that still run
+    them (where /proc tells, a pid taken over by another program is left alone)."""
+    has_proc = Path("/proc/self/cmdline").exists()
+    out = []
+    for mark in running.iterdir() if running.is_dir() else []:
+        if not mark.name.isdigit():
+            continue
+        if has_proc:
+            try:
+                if b"mutation.mutant_tests" not in Path(f"/proc/{mark.name}/cmdline").read_bytes():
+                    continue
+            except FileNotFoundError:
+                continue  # ended
+            except OSError:
+                pass  # not readable: it is signalled, and a process already gone is ignored
+        out.append(int(mark.name))
+    return out
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _stop_group(proc: subprocess.Popen, running: Path, grace: float = STOP_GRACE_SECONDS) -> None:
+    """Stop the process group led by `proc` and the mutants' tests registered in `running` (cosmic-ray starts them
+    in a session of their own): SIGINT to each (the mutant being tested prints INTERRUPT_MARK, so it is run again,
+    never judged); wait until all have ended, SIGKILL to whatever is left after `grace` seconds."""
+    tests = _running_tests(running)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
+    for pid in tests:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGINT)
+    deadline = time.monotonic() + grace
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace)
+    while time.monotonic() < deadline:
+        if not _group_alive(proc.pid) and not _running_tests(running):
+            return
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for pid in _running_tests(running):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _exec(args: list[str], cwd: Path, env: dict[str, str], running: Path) -> None:
+    """cosmic-ray exec, in a process group of its own. Stopped by SIGINT or SIGTERM (see `sigterm_as_interrupt`),
+    the session stops the whole group (`_stop_group`) before KeyboardInterrupt goes on to the caller, so no mutant's
+    tests outlive the session and no result of a stopped mutant counts."""
+    shutil.rmtree(running, ignore_errors=True)  # marks a killed run left: one session per module, none run now
+    running.mkdir(parents=True, exist_ok=True)
+    env = dict(env, **{RUNNING_VARIABLE: str(running)})
+    with sigterm_as_interrupt():
+        proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate()
+        except KeyboardInterrupt:
+            _stop_group(proc, running)
+            raise
+    if proc.returncode != 0:
+        tail = (err or out).strip().splitlines()[-5:]
+        raise SessionError(f"{' '.join(args[:2])} failed (exit {proc.returncode}): " + " | ".join(tail))
+
+
 def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, root: Path = ROOT,
                every_file: bool = False, partial: dict | None = None, use_server: bool = True) -> ModuleRun:
     """Run (or resume) the mutation session of `module` of the checkout at `root` in `work`, each mutant tested by
@@ -183,7 +281,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
             server.stop()
             server = None
         exec_env = dict(env, **({SERVER_VARIABLE: str(server.path)} if server else {}))
-        _run([_tool("cosmic-ray"), "exec", "mutation.toml", str(db)], tree, exec_env)
+        _exec([_tool("cosmic-ray"), "exec", "mutation.toml", str(db)], tree, exec_env, work / "running")
     finally:
         if server is not None:
             server.stop()

@@ -1,6 +1,7 @@
 """The mutation profile (mutation/): the coverage map that picks each mutant's test files (subprocesses measured,
 statements found from changed lines), the operator filter, a real cosmic-ray session on a toy module (kills through
-a child process, survivors with the files that execute them, resume, a stale map refused), verdicts matched to
+a child process, survivors with the files that execute them, resume, a stale map refused, SIGTERM stopping the
+mutant's tests with the session), verdicts matched to
 survivors, the exit statuses, and the committed results:
 every survivor of spec/ and delta/ in mutation/results.json has a verdict (the issue's goal), and the report shows
 the score without counting it.
@@ -64,7 +65,15 @@ from mutation.results import (
     update_partial,
     update_results,
 )
-from mutation.session import SessionError, checkpoint, forget_interrupted, read_dump, run_module
+from mutation.session import (
+    SessionError,
+    checkpoint,
+    forget_interrupted,
+    read_dump,
+    run_module,
+    sigterm_as_interrupt,
+)
+from mutation.tree import python_digest
 from mutation.verdicts import VerdictFileError, read_verdicts
 from reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
 
@@ -352,6 +361,65 @@ def test_an_interrupted_mutant_is_run_again_not_judged(tmp_path: Path) -> None:
     assert forget_interrupted(db) == 1
     with contextlib.closing(sqlite3.connect(db)) as conn:
         assert [r[0] for r in conn.execute("SELECT job_id FROM work_results")] == ["k"]
+
+
+STOPPED_TEST = ("import os\nimport time\nfrom pathlib import Path\n\nimport toy.below\n\n\ndef test_below():\n"
+                "    if Path(toy.below.__file__).read_text() != {toy!r}:  # a mutant: run until stopped\n"
+                "        with open({pids!r}, 'a') as f:\n            f.write(f'{{os.getpid()}}\\n')\n"
+                "        time.sleep(600)\n    assert toy.below.below(2)\n")
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, dead and not yet reaped, does not)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"
+
+
+@pytest.mark.parametrize("use_server", [True, False], ids=["fork server", "process per mutant"])
+def test_sigterm_stops_a_session_and_its_mutants_tests(tmp_path: Path, use_server: bool) -> None:
+    """SIGTERM to a running session (a batch scheduler's stop; `kill` by hand), not to its children: the session
+    stops cosmic-ray's whole process group and the test server, so the tests of the mutant it was judging end too
+    (none outlives it), and raises KeyboardInterrupt (the command then checkpoints and exits 130); the stopped mutant
+    is not judged: the session's finished mutants hold no mutant of the tested statement."""
+    root = _toy_checkout(tmp_path)
+    pids = tmp_path / "pids"
+    (root / "test_toy.py").write_text(STOPPED_TEST.format(toy=TOY, pids=str(pids)), encoding="utf-8")
+    cmap = CoverageMap(python_digest(root), "c", [("test_toy.py", 1.0)], {"toy/below.py": {2: [0]}})
+    save_map(cmap, tmp_path / "map.json")
+    work = tmp_path / "work"
+    code = ("import sys\nfrom pathlib import Path\nfrom mutation.coverage_map import load_map\n"
+            "from mutation.session import run_module\ntry:\n"
+            "    run_module('toy/below.py', load_map(Path(sys.argv[1])), Path(sys.argv[2]), root=Path(sys.argv[3]),"
+            " use_server=sys.argv[4] == '1')\nexcept KeyboardInterrupt:\n    sys.exit(130)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "map.json"), str(work), str(root),
+                             "1" if use_server else "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for _ in range(1200):  # until a mutant's test runs (at most 120 s)
+        if pids.exists() or proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert pids.exists(), proc.communicate(timeout=60)[0]
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    stopped = [int(p) for p in pids.read_text(encoding="utf-8").split()]
+    assert stopped and not [p for p in stopped if _alive(p)]
+    keep = checkpoint("toy/below.py", work)
+    finished = keep["mutants"] if keep else []
+    assert not [m for m in finished if str(m["line"]) == "2" and m["worker_outcome"] != "skipped"], finished
+
+
+def test_sigterm_is_an_interrupt_while_a_command_runs() -> None:
+    """Inside a `python -m mutation` command SIGTERM raises KeyboardInterrupt, the path of Ctrl-C (children stopped,
+    finished mutants checkpointed, exit 130); the previous handler is back afterwards."""
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt, match="SIGTERM"), sigterm_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler runs at the next bytecode; never reached
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 def test_a_memo_size_mutant_is_told_apart() -> None:
