@@ -126,7 +126,8 @@ def _print_status(data: dict, verdicts: dict) -> int:
           f"over {len(s['modules'])} modules", f"({adjusted * 100:.1f}% without the {s['equivalent']} equivalent)"
           if adjusted is not None else "", f"; not run: {len(s['not_run'])}")
     for p in s["partial"]:
-        print(f"unfinished: {p['module']}: {p['finished']} mutants kept from {p['commit']} ({p['date']}); "
+        print(f"unfinished: {p['module']}: {p['finished']} mutants kept ({p['judged']} judged: {p['killed']} killed, "
+              f"{p['survived']} survived) from {p['commit']} ({p['date']}); "
               "`run --module` goes on from them")
     for u in s["unjudged"]:
         print(f"no verdict: {u['module']}:{u['line_number']}:{u['column']} {u['operator']}  {u['line']}")

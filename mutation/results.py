@@ -80,6 +80,13 @@ def merge_partial(data: dict, entry: dict) -> dict:
     return _shaped(dict(data.get("modules", {})), partial)
 
 
+def _judged(mutants: list[dict]) -> dict[str, int]:
+    """Of a checkpoint's finished mutants: how many were judged (not filtered out), killed and survived."""
+    judged = [m for m in mutants if str(m.get("worker_outcome")) != "skipped"]
+    return {"judged": len(judged), "killed": sum(str(m.get("test_outcome")) == "killed" for m in judged),
+            "survived": sum(str(m.get("test_outcome")) == "survived" for m in judged)}
+
+
 def _shaped(modules: dict, partial: dict) -> dict:
     out = {"schema": SCHEMA, "modules": dict(sorted(modules.items()))}
     if partial:
@@ -133,8 +140,8 @@ def summary(data: dict, verdicts: dict | None = None) -> dict:
                      "survivors": by_verdict, "commit": entry.get("commit"), "date": entry.get("date"),
                      "seconds": entry.get("seconds"), "tests": len(entry.get("tests", []))})
     not_run = [m for m in mutated_modules() if m not in data.get("modules", {})]
-    partial = [{"module": m, "finished": len(e.get("mutants", [])), "commit": e.get("commit"), "date": e.get("date")}
-               for m, e in data.get("partial", {}).items()]
+    partial = [{"module": m, "finished": len(e.get("mutants", [])), "commit": e.get("commit"), "date": e.get("date"),
+                **_judged(e.get("mutants", []))} for m, e in data.get("partial", {}).items()]
     equivalent = sum(r["survivors"]["equivalent"] for r in rows)
     return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run,
             "partial": partial,

@@ -650,7 +650,12 @@ def test_report_shows_the_score_and_flags_a_survivor_without_verdict(tmp_path: P
     sentence = mutation_sentence(s)
     assert "Score 90.0%" in sentence and "1 of them without a verdict" in sentence
     assert f"not run yet: {len(mutated_modules()) - 1} modules" in sentence
-    assert "delta/cuts.py unfinished, 31 mutants kept" in sentence
+    assert "delta/cuts.py unfinished, 31 mutants kept (31 judged: 0 killed, 0 survived;" in sentence
+    kept = [{"worker_outcome": "skipped", "test_outcome": "None"},
+            {"worker_outcome": "normal", "test_outcome": "killed"},
+            {"worker_outcome": "normal", "test_outcome": "survived"}]
+    partial = summary({"modules": {}, "partial": {"m.py": {"module": "m.py", "mutants": kept}}}, {})["partial"]
+    assert (partial[0]["finished"], partial[0]["judged"], partial[0]["killed"], partial[0]["survived"]) == (3, 2, 1, 1)
     assert mutation_sentence(None).startswith("No module")
     copy = tmp_path / "results.json"
     shutil.copy(RESULTS_FILE, copy)

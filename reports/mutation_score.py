@@ -72,5 +72,7 @@ def mutation_sentence(s: dict | None) -> str:
             f"run ({_percent(s['score_without_equivalent'])} without the {s['equivalent']} judged equivalent); "
             f"{t['survived']:,} survived, {unjudged} of them without a verdict; not run yet: "
             f"{len(s['not_run'])} modules ({', '.join(s['not_run'][:6])}{', ...' if len(s['not_run']) > 6 else ''})"
-            + "".join(f"; {p['module']} unfinished, {p['finished']} mutants kept" for p in s.get("partial", []))
+            + "".join(f"; {p['module']} unfinished, {p['finished']} mutants kept ({p.get('judged', 0)} judged:"
+                      f" {p.get('killed', 0)} killed, {p.get('survived', 0)} survived; the others filtered out)"
+                      for p in s.get("partial", []))
             + ".")
