@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from mutation.coverage_map import (
@@ -135,7 +136,7 @@ RUNNING_VARIABLE = "MUTATION_RUNNING"  # a folder where each mutant's tests name
 
 
 @contextlib.contextmanager
-def registered(folder: str | None):
+def registered(folder: str | None) -> Iterator[None]:
     """While the mutant's tests run, a file named by this process's pid in `folder` (when given): the session that
     stops reads it to stop them too, since they run in a session of their own (see `stop_with_parent`)."""
     if not folder:
