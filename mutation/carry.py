@@ -3,7 +3,8 @@
 A module's session can take longer than one sitting, and its database (`out/mutation/<module>/session.sqlite`)
 lives on the machine that ran it. `checkpoint` writes the finished mutants of a local session into the results
 file's "partial" section (per module: the commit the session's copy was taken at, the SHA-256 of the module's
-unmutated source, and per mutant its operator, occurrence, position and outcome); a fresh session of the module on
+unmutated source, and per mutant its operator, occurrence, position, source line and outcome, and for a survivor the
+session's mechanical equivalence verdict if it made one); a fresh session of the module on
 any machine, with the module's source unchanged (same SHA-256), `seed`s its new database with those outcomes, so
 cosmic-ray's `exec` runs only the rest. The finished module's entry names how many mutants were carried and from
 which commit: they were judged by the tests of that commit (the module itself being the same), which is the same
@@ -20,7 +21,7 @@ from pathlib import Path
 from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
-from mutation.mutant_tests import INTERRUPT_MARK, TIMEOUT_MARK
+from mutation.mutant_tests import EQUIVALENCE_REASONS, INTERRUPT_MARK, TIMEOUT_MARK, mechanical_equivalence
 
 Key = tuple[str, int, int, int]  # operator, occurrence, line, column
 
@@ -38,10 +39,13 @@ def _key(spec: dict) -> Key:
 CARRIED = "carried from commit "  # the output a seeded result holds, naming the commit whose tests judged it
 
 
-def finished_mutants(dump: str, commit: str) -> list[dict]:
+def finished_mutants(dump: str, commit: str, source_lines: list[str] | None = None) -> list[dict]:
     """The finished mutants of cosmic-ray's `dump` output (one JSON [work item, result] per line), each with what a
     later session needs to restore its result: key fields, outcomes, diff and the commit whose tests judged it
-    (`commit`, the session's, unless the result was itself carried); the test output is left out, a timeout kept."""
+    (`commit`, the session's, unless the result was itself carried); the test output is left out, a timeout and a
+    mechanical equivalence verdict kept. `source` is the mutated line of `source_lines` (the unmutated module),
+    stripped: what a verdict in mutation/verdicts.toml names."""
+    source_lines = source_lines or []
     out = []
     for raw in dump.splitlines():
         if not raw.strip():
@@ -52,11 +56,14 @@ def finished_mutants(dump: str, commit: str) -> list[dict]:
         (spec,) = item["mutations"]
         operator, occurrence, line, column = _key(spec)
         output = result.get("output") or ""
+        survived = result.get("test_outcome") == "survived"
         out.append({
             "operator": operator, "occurrence": occurrence, "line": line, "column": column,
+            "source": source_lines[line - 1].strip() if 0 < line <= len(source_lines) else "",
             "worker_outcome": result.get("worker_outcome"), "test_outcome": result.get("test_outcome"),
             "timeout": output == "timeout" or TIMEOUT_MARK in output, "diff": result.get("diff") or "",
             "commit": output.split(CARRIED, 1)[1].split()[0] if CARRIED in output else commit,
+            "equivalent": mechanical_equivalence(output) if survived else "",
         })
     return sorted(out, key=lambda m: (m["line"], m["column"], m["operator"], m["occurrence"]))
 
@@ -68,14 +75,20 @@ def partial_entry(module: str, commit: str, pristine: Path, dump: str) -> dict:
         "commit": commit,
         "module_sha": source_sha(pristine),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "mutants": finished_mutants(dump, commit),
+        "mutants": finished_mutants(dump, commit, pristine.read_text(encoding="utf-8").splitlines()),
     }
 
 
-def _result(m: dict) -> WorkResult:
+_MARK_OF_REASON = {reason: mark for mark, reason in EQUIVALENCE_REASONS.items()}
+
+
+def carried_result(m: dict) -> WorkResult:
+    """The session database's result of a carried mutant: its outcomes, and an output naming the commit that judged
+    it, with the timeout mark and the mark of a mechanical equivalence verdict (mutation.session reads both)."""
+    mark = _MARK_OF_REASON.get(m.get("equivalent", ""), "")
     return WorkResult(
         worker_outcome=WorkerOutcome(m["worker_outcome"]),
-        output=(TIMEOUT_MARK + "; " if m["timeout"] else "") + CARRIED + m["commit"],
+        output=(TIMEOUT_MARK + "; " if m["timeout"] else "") + (mark + "; " if mark else "") + CARRIED + m["commit"],
         test_outcome=TestOutcome(m["test_outcome"]) if m["test_outcome"] else None,
         diff=m["diff"] or None,
     )
@@ -94,6 +107,6 @@ def seed(db: Path, partial: dict | None, pristine: Path) -> list[str]:
             (spec,) = item.mutations
             key = (spec.operator_name, int(spec.occurrence), int(spec.start_pos[0]), int(spec.start_pos[1]))
             if key in carried:
-                work.set_result(item.job_id, _result(carried[key]))
+                work.set_result(item.job_id, carried_result(carried[key]))
                 commits.append(carried[key]["commit"])
     return commits

@@ -127,7 +127,8 @@ def _print_status(data: dict, verdicts: dict) -> int:
           if adjusted is not None else "", f"; not run: {len(s['not_run'])}")
     for p in s["partial"]:
         print(f"unfinished: {p['module']}: {p['finished']} mutants kept ({p['judged']} judged: {p['killed']} killed, "
-              f"{p['survived']} survived) from {p['commit']} ({p['date']}); "
+              f"{p['survived']} survived, {p['without_verdict']} of them without a verdict) from {p['commit']} "
+              f"({p['date']}); "
               "`run --module` goes on from them")
     for u in s["unjudged"]:
         print(f"no verdict: {u['module']}:{u['line_number']}:{u['column']} {u['operator']}  {u['line']}")

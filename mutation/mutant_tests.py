@@ -276,6 +276,12 @@ MEMO_REASON = ("it changes only the size of an lru_cache: the memo returns what 
                "memoized (decided from the module's syntax trees by mutation.mutant_tests)")
 ANNOTATION_REASON = ("it changes only annotations of a module with 'from __future__ import annotations', which are "
                      "never evaluated (decided from the module's syntax trees by mutation.mutant_tests)")
+EQUIVALENCE_REASONS = {ANNOTATION_MARK: ANNOTATION_REASON, MEMO_MARK: MEMO_REASON}  # the verdicts decided here
+
+
+def mechanical_equivalence(output: str) -> str:
+    """Why a survivor is equivalent when its tests' output carries the mark of a mechanical decision, else ""."""
+    return next((reason for mark, reason in EQUIVALENCE_REASONS.items() if mark in output), "")
 
 
 def mutant_time_limit(selected_seconds: float) -> float:

@@ -3,7 +3,8 @@
 Each module's entry is replaced whole when the module is run again; the other modules' entries stay, with the
 commit and date they were run at. The score of a module is killed / (killed + survived): timeouts count as kills
 (cosmic-ray's rule, shown apart), incompetent mutants (the module no longer imports) and filtered operators are
-left out of both. A survivor carries the verdict matched from mutation/verdicts.toml, or none.
+left out of both. A survivor carries the verdict matched from mutation/verdicts.toml, or none; so does a survivor
+of an unfinished session (the "partial" section): it survived the tests already, whatever the rest of its module does.
 """
 
 from __future__ import annotations
@@ -84,7 +85,27 @@ def _judged(mutants: list[dict]) -> dict[str, int]:
     """Of a checkpoint's finished mutants: how many were judged (not filtered out), killed and survived."""
     judged = [m for m in mutants if str(m.get("worker_outcome")) != "skipped"]
     return {"judged": len(judged), "killed": sum(str(m.get("test_outcome")) == "killed" for m in judged),
-            "survived": sum(str(m.get("test_outcome")) == "survived" for m in judged)}
+            "survived": sum(_survived(m) for m in judged)}
+
+
+def _survived(m: dict) -> bool:
+    return str(m.get("worker_outcome")) != "skipped" and str(m.get("test_outcome")) == "survived"
+
+
+def partial_survivors(entry: dict) -> list[dict]:
+    """The survivors among an unfinished session's kept mutants (mutation.carry), shaped as a finished module's
+    survivors are: operator, line_number, column, the stripped source line, diff, and the session's mechanical
+    equivalence verdict if it made one."""
+    return [{"operator": m["operator"], "line_number": m["line"], "column": m["column"], "line": m.get("source", ""),
+             "diff": m.get("diff", ""), **({"equivalent": m["equivalent"]} if m.get("equivalent") else {})}
+            for m in entry.get("mutants", []) if _survived(m)]
+
+
+def all_survivors(data: dict) -> list[tuple[str, dict, bool]]:
+    """Every survivor of the results file as (module, survivor, finished): the finished modules' and the unfinished
+    sessions' (partial_survivors)."""
+    out = [(m, s, True) for m, e in data.get("modules", {}).items() for s in e.get("survivors", [])]
+    return out + [(m, s, False) for m, e in data.get("partial", {}).items() for s in partial_survivors(e)]
 
 
 def _shaped(modules: dict, partial: dict) -> dict:
@@ -124,7 +145,8 @@ def judged_survivors(entry: dict, verdicts: dict[tuple[str, str, str, int], Verd
 
 
 def summary(data: dict, verdicts: dict | None = None) -> dict:
-    """Per module and in all: counts, score, survivors by verdict; the modules of spec/ and delta/ never run."""
+    """Per module and in all: counts, score, survivors by verdict; the modules of spec/ and delta/ never run; the
+    unfinished sessions with their survivors without a verdict (counted in `unjudged` too, not in the score)."""
     verdicts = read_verdicts() if verdicts is None else verdicts
     rows, total = [], {k: 0 for k in OUTCOMES}
     unjudged: list[dict] = []
@@ -140,8 +162,13 @@ def summary(data: dict, verdicts: dict | None = None) -> dict:
                      "survivors": by_verdict, "commit": entry.get("commit"), "date": entry.get("date"),
                      "seconds": entry.get("seconds"), "tests": len(entry.get("tests", []))})
     not_run = [m for m in mutated_modules() if m not in data.get("modules", {})]
-    partial = [{"module": m, "finished": len(e.get("mutants", [])), "commit": e.get("commit"), "date": e.get("date"),
-                **_judged(e.get("mutants", []))} for m, e in data.get("partial", {}).items()]
+    partial = []
+    for module, e in data.get("partial", {}).items():
+        survivors = judged_survivors({"module": module, "survivors": partial_survivors(e)}, verdicts)
+        unjudged += [{"module": module, **s} for s in survivors if s["verdict"] is None]
+        partial.append({"module": module, "finished": len(e.get("mutants", [])), "commit": e.get("commit"),
+                        "date": e.get("date"), **_judged(e.get("mutants", [])),
+                        "without_verdict": sum(s["verdict"] is None for s in survivors)})
     equivalent = sum(r["survivors"]["equivalent"] for r in rows)
     return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run,
             "partial": partial,

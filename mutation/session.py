@@ -27,15 +27,7 @@ from mutation.carry import partial_entry, seed
 from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lines
 from mutation.fork_server import SERVER_VARIABLE
 from mutation.modules import ROOT
-from mutation.mutant_tests import (
-    ANNOTATION_MARK,
-    ANNOTATION_REASON,
-    INTERRUPT_MARK,
-    MEMO_MARK,
-    MEMO_REASON,
-    RUNNING_VARIABLE,
-    TIMEOUT_MARK,
-)
+from mutation.mutant_tests import INTERRUPT_MARK, RUNNING_VARIABLE, TIMEOUT_MARK, mechanical_equivalence
 from mutation.operators import EXCLUDED_OPERATORS
 from mutation.results import OUTCOMES
 from mutation.tree import commit_of, copy_tree, python_digest, tree_environment
@@ -371,7 +363,7 @@ def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:
         else:
             outcome = result.get("test_outcome") or result.get("worker_outcome") or "unknown"
         output = (result or {}).get("output") or "" if outcome == "survived" else ""
-        equivalent = ANNOTATION_REASON if ANNOTATION_MARK in output else MEMO_REASON if MEMO_MARK in output else ""
+        equivalent = mechanical_equivalence(output)
         mutants.append(Mutant(spec["operator_name"], line_number, column, line, outcome,
                               (result or {}).get("diff") or "", equivalent=equivalent))
     return sorted(mutants, key=lambda m: (m.line_number, m.column, m.operator))

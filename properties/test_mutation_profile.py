@@ -27,7 +27,7 @@ from cosmic_ray.plugins import operator_names
 
 import mutation.coverage_map as coverage_map
 from ledger.lock import FolderLock
-from mutation.carry import finished_mutants, seed
+from mutation.carry import carried_result, finished_mutants, seed
 from mutation.cli import main as mutation_main
 from mutation.coverage_map import (
     CoverageMap,
@@ -58,7 +58,9 @@ from mutation.mutant_tests import (
 from mutation.operators import EXCLUDED_OPERATORS, KEPT_BINARY, KEPT_COMPARISON, is_excluded
 from mutation.results import (
     RESULTS_FILE,
+    all_survivors,
     judged_survivors,
+    partial_survivors,
     read_results,
     score,
     summary,
@@ -74,7 +76,7 @@ from mutation.session import (
     sigterm_as_interrupt,
 )
 from mutation.tree import python_digest
-from mutation.verdicts import VerdictFileError, read_verdicts
+from mutation.verdicts import VerdictFileError, read_verdicts, survivor_key
 from reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
 
 TOY = "def below(x):\n    return x < 3\n\n\ndef unused(x):\n    return x + 1\n\n\ndef in_child(x):\n    return x * 2\n"
@@ -424,7 +426,8 @@ def test_sigterm_is_an_interrupt_while_a_command_runs() -> None:
 
 def test_a_memo_size_mutant_is_told_apart() -> None:
     """Only a change of an lru_cache's size, alone, is a memo-size mutant: a changed body, a removed decorator or a
-    size change together with another change are not; its session's survivor carries the reason."""
+    size change together with another change are not; its session's survivor carries the reason, so does its
+    checkpoint (with the mutated source line), and a session seeded from the checkpoint reads it back."""
     src = ("from functools import lru_cache\n\n\n@lru_cache(maxsize=64)\ndef f(x):\n    return x + 1\n\n\n"
            "@lru_cache(8)\ndef g(x):\n    return x\n")
     assert memo_size_only(src, src.replace("maxsize=64", "maxsize=63"))
@@ -437,6 +440,15 @@ def test_a_memo_size_mutant_is_told_apart() -> None:
                                           "occurrence": 0, "start_pos": [4, 20], "end_pos": [4, 22]}]}
     said = {"worker_outcome": "normal", "test_outcome": "survived", "output": f"{MEMO_MARK} in m.py"}
     assert read_dump(json.dumps([item, said]), src.splitlines())[0].equivalent == MEMO_REASON
+    (kept,) = finished_mutants(json.dumps([item, said]), "c", src.splitlines())
+    assert (kept["source"], kept["equivalent"]) == ("@lru_cache(maxsize=64)", MEMO_REASON)
+    assert partial_survivors({"mutants": [kept]})[0]["equivalent"] == MEMO_REASON
+    seeded = carried_result(kept)
+    again = {"worker_outcome": seeded.worker_outcome.value, "test_outcome": seeded.test_outcome.value,
+             "output": seeded.output}
+    assert read_dump(json.dumps([item, again]), src.splitlines())[0].equivalent == MEMO_REASON
+    assert read_dump(json.dumps([item, {**again, "output": "carried from commit c"}]),
+                     src.splitlines())[0].equivalent == ""
 
 
 def test_an_annotation_mutant_is_judged_equivalent_by_its_session(tmp_path: Path) -> None:
@@ -527,18 +539,22 @@ def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
         run_module("toy/below.py", other, tmp_path / "work2", root=root)
 
     results = tmp_path / "results.json"
-    update_partial(half, results)
+    update_partial(keep, results)
     verdicts = tmp_path / "verdicts.toml"
     verdicts.write_text("", encoding="utf-8")
-    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 0
-    assert "unfinished: toy/below.py" in capsys.readouterr().out
-    update_results(run.entry("cosmic-ray test"), results)
-    assert "partial" not in read_results(results)  # the finished module's entry replaces its checkpoint
     assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 1
+    said = capsys.readouterr().out  # an unfinished session's survivors need verdicts as much as a module's
+    assert "unfinished: toy/below.py" in said and "no verdict: toy/below.py:2:15" in said
     entries = "".join(
         f'[[verdict]]\nmodule = "toy/below.py"\noperator = "{m.operator}"\nline = "{m.line}"\ncolumn = {m.column}\n'
         f'verdict = "open"\nreason = "the test checks 2 and 5 only"\n\n'
         for m in run.mutants if m.outcome == "survived")
+    verdicts.write_text(entries, encoding="utf-8")
+    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 0  # source matched
+    update_results(run.entry("cosmic-ray test"), results)
+    assert "partial" not in read_results(results)  # the finished module's entry replaces its checkpoint
+    verdicts.write_text("", encoding="utf-8")
+    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 1
     verdicts.write_text(entries, encoding="utf-8")
     assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 0
     s = summary(read_results(results), read_verdicts(verdicts))
@@ -617,13 +633,13 @@ def test_an_interrupted_run_exits_130(tmp_path: Path, monkeypatch, capsys) -> No
 
 
 def test_committed_survivors_all_have_verdicts() -> None:
-    """The goal of the profile: every survivor in the committed results has a verdict in mutation/verdicts.toml,
-    and every verdict names a survivor that exists (no stale entry)."""
+    """The goal of the profile: every survivor in the committed results, of an unfinished session too, has a verdict
+    in mutation/verdicts.toml, and every verdict names a survivor that exists (no stale entry)."""
     data = read_results(RESULTS_FILE)
     verdicts = read_verdicts()
     s = summary(data, verdicts)
     assert s["unjudged"] == [], [f"{u['module']}:{u['line_number']} {u['operator']}" for u in s["unjudged"]]
-    keys = {(m, x["operator"], x["line"], x["column"]) for m, e in data["modules"].items() for x in e["survivors"]}
+    keys = {survivor_key(m, x["operator"], x["line"], x["column"]) for m, x, _ in all_survivors(data)}
     assert [k for k in verdicts if k not in keys] == []
     for row in s["modules"]:
         c = row["counts"]
@@ -632,28 +648,35 @@ def test_committed_survivors_all_have_verdicts() -> None:
 
 def test_report_shows_the_score_and_flags_a_survivor_without_verdict(tmp_path: Path) -> None:
     """The report's rows come from the results: a survivor without a verdict is shown as NO VERDICT and counted in
-    the sentence; modules not run are named, an unfinished one with the mutants kept."""
+    the sentence; modules not run are named, an unfinished one with the mutants kept and its survivors, which are
+    listed (marked unfinished) and need verdicts too, without entering the finished modules' counts."""
     entry = {"module": "spec/cut.py", "tests": ["properties/test_cut_spec.py"], "commit": "abc", "date": "d",
              "seconds": 1.0, "counts": {"killed": 8, "timeout": 1, "survived": 1, "incompetent": 0, "skipped": 3,
                                         "pending": 0},
              "survivors": [{"operator": "core/NumberReplacer", "line_number": 5, "column": 4, "line": "n = 1",
                             "diff": ""}]}
-    s = summary({"modules": {"spec/cut.py": entry},
-                 "partial": {"delta/cuts.py": {"module": "delta/cuts.py", "commit": "abc", "date": "d",
-                                               "mutants": [{}] * 31}}}, {})
-    s["survivor_list"] = [{"module": "spec/cut.py", **x, "verdict": None, "reason": "", "test": ""}
-                          for x in entry["survivors"]]
+    unfinished = {"operator": "core/NumberReplacer", "line": 7, "column": 3, "source": "x = 0", "diff": "",
+                  "worker_outcome": "normal", "test_outcome": "survived"}
+    data = {"modules": {"spec/cut.py": entry},
+            "partial": {"delta/cuts.py": {"module": "delta/cuts.py", "commit": "abc", "date": "d",
+                                          "mutants": [{}] * 30 + [unfinished]}}}
+    s = summary(data, {})
+    s["survivor_list"] = [{"module": m, "finished": finished, **x, "verdict": None, "reason": "", "test": ""}
+                          for m, x, finished in all_survivors(data)]
     rows = mutation_rows(s)
     assert rows[0][0] == "spec/cut.py" and rows[0][6] == "90.0%" and rows[0][7] == "90.0%"
     assert rows[0][8] == "0 / 0 / 0 / 1"
-    assert survivor_rows(s)[0][4] == "NO VERDICT"
+    assert [r[:5] for r in survivor_rows(s)] == [
+        ["spec/cut.py", "5", "NumberReplacer", "n = 1", "NO VERDICT"],
+        ["delta/cuts.py (unfinished)", "7", "NumberReplacer", "x = 0", "NO VERDICT"]]
+    assert len(s["unjudged"]) == 2 and s["total"]["survived"] == 1
     sentence = mutation_sentence(s)
-    assert "Score 90.0%" in sentence and "1 of them without a verdict" in sentence
+    assert "Score 90.0%" in sentence and "1 survived, 1 of them without a verdict" in sentence
     assert f"not run yet: {len(mutated_modules()) - 1} modules" in sentence
-    assert "delta/cuts.py unfinished, 31 mutants kept (31 judged: 0 killed, 0 survived;" in sentence
-    kept = [{"worker_outcome": "skipped", "test_outcome": "None"},
-            {"worker_outcome": "normal", "test_outcome": "killed"},
-            {"worker_outcome": "normal", "test_outcome": "survived"}]
+    assert ("delta/cuts.py unfinished, 31 mutants kept (31 judged: 0 killed, 1 survived, 1 of them without a "
+            "verdict;") in sentence
+    kept = [{**unfinished, "worker_outcome": "skipped", "test_outcome": "None"},
+            {**unfinished, "test_outcome": "killed"}, unfinished]
     partial = summary({"modules": {}, "partial": {"m.py": {"module": "m.py", "mutants": kept}}}, {})["partial"]
     assert (partial[0]["finished"], partial[0]["judged"], partial[0]["killed"], partial[0]["survived"]) == (3, 2, 1, 1)
     assert mutation_sentence(None).startswith("No module")

@@ -5,13 +5,19 @@ A verdict names its test here; if the premise stops holding, the test fails and 
 
 from __future__ import annotations
 
+from itertools import product
+from pathlib import Path
+
 import pytest
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Sequence, Split
 
 from checks.battery import iter_battery
-from frozen.loader import load_tokenizer
+from delta.cut_map import occurrences as cut_map_occurrences
+from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED
+from properties.synthetic import POWER_KINDS, base_config, power_tokenizer, write
+from spec.guard import LiteralTrie, cut_inside_special, literal_trie, occurrences_near, special_touches
 from spec.patterns import SPLIT_PATTERNS
 from spec.proofs.pieces import pieces_of
 
@@ -36,3 +42,114 @@ def test_isolated_split_ignores_invert(family: str, ledger) -> None:
                   differences=len(differ), unit="texts", details={"family": family, "first": differ[:1]})
     assert differ == []
     assert any(plain(t) != removed(t) for t in texts)
+
+
+# --- spec/guard.py: the scan window and the checks that repeat it ------------------------------------------------
+
+OVERLAPPING = ("ab", "abc", "bc", "c", "cab")  # literals that overlap, nest and share prefixes and suffixes
+
+
+def _every_text(alphabet: str, longest: int) -> list[str]:
+    return [""] + [t for n in range(1, longest + 1) for t in map("".join, product(alphabet, repeat=n))]
+
+
+def _all_occurrences(text: str, literals: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Every (start, end) with text[start:end] a literal, by start then end: the definition, by brute force."""
+    return sorted((s, s + len(lit)) for s in range(len(text)) for lit in literals if text.startswith(lit, s))
+
+
+def _leftmost_longest(text: str, literals: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The occurrences a left-to-right scan keeps: at each position the longest literal there, then past it."""
+    out, i = [], 0
+    while i < len(text):
+        ends = [e for s, e in _all_occurrences(text, literals) if s == i]
+        if ends:
+            out.append((i, max(ends)))
+            i = max(ends)
+        else:
+            i += 1
+    return out
+
+
+def _first(found: list[tuple[int, int]]) -> tuple[int, int] | None:
+    return found[0] if found else None
+
+
+def _overlapping_tokenizer(folder: Path) -> FrozenTokenizer:
+    cfg = base_config()
+    cfg["added_tokens"] = [{"id": 300 + i, "content": lit, "single_word": False, "lstrip": False, "rstrip": False,
+                            "normalized": False, "special": True} for i, lit in enumerate(OVERLAPPING)]
+    path, _ = write(folder, cfg, name="overlapping")
+    return load_tokenizer_file(path, name="synthetic_overlapping")
+
+
+def test_guard_occurrences_are_exactly_those_meeting_the_window(tmp_path: Path, ledger) -> None:
+    """spec/guard.py, the survivors in the scan window (`first = max(0, lo - longest + 1)` -> `+ 0`, the default
+    `lo = 0` -> `-1`) and in the checks after it (`b + 1` -> `b + 0`, `start < b < end` -> `<=`, `start < hi and
+    end > lo` -> `or` / `>=`): `occurrences_near(lo, hi)` returns exactly the occurrences with start < hi and end > lo,
+    in scan order (an occurrence starting at lo - longest or before ends at lo or before, and with lo <= 0 every
+    occurrence ends after lo), so the checks after it see only occurrences they accept, and the refusing occurrence
+    of a cut at b starts before b. Checked against the definition by brute force on every text of up to 6 characters
+    over "abc" with overlapping literals, every window, both guard modes; the check can fail: a scan started one
+    position later than `first` misses occurrences."""
+    tok = _overlapping_tokenizer(tmp_path)
+    trie = literal_trie(tok)
+    assert trie.longest == 3
+    texts = _every_text("abc", 6)
+    compared = differ = 0
+    for text in texts:
+        n = len(text)
+        expected = {"all": _all_occurrences(text, OVERLAPPING), "selected": _leftmost_longest(text, OVERLAPPING)}
+        differ += trie.occurrences(text) != expected["all"]
+        for mode, occ in expected.items():
+            for lo in range(-1, n + 1):
+                for hi in range(lo, n + 2):
+                    meeting = [(s, e) for s, e in occ if s < hi and e > lo]
+                    differ += occurrences_near(tok, text, lo, hi, mode) != meeting
+                    differ += special_touches(tok, text, lo, hi, mode) != _first(meeting)
+                    compared += 2
+            for b in range(n + 1):
+                differ += cut_inside_special(tok, text, b, mode) != _first([(s, e) for s, e in occ if s < b < e])
+                compared += 1
+    ledger.record("harness", "mutation.verdict.guard_window", None, comparisons=compared, differences=differ,
+                  unit="windows", details={"texts": len(texts), "literals": list(OVERLAPPING)})
+    assert differ == 0 and compared > 100_000
+    late = LiteralTrie(OVERLAPPING)
+    late.longest -= 1  # the scan starts one position later than `first`
+    assert any(late.occurrences(t, lo) != [(s, e) for s, e in _all_occurrences(t, OVERLAPPING) if e > lo]
+               for t in texts for lo in range(len(t) + 1))
+
+
+def test_an_empty_trie_finds_nothing_whatever_its_longest() -> None:
+    """spec/guard.py, `max(..., default=0)` -> 1 or -1: the default is `longest` only for a configuration without
+    special-token strings, whose trie is empty; it then finds no occurrence wherever its scan starts or ends, nor
+    does delta/cut_map's search over windows sized by `longest`."""
+    texts = _every_text("ab<", 4)
+    for longest in (-1, 0, 1):
+        trie = LiteralTrie(())
+        trie.longest = longest
+        for text in texts:
+            assert trie.selected(text) == [] and cut_map_occurrences(trie, text) == []
+            assert all(trie.occurrences(text, lo, hi) == [] for lo in range(-1, len(text) + 1)
+                       for hi in range(lo, len(text) + 2))
+    assert LiteralTrie(()).longest == 0 and LiteralTrie(("", "ab")).longest == 2
+
+
+# --- spec/reference.py ---------------------------------------------------------------------------------------------
+
+def test_an_encoding_has_one_word_index_per_id(tmp_path: Path, ledger) -> None:
+    """spec/reference.py, `zip(enc.ids, enc.word_ids, strict=True)` -> `strict=False`: the reference library gives
+    one word index per ID, so strict zipping never raises. Checked on the ci battery's texts with every synthetic
+    power tokenizer (a post-processor, special tokens, NFC) and on every provisioned frozen tokenizer."""
+    toks = [power_tokenizer(kind, tmp_path) for kind in POWER_KINDS]
+    toks += [load_tokenizer(name) for name in ADMITTED]
+    compared = differ = 0
+    for tok in toks:
+        for case in iter_battery(tok, "ci"):
+            for special in (False, True):
+                enc = tok.tokenizer.encode(case.text, add_special_tokens=special)
+                differ += len(enc.ids) != len(enc.word_ids)
+                compared += 1
+    ledger.record("harness", "mutation.verdict.word_ids_align", None, comparisons=compared, differences=differ,
+                  unit="encodings", details={"tokenizers": [t.name for t in toks]})
+    assert differ == 0 and compared > 0

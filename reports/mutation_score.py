@@ -2,13 +2,14 @@
 shown and never counted in Table 3 or the verdict (like the recorded full transcript set).
 
 Per module: the mutants killed (timeouts apart), survived and left out, the score, and the survivors by verdict
-(killed by a test added since, equivalent, open, none); then every survivor with its verdict and reason, and the
-modules of spec/ and delta/ the profile has not run. Each module's row names the commit it ran at.
+(killed by a test added since, equivalent, open, none); then every survivor with its verdict and reason (those of
+an unfinished session too, marked so), and the modules of spec/ and delta/ the profile has not run. Each module's row
+names the commit it ran at.
 """
 
 from __future__ import annotations
 
-from mutation.results import RESULTS_FILE, judged_survivors, read_results, summary
+from mutation.results import RESULTS_FILE, all_survivors, judged_survivors, read_results, summary
 from mutation.verdicts import VerdictFileError, read_verdicts
 
 MUTATION_HEADER = ["module", "tests", "mutants judged", "killed", "timeouts", "survived", "score",
@@ -30,8 +31,9 @@ def mutation_summary() -> dict | None:
     if not data["modules"]:
         return None
     out = summary(data, verdicts)
-    out["survivor_list"] = [{"module": m, **s} for m, entry in data["modules"].items()
-                            for s in judged_survivors(entry, verdicts)]
+    out["survivor_list"] = [{"module": m, "finished": finished, **judged_survivors({"module": m, "survivors": [s]},
+                                                                                    verdicts)[0]}
+                            for m, s, finished in all_survivors(data)]
     return out
 
 
@@ -53,8 +55,9 @@ def mutation_rows(s: dict) -> list[list[str]]:
 
 
 def survivor_rows(s: dict) -> list[list[str]]:
-    """One row per survivor (SURVIVOR_HEADER)."""
-    return [[x["module"], str(x["line_number"]), x["operator"].removeprefix("core/"), x["line"],
+    """One row per survivor (SURVIVOR_HEADER); a survivor of an unfinished session has its module marked so."""
+    return [[x["module"] + ("" if x.get("finished", True) else " (unfinished)"), str(x["line_number"]),
+             x["operator"].removeprefix("core/"), x["line"],
              x["verdict"] or "NO VERDICT", (x["reason"] + (f" (test: {x['test']})" if x["test"] else "")).strip()]
             for x in s.get("survivor_list", [])]
 
@@ -66,13 +69,14 @@ def mutation_sentence(s: dict | None) -> str:
     if "error" in s:
         return f"The mutation results cannot be shown: {s['error']}"
     t = s["total"]
-    unjudged = len(s["unjudged"])
+    unjudged = sum(r["survivors"]["none"] for r in s["modules"])
     return (f"Score {_percent(s['score'])}: {t['killed'] + t['timeout']:,} of "
             f"{t['killed'] + t['timeout'] + t['survived']:,} judged mutants killed over {len(s['modules'])} modules "
             f"run ({_percent(s['score_without_equivalent'])} without the {s['equivalent']} judged equivalent); "
             f"{t['survived']:,} survived, {unjudged} of them without a verdict; not run yet: "
             f"{len(s['not_run'])} modules ({', '.join(s['not_run'][:6])}{', ...' if len(s['not_run']) > 6 else ''})"
             + "".join(f"; {p['module']} unfinished, {p['finished']} mutants kept ({p.get('judged', 0)} judged:"
-                      f" {p.get('killed', 0)} killed, {p.get('survived', 0)} survived; the others filtered out)"
+                      f" {p.get('killed', 0)} killed, {p.get('survived', 0)} survived,"
+                      f" {p.get('without_verdict', 0)} of them without a verdict; the others filtered out)"
                       for p in s.get("partial", []))
             + ".")
