@@ -69,12 +69,14 @@ def test_campaign_kills_each_broken_array_rule(control, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not ADMITTED, reason="no admitted tokenizer provisioned")
 def test_campaign_records_library_time(tmp_path: Path) -> None:
-    """Every batch record and the summary carry library_seconds >= reference_seconds > 0; the printed summary
-    states both (the oracle's encodes, and the library in all)."""
-    proc = _fuzz("--tokenizer", ADMITTED[0], "--examples", "64", "--out", str(tmp_path))
+    """Every batch record and the summary carry library_seconds >= reference_seconds > 0, and the library's time of
+    a one-worker campaign lies within its elapsed time (the meter adds the time each call took, not a clock
+    reading); the printed summary states both (the oracle's encodes, and the library in all)."""
+    proc = _fuzz("--tokenizer", ADMITTED[0], "--examples", "64", "--workers", "1", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads(next(tmp_path.glob("summary-*.json")).read_text(encoding="utf-8"))
     assert summary["library_seconds"] >= summary["reference_seconds"] > 0
+    assert summary["workers"] == 1 and summary["library_seconds"] <= summary["elapsed"]
     batches = [json.loads(line) for f in tmp_path.glob("*.jsonl") if not f.name.startswith("differences")
                for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
     batches = [r for r in batches if r.get("kind") == "fuzz"]

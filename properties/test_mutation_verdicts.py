@@ -20,6 +20,7 @@ from properties.synthetic import POWER_KINDS, base_config, power_tokenizer, writ
 from spec.guard import LiteralTrie, cut_inside_special, literal_trie, occurrences_near, special_touches
 from spec.patterns import SPLIT_PATTERNS
 from spec.proofs.pieces import pieces_of
+from spec.reference import reference_encode_batch, reference_ids_batch
 
 SAMPLE_TOKENIZER = "qwen3_8b"
 
@@ -132,7 +133,15 @@ def test_an_empty_trie_finds_nothing_whatever_its_longest() -> None:
             assert trie.selected(text) == [] and cut_map_occurrences(trie, text) == []
             assert all(trie.occurrences(text, lo, hi) == [] for lo in range(-1, len(text) + 1)
                        for hi in range(lo, len(text) + 2))
-    assert LiteralTrie(()).longest == 0 and LiteralTrie(("", "ab")).longest == 2
+    assert LiteralTrie(()).longest == 0
+
+
+def test_an_empty_literal_is_skipped_and_the_others_kept() -> None:
+    """spec/guard.py, `if not lit: continue`: an empty special-token string occurs nowhere and is left out of the
+    trie; the literals after it are still in it (`continue` -> `break` would drop them)."""
+    trie = LiteralTrie(("", "ab", "", "b"))
+    assert trie.longest == 2
+    assert trie.occurrences("xab") == [(1, 3), (2, 3)] and trie.selected("xab") == [(1, 3)]
 
 
 # --- spec/reference.py ---------------------------------------------------------------------------------------------
@@ -152,4 +161,22 @@ def test_an_encoding_has_one_word_index_per_id(tmp_path: Path, ledger) -> None:
                 compared += 1
     ledger.record("harness", "mutation.verdict.word_ids_align", None, comparisons=compared, differences=differ,
                   unit="encodings", details={"tokenizers": [t.name for t in toks]})
+    assert differ == 0 and compared > 0
+
+
+def test_the_ids_only_batch_path_gives_the_batch_ids(tmp_path: Path, ledger) -> None:
+    """spec/reference.py, `if fast is None` -> `is not None` (or `not`): the IDs-only batch path and the batch path
+    with offsets give the same IDs, so which one `reference_ids_batch` takes changes no ID while the installed
+    library has both. Checked on the ci battery with the synthetic power tokenizers and every provisioned one."""
+    toks = [power_tokenizer(kind, tmp_path) for kind in POWER_KINDS]
+    toks += [load_tokenizer(name) for name in ADMITTED]
+    compared = differ = 0
+    for tok in toks:
+        assert getattr(tok.tokenizer, "encode_batch_fast", None) is not None
+        texts = [case.text for case in iter_battery(tok, "ci")]
+        differ += sum(a != b for a, b in zip(reference_ids_batch(tok, texts), reference_encode_batch(tok, texts),
+                                             strict=True))
+        compared += len(texts)
+    ledger.record("harness", "mutation.verdict.ids_only_batch_path", None, comparisons=compared,
+                  differences=differ, unit="texts", details={"tokenizers": [t.name for t in toks]})
     assert differ == 0 and compared > 0
