@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from mutation.modules import mutated_modules
-from mutation.verdicts import Verdict, read_verdicts, survivor_key
+from mutation.verdicts import Key, Verdict, find_verdict, read_verdicts
 
 RESULTS_FILE = Path(__file__).resolve().parent / "results.json"
 SCHEMA = "delta-suite.mutation-results.v1"
@@ -129,13 +129,13 @@ def score_without_equivalent(counts: dict, equivalent: int) -> float | None:
     return killed / judged if judged > 0 else None
 
 
-def judged_survivors(entry: dict, verdicts: dict[tuple[str, str, str, int], Verdict]) -> list[dict]:
+def judged_survivors(entry: dict, verdicts: dict[Key, Verdict]) -> list[dict]:
     """The module's survivors, each with `verdict`, `reason` and `test` from the verdicts file, else equivalent when
     the session decided it mechanically (`equivalent`: a change of annotations that are never evaluated), else
     verdict None."""
     out = []
     for s in entry.get("survivors", []):
-        v = verdicts.get(survivor_key(entry["module"], s["operator"], s["line"], s["column"]))
+        v = find_verdict(verdicts, entry["module"], s)
         if v is None and s.get("equivalent"):
             out.append({**s, "verdict": "equivalent", "reason": s["equivalent"], "test": ""})
             continue

@@ -76,7 +76,7 @@ from mutation.session import (
     sigterm_as_interrupt,
 )
 from mutation.tree import python_digest
-from mutation.verdicts import VerdictFileError, read_verdicts, survivor_key
+from mutation.verdicts import VerdictFileError, find_verdict, mutated_line, read_verdicts
 from reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
 
 TOY = "def below(x):\n    return x < 3\n\n\ndef unused(x):\n    return x + 1\n\n\ndef in_child(x):\n    return x * 2\n"
@@ -478,6 +478,32 @@ reason = "judged by hand"
     assert judged_survivors(entry, read_verdicts(tmp_path / "v.toml"))[0]["verdict"] == "open"
 
 
+def test_a_verdict_can_name_one_of_the_mutants_at_a_place(tmp_path: Path) -> None:
+    """Two mutants of one operator at one place (`+ 1` -> `+ 0` and `+ 2`) share module, operator, line and column;
+    a verdict naming the mutated line judges that one only and wins over one naming the place; a verdict matching no
+    survivor is found by neither, and two verdicts on the same mutants are an input error."""
+    line = "first = max(0, lo - self.longest + 1)"
+    diff = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-    {}\n+    {}\n"
+    zero = {"operator": "core/NumberReplacer", "line": line, "column": 43,
+            "diff": diff.format(line, line.replace("+ 1", "+ 0"))}
+    two = {**zero, "diff": diff.format(line, line.replace("+ 1", "+ 2"))}
+    assert mutated_line(zero["diff"]) == "first = max(0, lo - self.longest + 0)"
+    assert mutated_line("--- a/m.py\n+++ b/m.py\n-@cache\n") == ""
+    place = f'[[verdict]]\nmodule = "m.py"\noperator = "core/NumberReplacer"\nline = "{line}"\ncolumn = 43\n'
+    (tmp_path / "v.toml").write_text(
+        place + 'mutant = "first = max(0, lo - self.longest + 0)"\nverdict = "equivalent"\nreason = "r"\n\n'
+        + place + 'verdict = "open"\nreason = "any other"\n', encoding="utf-8")
+    verdicts = read_verdicts(tmp_path / "v.toml")
+    assert find_verdict(verdicts, "m.py", zero).verdict == "equivalent"
+    assert find_verdict(verdicts, "m.py", two).verdict == "open"
+    assert find_verdict(verdicts, "other.py", zero) is None
+    assert [s["verdict"] for s in judged_survivors({"module": "m.py", "survivors": [zero, two]}, verdicts)] == \
+        ["equivalent", "open"]
+    (tmp_path / "v.toml").write_text((place + 'verdict = "open"\nreason = "r"\n\n') * 2, encoding="utf-8")
+    with pytest.raises(VerdictFileError, match="same mutants"):
+        read_verdicts(tmp_path / "v.toml")
+
+
 def test_a_mutant_that_hangs_is_stopped_at_its_tests_limit(capfd) -> None:
     """The selected tests' limit stops a run that outlives it (a mutant looping forever): the process group is
     killed, the exit status is 1 (a kill) and the timeout mark is printed; a run inside its limit keeps its own
@@ -639,8 +665,8 @@ def test_committed_survivors_all_have_verdicts() -> None:
     verdicts = read_verdicts()
     s = summary(data, verdicts)
     assert s["unjudged"] == [], [f"{u['module']}:{u['line_number']} {u['operator']}" for u in s["unjudged"]]
-    keys = {survivor_key(m, x["operator"], x["line"], x["column"]) for m, x, _ in all_survivors(data)}
-    assert [k for k in verdicts if k not in keys] == []
+    used = {v.key for m, x, _ in all_survivors(data) if (v := find_verdict(verdicts, m, x)) is not None}
+    assert [k for k in verdicts if k not in used] == []
     for row in s["modules"]:
         c = row["counts"]
         assert c["pending"] == 0, f"{row['module']}: an unfinished session was committed"
