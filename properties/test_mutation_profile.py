@@ -681,7 +681,8 @@ def test_report_shows_the_score_and_flags_a_survivor_without_verdict(tmp_path: P
                                         "pending": 0},
              "survivors": [{"operator": "core/NumberReplacer", "line_number": 5, "column": 4, "line": "n = 1",
                             "diff": ""}]}
-    unfinished = {"operator": "core/NumberReplacer", "line": 7, "column": 3, "source": "x = 0", "diff": "",
+    unfinished = {"operator": "core/NumberReplacer", "line": 7, "column": 3, "source": "x = 0",
+                  "diff": "--- a/delta/cuts.py\n+++ b/delta/cuts.py\n-x = 0\n+x = 1\n",
                   "worker_outcome": "normal", "test_outcome": "survived"}
     data = {"modules": {"spec/cut.py": entry},
             "partial": {"delta/cuts.py": {"module": "delta/cuts.py", "commit": "abc", "date": "d",
@@ -692,9 +693,9 @@ def test_report_shows_the_score_and_flags_a_survivor_without_verdict(tmp_path: P
     rows = mutation_rows(s)
     assert rows[0][0] == "spec/cut.py" and rows[0][6] == "90.0%" and rows[0][7] == "90.0%"
     assert rows[0][8] == "0 / 0 / 0 / 1"
-    assert [r[:5] for r in survivor_rows(s)] == [
-        ["spec/cut.py", "5", "NumberReplacer", "n = 1", "NO VERDICT"],
-        ["delta/cuts.py (unfinished)", "7", "NumberReplacer", "x = 0", "NO VERDICT"]]
+    assert [r[:6] for r in survivor_rows(s)] == [
+        ["spec/cut.py", "5", "NumberReplacer", "n = 1", "", "NO VERDICT"],
+        ["delta/cuts.py (unfinished)", "7", "NumberReplacer", "x = 0", "x = 1", "NO VERDICT"]]
     assert len(s["unjudged"]) == 2 and s["total"]["survived"] == 1
     sentence = mutation_sentence(s)
     assert "Score 90.0%" in sentence and "1 survived, 1 of them without a verdict" in sentence

@@ -10,13 +10,13 @@ names the commit it ran at.
 from __future__ import annotations
 
 from mutation.results import RESULTS_FILE, all_survivors, judged_survivors, read_results, summary
-from mutation.verdicts import VerdictFileError, read_verdicts
+from mutation.verdicts import VerdictFileError, mutated_line, read_verdicts
 
 MUTATION_HEADER = ["module", "tests", "mutants judged", "killed", "timeouts", "survived", "score",
                    "score without equivalent",
                    "survivors: killed since / equivalent / open / no verdict", "incompetent", "filtered out",
                    "ran at"]
-SURVIVOR_HEADER = ["module", "line", "operator", "source", "verdict", "reason"]
+SURVIVOR_HEADER = ["module", "line", "operator", "source", "mutant", "verdict", "reason"]
 TITLE = "Mutation score of spec/ and delta/ (a committed results file: shown, not counted in Table 3)"
 
 
@@ -55,9 +55,10 @@ def mutation_rows(s: dict) -> list[list[str]]:
 
 
 def survivor_rows(s: dict) -> list[list[str]]:
-    """One row per survivor (SURVIVOR_HEADER); a survivor of an unfinished session has its module marked so."""
+    """One row per survivor (SURVIVOR_HEADER): where, the source line and the line the mutant puts there (two mutants
+    of one operator at one place differ only there); a survivor of an unfinished session has its module marked so."""
     return [[x["module"] + ("" if x.get("finished", True) else " (unfinished)"), str(x["line_number"]),
-             x["operator"].removeprefix("core/"), x["line"],
+             x["operator"].removeprefix("core/"), x["line"], mutated_line(x.get("diff", "")),
              x["verdict"] or "NO VERDICT", (x["reason"] + (f" (test: {x['test']})" if x["test"] else "")).strip()]
             for x in s.get("survivor_list", [])]
 
