@@ -8,6 +8,10 @@
     python -m mutation status                     the score and every survivor with its verdict
     python -m mutation checkpoint                 keep the finished mutants of unfinished local sessions in the
                                                   results file, so a session on another machine carries them
+    python -m mutation confirm                    check every 'killed' verdict: its test fails on the survivor's
+                                                  mutant and passes without it (mutation.confirm; exit 0 all held,
+                                                  1 one does not hold or its module changed, 2 no such test, 3 the
+                                                  test fails unmutated)
 
 Each mutant runs the test files that execute its statement (mutation.coverage_map), fastest first, stopping at the
 first failure; `run --every-file` runs every file that executes the module instead (slower; to confirm survivors).
@@ -30,15 +34,18 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from ledger.lock import FolderBusy, FolderLock
+from mutation.confirm import CONFIRM_LIMIT_SECONDS, confirm_killed, exit_status
 from mutation.coverage_map import CoverageMap, MapError, build_map, load_map, save_map
 from mutation.modules import ROOT, mutated_modules
 from mutation.results import RESULTS_FILE, read_results, summary, update_partial, update_results
 from mutation.session import SessionError, checkpoint, run_module, sigterm_as_interrupt
-from mutation.tree import python_digest
+from mutation.tree import commit_of, python_digest
 from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
 
 WORK = ROOT / "out" / "mutation"
@@ -71,7 +78,33 @@ def _parser() -> argparse.ArgumentParser:
     keep.add_argument("--module", action="append", default=[], help="a module path (default: every local session)")
     keep.add_argument("--results", type=Path, default=RESULTS_FILE)
     keep.add_argument("--work", type=Path, default=WORK)
+    check = sub.add_parser("confirm", help="check that each 'killed' verdict's test kills its survivor")
+    check.add_argument("--module", help="the survivors of one module only")
+    check.add_argument("--results", type=Path, default=RESULTS_FILE)
+    check.add_argument("--work", type=Path, default=WORK / "confirm")
+    check.add_argument("--limit", type=float, default=CONFIRM_LIMIT_SECONDS,
+                       help=f"seconds one test may run on one mutant, a timeout counting as a kill "
+                            f"(default {CONFIRM_LIMIT_SECONDS:.0f})")
     return p
+
+
+def _confirm(args: argparse.Namespace, verdicts: dict) -> int:
+    """Check the 'killed' verdicts, print one line each and what was checked, keep it in `<work>/confirmed.json`."""
+    if args.module is not None and args.module not in mutated_modules():
+        print(f"error: not a module of spec/ or delta/: {args.module}", file=sys.stderr)
+        return 2
+    with FolderLock(args.work):
+        found = confirm_killed(read_results(args.results), verdicts, ROOT, args.work, args.module, args.limit,
+                               progress=lambda line: print(f"[mutation] confirm {line}", file=sys.stderr, flush=True))
+    for c in found:
+        print(f"{c.outcome}: {c.module}:{c.line_number}:{c.column} {c.operator}"
+              f"{'  ' + c.mutant if c.mutant else ''}  by {c.test} ({c.detail})")
+    held = sum(c.held for c in found)
+    print(f"{held} of {len(found)} 'killed' verdicts confirmed at {commit_of(ROOT)}")
+    (args.work / "confirmed.json").write_text(json.dumps(
+        {"commit": commit_of(ROOT), "checked": len(found), "confirmed": held,
+         "verdicts": [asdict(c) for c in found]}, indent=1) + "\n", encoding="utf-8")
+    return exit_status(found)
 
 
 def _checkpoint(modules: list[str], work: Path, results: Path) -> int:
@@ -168,6 +201,8 @@ def _command(args: argparse.Namespace) -> int:
             return 0
         if args.command == "status":
             return _print_status(read_results(args.results), verdicts)
+        if args.command == "confirm":
+            return _confirm(args, verdicts)
         if args.command == "checkpoint":
             unknown = [m for m in args.module if m not in mutated_modules()]
             if unknown:
