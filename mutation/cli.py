@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -43,7 +42,14 @@ from ledger.lock import FolderBusy, FolderLock
 from mutation.confirm import CONFIRM_LIMIT_SECONDS, confirm_killed, exit_status
 from mutation.coverage_map import CoverageMap, MapError, build_map, load_map, save_map
 from mutation.modules import ROOT, mutated_modules
-from mutation.results import RESULTS_FILE, read_results, summary, update_partial, update_results
+from mutation.results import (
+    RESULTS_FILE,
+    read_results,
+    summary,
+    update_confirmations,
+    update_partial,
+    update_results,
+)
 from mutation.session import SessionError, checkpoint, run_module, sigterm_as_interrupt
 from mutation.tree import commit_of, python_digest
 from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
@@ -89,7 +95,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _confirm(args: argparse.Namespace, verdicts: dict) -> int:
-    """Check the 'killed' verdicts, print one line each and what was checked, keep it in `<work>/confirmed.json`."""
+    """Check the 'killed' verdicts, print one line each and the count, and record them in the results file (its
+    "confirmations" section, each replacing an older record of the same survivor; the report shows them)."""
     if args.module is not None and args.module not in mutated_modules():
         print(f"error: not a module of spec/ or delta/: {args.module}", file=sys.stderr)
         return 2
@@ -99,11 +106,9 @@ def _confirm(args: argparse.Namespace, verdicts: dict) -> int:
     for c in found:
         print(f"{c.outcome}: {c.module}:{c.line_number}:{c.column} {c.operator}"
               f"{'  ' + c.mutant if c.mutant else ''}  by {c.test} ({c.detail})")
-    held = sum(c.held for c in found)
-    print(f"{held} of {len(found)} 'killed' verdicts confirmed at {commit_of(ROOT)}")
-    (args.work / "confirmed.json").write_text(json.dumps(
-        {"commit": commit_of(ROOT), "checked": len(found), "confirmed": held,
-         "verdicts": [asdict(c) for c in found]}, indent=1) + "\n", encoding="utf-8")
+    held, commit = sum(c.held for c in found), commit_of(ROOT)
+    update_confirmations([{**asdict(c), "commit": commit} for c in found], args.results)
+    print(f"{held} of {len(found)} 'killed' verdicts confirmed at {commit} (recorded in {args.results})")
     return exit_status(found)
 
 

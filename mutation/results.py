@@ -5,6 +5,9 @@ commit and date they were run at. The score of a module is killed / (killed + su
 (cosmic-ray's rule, shown apart), incompetent mutants (the module no longer imports) and filtered operators are
 left out of both. A survivor carries the verdict matched from mutation/verdicts.toml, or none; so does a survivor
 of an unfinished session (the "partial" section): it survived the tests already, whatever the rest of its module does.
+The "confirmations" section holds what `python -m mutation confirm` found of each 'killed' verdict (mutation.confirm:
+the survivor's place and mutated line, the test, the outcome, the commit); a module run again drops its own, as its
+session counts the kills itself.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 from pathlib import Path
 
 from mutation.modules import mutated_modules
-from mutation.verdicts import Key, Verdict, find_verdict, read_verdicts
+from mutation.verdicts import Key, Verdict, find_verdict, mutated_line, read_verdicts
 
 RESULTS_FILE = Path(__file__).resolve().parent / "results.json"
 SCHEMA = "delta-suite.mutation-results.v1"
@@ -30,7 +33,7 @@ def read_results(path: Path = RESULTS_FILE) -> dict:
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: not a readable results file: {exc}") from exc
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("modules"), dict) \
-            or not isinstance(data.get("partial", {}), dict):
+            or not isinstance(data.get("partial", {}), dict) or not isinstance(data.get("confirmations", []), list):
         raise ValueError(f"{path}: not a mutation results file (schema {SCHEMA})")
     return data
 
@@ -71,14 +74,29 @@ def merge(data: dict, entry: dict) -> dict:
     modules = dict(data.get("modules", {}))
     modules[entry["module"]] = entry
     partial = {m: p for m, p in data.get("partial", {}).items() if m != entry["module"]}
-    return _shaped(modules, partial)
+    return _shaped(modules, partial, [c for c in data.get("confirmations", []) if c["module"] != entry["module"]])
 
 
 def merge_partial(data: dict, entry: dict) -> dict:
     """`data` with `entry` as its module's checkpoint."""
     partial = dict(data.get("partial", {}))
     partial[entry["module"]] = entry
-    return _shaped(dict(data.get("modules", {})), partial)
+    return _shaped(dict(data.get("modules", {})), partial, data.get("confirmations", []))
+
+
+def confirmation_key(record: dict) -> tuple:
+    """Which survivor a confirmation is of: module, line, column, operator and the mutated line."""
+    return (record["module"], record["line_number"], record["column"], record["operator"], record["mutant"])
+
+
+def update_confirmations(records: list[dict], path: Path = RESULTS_FILE) -> dict:
+    """Record what `confirm` found, each record replacing an older one of the same survivor, under the lock."""
+    new = {confirmation_key(r) for r in records}
+
+    def change(data: dict) -> dict:
+        kept = [c for c in data.get("confirmations", []) if confirmation_key(c) not in new]
+        return _shaped(dict(data.get("modules", {})), dict(data.get("partial", {})), kept + records)
+    return _locked_update(path, change)
 
 
 def _judged(mutants: list[dict]) -> dict[str, int]:
@@ -108,10 +126,12 @@ def all_survivors(data: dict) -> list[tuple[str, dict, bool]]:
     return out + [(m, s, False) for m, e in data.get("partial", {}).items() for s in partial_survivors(e)]
 
 
-def _shaped(modules: dict, partial: dict) -> dict:
+def _shaped(modules: dict, partial: dict, confirmations: list[dict] | None = None) -> dict:
     out = {"schema": SCHEMA, "modules": dict(sorted(modules.items()))}
     if partial:
         out["partial"] = dict(sorted(partial.items()))
+    if confirmations:
+        out["confirmations"] = sorted(confirmations, key=confirmation_key)
     return out
 
 
@@ -129,13 +149,24 @@ def score_without_equivalent(counts: dict, equivalent: int) -> float | None:
     return killed / judged if judged > 0 else None
 
 
-def judged_survivors(entry: dict, verdicts: dict[Key, Verdict]) -> list[dict]:
+def confirmations_by_survivor(data: dict) -> dict[tuple, dict]:
+    """The results file's confirmations by confirmation_key."""
+    return {confirmation_key(c): c for c in data.get("confirmations", [])}
+
+
+def judged_survivors(entry: dict, verdicts: dict[Key, Verdict],
+                     confirmed: dict[tuple, dict] | None = None) -> list[dict]:
     """The module's survivors, each with `verdict`, `reason` and `test` from the verdicts file, else equivalent when
     the session decided it mechanically (`equivalent`: a change of annotations that are never evaluated), else
-    verdict None."""
+    verdict None. A 'killed' one carries `confirmation`: what `confirm` last found with the verdict's test (outcome,
+    commit), or None when it has not checked that test on it."""
     out = []
     for s in entry.get("survivors", []):
         v = find_verdict(verdicts, entry["module"], s)
+        if v is not None and v.verdict == "killed":
+            c = (confirmed or {}).get((entry["module"], s["line_number"], s["column"], s["operator"],
+                                       mutated_line(s.get("diff", ""))))
+            s = {**s, "confirmation": c if c is not None and c["test"] == v.test else None}
         if v is None and s.get("equivalent"):
             out.append({**s, "verdict": "equivalent", "reason": s["equivalent"], "test": ""})
             continue
@@ -146,12 +177,16 @@ def judged_survivors(entry: dict, verdicts: dict[Key, Verdict]) -> list[dict]:
 
 def summary(data: dict, verdicts: dict | None = None) -> dict:
     """Per module and in all: counts, score, survivors by verdict; the modules of spec/ and delta/ never run; the
-    unfinished sessions with their survivors without a verdict (counted in `unjudged` too, not in the score)."""
+    unfinished sessions with their survivors without a verdict (counted in `unjudged` too, not in the score); how
+    many survivors have a 'killed' verdict (`killed_claims`) and how many of those `confirm` found held."""
     verdicts = read_verdicts() if verdicts is None else verdicts
     rows, total = [], {k: 0 for k in OUTCOMES}
     unjudged: list[dict] = []
+    confirmed = confirmations_by_survivor(data)
+    claims: list[dict] = []  # every survivor with a 'killed' verdict, finished or not
     for module, entry in data.get("modules", {}).items():
-        survivors = judged_survivors(entry, verdicts)
+        survivors = judged_survivors(entry, verdicts, confirmed)
+        claims += [s for s in survivors if s["verdict"] == "killed"]
         by_verdict = {k: sum(s["verdict"] == k for s in survivors) for k in ("killed", "equivalent", "open")}
         by_verdict["none"] = sum(s["verdict"] is None for s in survivors)
         unjudged += [{"module": module, **s} for s in survivors if s["verdict"] is None]
@@ -164,12 +199,14 @@ def summary(data: dict, verdicts: dict | None = None) -> dict:
     not_run = [m for m in mutated_modules() if m not in data.get("modules", {})]
     partial = []
     for module, e in data.get("partial", {}).items():
-        survivors = judged_survivors({"module": module, "survivors": partial_survivors(e)}, verdicts)
+        survivors = judged_survivors({"module": module, "survivors": partial_survivors(e)}, verdicts, confirmed)
+        claims += [s for s in survivors if s["verdict"] == "killed"]
         unjudged += [{"module": module, **s} for s in survivors if s["verdict"] is None]
         partial.append({"module": module, "finished": len(e.get("mutants", [])), "commit": e.get("commit"),
                         "date": e.get("date"), **_judged(e.get("mutants", [])),
                         "without_verdict": sum(s["verdict"] is None for s in survivors)})
     equivalent = sum(r["survivors"]["equivalent"] for r in rows)
     return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run,
-            "partial": partial,
+            "partial": partial, "killed_claims": len(claims),
+            "killed_confirmed": sum((s["confirmation"] or {}).get("outcome") == "confirmed" for s in claims),
             "equivalent": equivalent, "score_without_equivalent": score_without_equivalent(total, equivalent)}

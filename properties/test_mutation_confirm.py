@@ -17,7 +17,9 @@ import pytest
 import mutation.cli
 from mutation.cli import main as mutation_main
 from mutation.confirm import confirm_killed, exit_status
-from mutation.results import SCHEMA
+from mutation.results import SCHEMA, confirmations_by_survivor, judged_survivors, read_results, summary, update_results
+from mutation.verdicts import read_verdicts
+from reports.mutation_score import mutation_sentence, survivor_rows
 
 TOY = "def below(x):\n    return x < 3\n\n\ndef unused(x):\n    return x + 1\n"
 TESTS = {
@@ -61,8 +63,6 @@ PLUS = _survivor("core/NumberReplacer", 6, 15, "return x + 1", "return x + 2")
 
 
 def _confirm(tmp_path: Path, root: Path, *entries: tuple[dict, str]):
-    from mutation.verdicts import read_verdicts
-
     data = {"modules": {"toy/below.py": {"survivors": [s for s, _ in entries]}}}
     return confirm_killed(data, read_verdicts(_verdicts(tmp_path / "v.toml", *entries)), root, tmp_path / "work")
 
@@ -100,12 +100,14 @@ def test_a_changed_module_a_missing_test_and_a_failing_test_are_told_apart(tmp_p
 
 
 def test_the_command_prints_each_verdict_and_keeps_what_it_checked(tmp_path: Path, monkeypatch, capsys) -> None:
-    """`confirm` prints one line per 'killed' verdict and the count, writes them to confirmed.json, and exits with
-    exit_status; an unknown module is a usage error."""
+    """`confirm` prints one line per 'killed' verdict and the count, records them in the results file, and exits
+    with exit_status; the summary and the report's survivor rows say which claims held; a module run again drops
+    its records; an unknown module is a usage error."""
     root = _checkout(tmp_path)
     monkeypatch.setattr(mutation.cli, "ROOT", root)
     results = tmp_path / "results.json"
-    results.write_text(json.dumps({"schema": SCHEMA, "modules": {"toy/below.py": {"survivors": [LE, PLUS]}}}),
+    results.write_text(json.dumps({"schema": SCHEMA, "modules": {"toy/below.py": {
+        "module": "toy/below.py", "survivors": [LE, PLUS], "counts": {"killed": 3, "survived": 2}}}}),
                        encoding="utf-8")
     verdicts = _verdicts(tmp_path / "v.toml", (LE, "test_edge.py::test_edge"), (PLUS, "test_toy.py::test_below"))
     work = tmp_path / "work"
@@ -114,9 +116,24 @@ def test_the_command_prints_each_verdict_and_keeps_what_it_checked(tmp_path: Pat
     said = capsys.readouterr().out
     assert "confirmed: toy/below.py:2:13 core/ReplaceComparisonOperator_Lt_LtE" in said
     assert "passes on the mutant: toy/below.py:6:15" in said and "1 of 2 'killed' verdicts confirmed" in said
-    kept = json.loads((work / "confirmed.json").read_text(encoding="utf-8"))
-    assert kept["checked"] == 2 and kept["confirmed"] == 1
-    assert [v["outcome"] for v in kept["verdicts"]] == ["confirmed", "passes on the mutant"]
+    data = read_results(results)
+    assert [(c["line_number"], c["outcome"], c["test"]) for c in data["confirmations"]] == \
+        [(2, "confirmed", "test_edge.py::test_edge"), (6, "passes on the mutant", "test_toy.py::test_below")]
+    s = summary(data, read_verdicts(verdicts))
+    assert (s["killed_claims"], s["killed_confirmed"]) == (2, 1)
+    assert "of the 2 survivors judged killed by a test added since, 1 were confirmed" in mutation_sentence(s)
+    s["survivor_list"] = [{"module": "toy/below.py", "finished": True, **x} for x in
+                          judged_survivors(data["modules"]["toy/below.py"], read_verdicts(verdicts),
+                                           confirmations_by_survivor(data))]
+    cells = [row[5] for row in survivor_rows(s)]
+    assert cells[0].startswith("killed (confirmed at ") and "NOT CONFIRMED" in cells[1]
+    assert "passes on the mutant" in cells[1]
+    # a verdict naming another test than the one confirmed is not confirmed by that record
+    other = _verdicts(tmp_path / "other.toml", (LE, "test_toy.py::test_below"), (PLUS, "test_toy.py::test_below"))
+    assert summary(data, read_verdicts(other))["killed_confirmed"] == 0
+    # the module run again: its session counts the kills, and the records go
+    update_results({"module": "toy/below.py", "survivors": [], "counts": {}}, results)
+    assert "confirmations" not in read_results(results)
     assert mutation_main([*argv, "--module", "toy/nothing.py"]) == 2
     assert "not a module" in capsys.readouterr().err
 

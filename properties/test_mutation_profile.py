@@ -661,10 +661,12 @@ def test_an_interrupted_run_exits_130(tmp_path: Path, monkeypatch, capsys) -> No
 
 def test_committed_survivors_all_have_verdicts() -> None:
     """The goal of the profile: every survivor in the committed results, of an unfinished session too, has a verdict
-    in mutation/verdicts.toml, and every verdict names a survivor that exists (no stale entry)."""
+    in mutation/verdicts.toml, and every verdict names a survivor that exists (no stale entry); every 'killed' verdict
+    was confirmed by `python -m mutation confirm` with its test (a claim nobody checked is not a kill)."""
     data = read_results(RESULTS_FILE)
     verdicts = read_verdicts()
     s = summary(data, verdicts)
+    assert s["killed_confirmed"] == s["killed_claims"], "a 'killed' verdict unconfirmed: python -m mutation confirm"
     assert s["unjudged"] == [], [f"{u['module']}:{u['line_number']} {u['operator']}" for u in s["unjudged"]]
     used = {v.key for m, x, _ in all_survivors(data) if (v := find_verdict(verdicts, m, x)) is not None}
     assert [k for k in verdicts if k not in used] == []

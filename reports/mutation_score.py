@@ -3,13 +3,20 @@ shown and never counted in Table 3 or the verdict (like the recorded full transc
 
 Per module: the mutants killed (timeouts apart), survived and left out, the score, and the survivors by verdict
 (killed by a test added since, equivalent, open, none); then every survivor with its verdict and reason (those of
-an unfinished session too, marked so), and the modules of spec/ and delta/ the profile has not run. Each module's row
-names the commit it ran at.
+an unfinished session too, marked so; a 'killed' one says whether `confirm` found it held), and the modules of
+spec/ and delta/ the profile has not run. Each module's row names the commit it ran at.
 """
 
 from __future__ import annotations
 
-from mutation.results import RESULTS_FILE, all_survivors, judged_survivors, read_results, summary
+from mutation.results import (
+    RESULTS_FILE,
+    all_survivors,
+    confirmations_by_survivor,
+    judged_survivors,
+    read_results,
+    summary,
+)
 from mutation.verdicts import VerdictFileError, mutated_line, read_verdicts
 
 MUTATION_HEADER = ["module", "tests", "mutants judged", "killed", "timeouts", "survived", "score",
@@ -31,8 +38,9 @@ def mutation_summary() -> dict | None:
     if not data["modules"]:
         return None
     out = summary(data, verdicts)
-    out["survivor_list"] = [{"module": m, "finished": finished, **judged_survivors({"module": m, "survivors": [s]},
-                                                                                    verdicts)[0]}
+    confirmed = confirmations_by_survivor(data)
+    out["survivor_list"] = [{"module": m, "finished": finished,
+                             **judged_survivors({"module": m, "survivors": [s]}, verdicts, confirmed)[0]}
                             for m, s, finished in all_survivors(data)]
     return out
 
@@ -59,8 +67,19 @@ def survivor_rows(s: dict) -> list[list[str]]:
     of one operator at one place differ only there); a survivor of an unfinished session has its module marked so."""
     return [[x["module"] + ("" if x.get("finished", True) else " (unfinished)"), str(x["line_number"]),
              x["operator"].removeprefix("core/"), x["line"], mutated_line(x.get("diff", "")),
-             x["verdict"] or "NO VERDICT", (x["reason"] + (f" (test: {x['test']})" if x["test"] else "")).strip()]
+             _verdict_cell(x), (x["reason"] + (f" (test: {x['test']})" if x["test"] else "")).strip()]
             for x in s.get("survivor_list", [])]
+
+
+def _verdict_cell(x: dict) -> str:
+    """The verdict; a 'killed' one says whether `python -m mutation confirm` found its test failing on the mutant."""
+    if x["verdict"] != "killed":
+        return x["verdict"] or "NO VERDICT"
+    c = x.get("confirmation")
+    if c is None:
+        return "killed (not confirmed)"
+    return f"killed (confirmed at {c['commit']})" if c["outcome"] == "confirmed" else \
+        f"killed (NOT CONFIRMED at {c['commit']}: {c['outcome']})"
 
 
 def mutation_sentence(s: dict | None) -> str:
@@ -76,6 +95,9 @@ def mutation_sentence(s: dict | None) -> str:
             f"run ({_percent(s['score_without_equivalent'])} without the {s['equivalent']} judged equivalent); "
             f"{t['survived']:,} survived, {unjudged} of them without a verdict; not run yet: "
             f"{len(s['not_run'])} modules ({', '.join(s['not_run'][:6])}{', ...' if len(s['not_run']) > 6 else ''})"
+            + (f"; of the {s['killed_claims']} survivors judged killed by a test added since, "
+               f"{s['killed_confirmed']} were confirmed (the test fails on the mutant and passes without it:"
+               f" python -m mutation confirm)" if s.get("killed_claims") else "")
             + "".join(f"; {p['module']} unfinished, {p['finished']} mutants kept ({p.get('judged', 0)} judged:"
                       f" {p.get('killed', 0)} killed, {p.get('survived', 0)} survived,"
                       f" {p.get('without_verdict', 0)} of them without a verdict; the others filtered out)"
