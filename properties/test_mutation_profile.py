@@ -521,9 +521,7 @@ def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
     and 5 only), the other mutants of `below` are killed, those of `in_child` too (through the child process), those
     of `unused` survive with no file executing them; the checkout itself is never modified; a second run resumes
     with nothing pending, from the unmutated module even when a stopped run left a mutant in the copy; a map of
-    other code is refused; a checkpoint of half the finished mutants carries them into a fresh session elsewhere
-    (same outcomes, the carried ones named; none when the module's source changed; the first session's tests ran
-    through the test server, this one's each in a process of their own), and `status` names it as
+    other code is refused; the session's checkpoint (carried elsewhere: the next test) makes `status` name it as
     unfinished until the module's entry replaces it; the results merge, the survivors without verdicts make `status`
     exit 1 and verdicts make it exit 0."""
     root = _toy_checkout(tmp_path)
@@ -547,17 +545,8 @@ def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
     again = run_module("toy/below.py", cmap, work, root=root)
     assert [(m.operator, m.outcome) for m in again.mutants] == [(m.operator, m.outcome) for m in run.mutants]
     assert copy.read_text(encoding="utf-8") == TOY  # a resumed session mutates the unmutated module, never a mutant
-    # carried to another machine: half of this session's finished mutants, kept as a checkpoint, seed a fresh one
-    keep = checkpoint("toy/below.py", work)
+    keep = checkpoint("toy/below.py", work)  # what an interrupted session keeps (carried: the next test)
     assert keep is not None and len(keep["mutants"]) == len(run.mutants)
-    half = {**keep, "mutants": keep["mutants"][::2]}
-    moved = run_module("toy/below.py", cmap, tmp_path / "elsewhere", root=root, partial=half, use_server=False)
-    assert moved.runner == "a process per mutant"  # and the same outcomes as through the server
-    assert [(m.operator, m.line_number, m.outcome) for m in moved.mutants] == \
-        [(m.operator, m.line_number, m.outcome) for m in run.mutants]
-    assert moved.carried == [keep["commit"]] * sum(m["worker_outcome"] != "skipped" for m in half["mutants"])
-    assert moved.entry("x")["carried_from"] == [keep["commit"]]
-    assert seed(tmp_path / "no.sqlite", {**keep, "module_sha": "0" * 64}, work / "pristine.py") == []
     other = CoverageMap("0" * 64, "elsewhere", cmap.tests, cmap.lines)
     with pytest.raises(SessionError, match="other code"):
         run_module("toy/below.py", other, work, root=root)
@@ -587,6 +576,35 @@ def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
     s = summary(read_results(results), read_verdicts(verdicts))
     assert s["modules"][0]["survivors"] == {"killed": 0, "equivalent": 0, "open": run.count("survived"), "none": 0}
     assert s["score"] == score(run.entry("x")["counts"]) and 0 < s["score"] < 1
+
+
+TINY = "def below(x):\n    return x < 3\n"  # the toy's first function alone: a session of a few mutants
+
+
+def test_a_checkpoint_carries_a_session_to_another_machine(tmp_path: Path) -> None:
+    """Half of a session's finished mutants, kept as a checkpoint, seed a fresh session elsewhere: the same outcomes,
+    the carried ones named with the commit whose tests judged them, the others run (the first session's tests
+    through the test server, this one's each in a process of their own); a checkpoint of other module source seeds
+    nothing. (Apart from the toy session's test, on a smaller module, so neither holds a gate worker long.)"""
+    root = _toy_checkout(tmp_path)
+    (root / "toy" / "below.py").write_text(TINY, encoding="utf-8")
+    cmap = _toy_map(tmp_path, root, ["test_toy.py"])
+    work = tmp_path / "work"
+    run = run_module("toy/below.py", cmap, work, root=root)
+    assert run.runner == "fork server"
+    keep = checkpoint("toy/below.py", work)
+    assert keep is not None and len(keep["mutants"]) == len(run.mutants)
+    half = {**keep, "mutants": keep["mutants"][::2]}
+    moved = run_module("toy/below.py", cmap, tmp_path / "elsewhere", root=root, partial=half, use_server=False)
+    assert moved.runner == "a process per mutant"  # and the same outcomes as through the server
+    assert [(m.operator, m.line_number, m.outcome) for m in moved.mutants] == \
+        [(m.operator, m.line_number, m.outcome) for m in run.mutants]
+    carried = sum(m["worker_outcome"] != "skipped" for m in half["mutants"])
+    judged = sum(m.outcome != "skipped" for m in run.mutants)
+    assert 0 < carried < judged  # some carried, some run again
+    assert moved.carried == [keep["commit"]] * carried
+    assert moved.entry("x")["carried_from"] == [keep["commit"]]
+    assert seed(tmp_path / "no.sqlite", {**keep, "module_sha": "0" * 64}, work / "pristine.py") == []
 
 
 @pytest.mark.parametrize(("text", "why"), [
