@@ -168,6 +168,9 @@ def _print_status(data: dict, verdicts: dict) -> int:
               f"{p['survived']} survived, {p['without_verdict']} of them without a verdict) from {p['commit']} "
               f"({p['date']}); "
               "`run --module` goes on from them")
+    if s["killed_claims"]:
+        print(f"'killed' verdicts confirmed: {s['killed_confirmed']} of {s['killed_claims']}"
+              + ("" if s["killed_confirmed"] == s["killed_claims"] else " (`confirm` checks the others)"))
     for u in s["unjudged"]:
         print(f"no verdict: {u['module']}:{u['line_number']}:{u['column']} {u['operator']}  {u['line']}")
     return 1 if s["unjudged"] else 0

@@ -106,9 +106,9 @@ def test_the_command_prints_each_verdict_and_keeps_what_it_checked(tmp_path: Pat
     root = _checkout(tmp_path)
     monkeypatch.setattr(mutation.cli, "ROOT", root)
     results = tmp_path / "results.json"
-    results.write_text(json.dumps({"schema": SCHEMA, "modules": {"toy/below.py": {
-        "module": "toy/below.py", "survivors": [LE, PLUS], "counts": {"killed": 3, "survived": 2}}}}),
-                       encoding="utf-8")
+    counts = {"killed": 3, "timeout": 0, "survived": 2, "incompetent": 0, "skipped": 0, "pending": 0}
+    entry = {"module": "toy/below.py", "survivors": [LE, PLUS], "counts": counts}
+    results.write_text(json.dumps({"schema": SCHEMA, "modules": {"toy/below.py": entry}}), encoding="utf-8")
     verdicts = _verdicts(tmp_path / "v.toml", (LE, "test_edge.py::test_edge"), (PLUS, "test_toy.py::test_below"))
     work = tmp_path / "work"
     argv = ["--verdicts", str(verdicts), "confirm", "--results", str(results), "--work", str(work)]
@@ -116,6 +116,8 @@ def test_the_command_prints_each_verdict_and_keeps_what_it_checked(tmp_path: Pat
     said = capsys.readouterr().out
     assert "confirmed: toy/below.py:2:13 core/ReplaceComparisonOperator_Lt_LtE" in said
     assert "passes on the mutant: toy/below.py:6:15" in said and "1 of 2 'killed' verdicts confirmed" in said
+    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 0
+    assert "'killed' verdicts confirmed: 1 of 2 (`confirm` checks the others)" in capsys.readouterr().out
     data = read_results(results)
     assert [(c["line_number"], c["outcome"], c["test"]) for c in data["confirmations"]] == \
         [(2, "confirmed", "test_edge.py::test_edge"), (6, "passes on the mutant", "test_toy.py::test_below")]
