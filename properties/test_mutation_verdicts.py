@@ -5,6 +5,7 @@ A verdict names its test here; if the premise stops holding, the test fails and 
 
 from __future__ import annotations
 
+import time
 from itertools import product
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from properties.conftest import ADMITTED
 from properties.synthetic import POWER_KINDS, base_config, power_tokenizer, write
 from spec.guard import LiteralTrie, cut_inside_special, literal_trie, occurrences_near, special_touches
 from spec.patterns import SPLIT_PATTERNS
+from spec.proofs.alphabet import family_alphabet
+from spec.proofs.coverage import regex_coverage, stage_coverage
 from spec.proofs.pieces import pieces_of
 from spec.reference import reference_encode_batch, reference_ids_batch
 
@@ -179,3 +182,32 @@ def test_the_ids_only_batch_path_gives_the_batch_ids(tmp_path: Path, ledger) -> 
     ledger.record("harness", "mutation.verdict.ids_only_batch_path", None, comparisons=compared,
                   differences=differ, unit="texts", details={"tokenizers": [t.name for t in toks]})
     assert differ == 0 and compared > 0
+
+
+def test_every_uncovered_symbol_of_a_refuted_stage_is_a_witness(ledger) -> None:
+    """spec/proofs/coverage.py, `uncovered[0]` -> `uncovered[-1]`: the witness is a representative of an uncovered
+    symbol, and which one z3 enumerates first is not specified; the premise that any of them serves is checked
+    here: for every stage the prover refutes, the representative of every uncovered symbol, alone, is dropped by
+    the reference's Removed + inverted Split (as the witness is in test_coverage)."""
+    compared = differ = 0
+    for family, stages in SPLIT_PATTERNS.items():
+        alphabet = family_alphabet(family)
+        for stage, regex in enumerate(stages):
+            verdict = stage_coverage(family, stage)
+            split = Split(Regex(regex), behavior="removed", invert=True)
+            for symbol in verdict.uncovered:
+                differ += split.pre_tokenize_str(alphabet.representative(symbol)) != []
+                compared += 1
+    ledger.record("harness", "mutation.verdict.every_uncovered_symbol_a_witness", None, comparisons=compared,
+                  differences=differ, unit="uncovered symbols", details={"families": sorted(SPLIT_PATTERNS)})
+    assert differ == 0 and compared > 0
+
+
+def test_a_coverage_verdict_times_its_own_queries() -> None:
+    """spec/proofs/coverage.py, `perf_counter() - start` -> `+ start`: a verdict's `seconds` is the time of its z3
+    queries, so it lies within the time of the whole call (rounded to the millisecond), never a sum of clock
+    readings."""
+    t0 = time.perf_counter()
+    verdict = regex_coverage(r"\s+", "llama3")
+    elapsed = time.perf_counter() - t0
+    assert 0 <= verdict.seconds <= elapsed + 0.0005
