@@ -42,6 +42,7 @@ class Confirmation:
     column: int
     operator: str
     mutant: str  # the mutated line, or "" when the mutant only removes lines
+    diff: str  # the survivor's diff as its session recorded it (a record counts only for that mutant)
     test: str
     outcome: str  # one of OUTCOMES
     detail: str
@@ -153,7 +154,8 @@ def confirm_killed(data: dict, verdicts: dict[Key, Verdict], root: Path, work: P
             finally:
                 source.write_bytes(before)
         out.append(Confirmation(m, survivor["line_number"], survivor["column"], survivor["operator"],
-                                mutated_line(survivor.get("diff", "")), v.test, bad, detail))
+                                mutated_line(survivor.get("diff", "")), survivor.get("diff", ""), v.test, bad,
+                                detail))
     return out
 
 

@@ -6,8 +6,9 @@ commit and date they were run at. The score of a module is killed / (killed + su
 left out of both. A survivor carries the verdict matched from mutation/verdicts.toml, or none; so does a survivor
 of an unfinished session (the "partial" section): it survived the tests already, whatever the rest of its module does.
 The "confirmations" section holds what `python -m mutation confirm` found of each 'killed' verdict (mutation.confirm:
-the survivor's place and mutated line, the test, the outcome, the commit); a module run again drops its own, as its
-session counts the kills itself.
+the survivor's place, mutated line and diff, the test, the outcome, the commit). A record counts for a survivor only
+while the survivor's diff is the one it checked; a module run again keeps the records of the survivors it still has
+(a session with older tests lets them survive again) and drops the others.
 """
 
 from __future__ import annotations
@@ -74,7 +75,11 @@ def merge(data: dict, entry: dict) -> dict:
     modules = dict(data.get("modules", {}))
     modules[entry["module"]] = entry
     partial = {m: p for m, p in data.get("partial", {}).items() if m != entry["module"]}
-    return _shaped(modules, partial, [c for c in data.get("confirmations", []) if c["module"] != entry["module"]])
+    still = {(entry["module"], s["line_number"], s["column"], s["operator"], mutated_line(s.get("diff", "")),
+              s.get("diff", "")) for s in entry.get("survivors", [])}
+    kept = [c for c in data.get("confirmations", [])
+            if c["module"] != entry["module"] or (*confirmation_key(c), c.get("diff", "")) in still]
+    return _shaped(modules, partial, kept)
 
 
 def merge_partial(data: dict, entry: dict) -> dict:
@@ -166,7 +171,8 @@ def judged_survivors(entry: dict, verdicts: dict[Key, Verdict],
         if v is not None and v.verdict == "killed":
             c = (confirmed or {}).get((entry["module"], s["line_number"], s["column"], s["operator"],
                                        mutated_line(s.get("diff", ""))))
-            s = {**s, "confirmation": c if c is not None and c["test"] == v.test else None}
+            held = c is not None and c["test"] == v.test and c.get("diff") == s.get("diff", "")
+            s = {**s, "confirmation": c if held else None}
         if v is None and s.get("equivalent"):
             out.append({**s, "verdict": "equivalent", "reason": s["equivalent"], "test": ""})
             continue

@@ -133,8 +133,14 @@ def test_the_command_prints_each_verdict_and_keeps_what_it_checked(tmp_path: Pat
     # a verdict naming another test than the one confirmed is not confirmed by that record
     other = _verdicts(tmp_path / "other.toml", (LE, "test_toy.py::test_below"), (PLUS, "test_toy.py::test_below"))
     assert summary(data, read_verdicts(other))["killed_confirmed"] == 0
-    # the module run again: its session counts the kills, and the records go
-    update_results({"module": "toy/below.py", "survivors": [], "counts": {}}, results)
+    # a record counts only for the mutant it checked: the same place with another diff is not confirmed
+    moved = {**data, "modules": {"toy/below.py": {**entry, "survivors": [{**LE, "diff": LE["diff"] + "\n"}, PLUS]}}}
+    assert summary(moved, read_verdicts(verdicts))["killed_confirmed"] == 0
+    # the module run again: the records of survivors it still has stay (older tests let them survive again), the
+    # others go (its session counted the kills)
+    update_results({**entry, "survivors": [LE]}, results)
+    assert [c["line_number"] for c in read_results(results)["confirmations"]] == [2]
+    update_results({**entry, "survivors": []}, results)
     assert "confirmations" not in read_results(results)
     assert mutation_main([*argv, "--module", "toy/nothing.py"]) == 2
     assert "not a module" in capsys.readouterr().err

@@ -211,3 +211,14 @@ def test_a_coverage_verdict_times_its_own_queries() -> None:
     verdict = regex_coverage(r"\s+", "llama3")
     elapsed = time.perf_counter() - t0
     assert 0 <= verdict.seconds <= elapsed + 0.0005
+
+
+def test_a_stage_with_one_uncovered_symbol_has_it_as_witness() -> None:
+    """spec/proofs/coverage.py, `uncovered[0]` -> `uncovered[1]`: a pattern leaving exactly one symbol of the
+    llama3 alphabet uncovered (a tab: neither `\\S`, nor a line break, nor a space) is refuted with that symbol's
+    representative as the witness, which the reference's Removed + inverted Split drops."""
+    regex = r"\S|[\r\n]+| "
+    verdict = regex_coverage(regex, "llama3")
+    assert not verdict.total and not verdict.empty_match and len(verdict.uncovered) == 1
+    assert verdict.witness == family_alphabet("llama3").representative(verdict.uncovered[0])
+    assert Split(Regex(regex), behavior="removed", invert=True).pre_tokenize_str(verdict.witness) == []
