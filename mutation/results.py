@@ -79,14 +79,14 @@ def merge(data: dict, entry: dict) -> dict:
               s.get("diff", "")) for s in entry.get("survivors", [])}
     kept = [c for c in data.get("confirmations", [])
             if c["module"] != entry["module"] or (*confirmation_key(c), c.get("diff", "")) in still]
-    return _shaped(modules, partial, kept)
+    return _shaped(modules, partial, kept, data)
 
 
 def merge_partial(data: dict, entry: dict) -> dict:
     """`data` with `entry` as its module's checkpoint."""
     partial = dict(data.get("partial", {}))
     partial[entry["module"]] = entry
-    return _shaped(dict(data.get("modules", {})), partial, data.get("confirmations", []))
+    return _shaped(dict(data.get("modules", {})), partial, data.get("confirmations", []), data)
 
 
 def confirmation_key(record: dict) -> tuple:
@@ -100,7 +100,7 @@ def update_confirmations(records: list[dict], path: Path = RESULTS_FILE) -> dict
 
     def change(data: dict) -> dict:
         kept = [c for c in data.get("confirmations", []) if confirmation_key(c) not in new]
-        return _shaped(dict(data.get("modules", {})), dict(data.get("partial", {})), kept + records)
+        return _shaped(dict(data.get("modules", {})), dict(data.get("partial", {})), kept + records, data)
     return _locked_update(path, change)
 
 
@@ -131,8 +131,14 @@ def all_survivors(data: dict) -> list[tuple[str, dict, bool]]:
     return out + [(m, s, False) for m, e in data.get("partial", {}).items() for s in partial_survivors(e)]
 
 
-def _shaped(modules: dict, partial: dict, confirmations: list[dict] | None = None) -> dict:
-    out = {"schema": SCHEMA, "modules": dict(sorted(modules.items()))}
+KNOWN_SECTIONS = ("schema", "modules", "partial", "confirmations")
+
+
+def _shaped(modules: dict, partial: dict, confirmations: list[dict] | None = None, old: dict | None = None) -> dict:
+    """The results file's content; a top-level section this version does not know is kept as it was, so a session
+    run with an older or newer copy of the tool never drops what another wrote."""
+    out = {k: v for k, v in (old or {}).items() if k not in KNOWN_SECTIONS}
+    out.update({"schema": SCHEMA, "modules": dict(sorted(modules.items()))})
     if partial:
         out["partial"] = dict(sorted(partial.items()))
     if confirmations:

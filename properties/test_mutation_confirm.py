@@ -17,7 +17,15 @@ import pytest
 import mutation.cli
 from mutation.cli import main as mutation_main
 from mutation.confirm import confirm_killed, exit_status
-from mutation.results import SCHEMA, confirmations_by_survivor, judged_survivors, read_results, summary, update_results
+from mutation.results import (
+    SCHEMA,
+    confirmations_by_survivor,
+    judged_survivors,
+    read_results,
+    summary,
+    update_confirmations,
+    update_results,
+)
 from mutation.verdicts import read_verdicts
 from reports.mutation_score import mutation_sentence, survivor_rows
 
@@ -142,6 +150,12 @@ def test_the_command_prints_each_verdict_and_keeps_what_it_checked(tmp_path: Pat
     assert [c["line_number"] for c in read_results(results)["confirmations"]] == [2]
     update_results({**entry, "survivors": []}, results)
     assert "confirmations" not in read_results(results)
+    # a section another version of the tool wrote is kept by this one's merges
+    later = read_results(results)
+    results.write_text(json.dumps({**later, "newer": {"x": 1}}), encoding="utf-8")
+    update_results(entry, results)
+    update_confirmations([], results)
+    assert read_results(results)["newer"] == {"x": 1}
     assert mutation_main([*argv, "--module", "toy/nothing.py"]) == 2
     assert "not a module" in capsys.readouterr().err
 
