@@ -10,6 +10,12 @@
 Surrogates (U+D800..U+DFFF) are not scalar values and are excluded (listed in every record of the range holding
 them). Each test batches the reference calls and prints what it covered and its CPU time.
 
+The unassigned planes 4-13 (U+40000..U+DFFFF, 59% of the scalar values) are checked every 16th code point by
+default, every one with DELTA_EXHAUSTIVE=full (the large-machine gate, the main job's --full): no per-code-point
+check can tell their code points apart, which `test_unassigned_planes_are_alike` checks over every one of them
+(the same class, the same membership in every engine property atom of every admitted split pattern, no pattern
+naming one, the same Unicode facts). Every record of a range that was sampled says so (`details.sampled`).
+
 So that no test runs long on one core (the gate is balanced for 64 workers), every per-code-point test runs once
 per range of `RANGES`: sixteen ranges of 69,632 code points that partition the code space (tested below), one test
 id each. A ranged test checks exactly what the whole test checked, restricted to its range; its ledger record keeps
@@ -28,11 +34,19 @@ from functools import lru_cache
 
 import pytest
 import regex
+import unicodedata2
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import PreTokenizer, Sequence, Split
 
 from frozen.loader import FrozenTokenizer, load_tokenizer
-from properties.conftest import ADMITTED, exhaustive_stride
+from properties.conftest import (
+    ADMITTED,
+    UNASSIGNED_PLANES,
+    checked_scalars,
+    exhaustive_stride,
+    sampling_note,
+    unassigned_stride,
+)
 from spec.admission import admission_of, split_stages
 from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 from spec.cut import ACCEPTED, pair_verdict, python_class_table, rules_for_family
@@ -73,17 +87,25 @@ def range_name(lo: int, hi: int) -> str:
 
 
 def range_details(lo: int, hi: int) -> dict:
-    """The ledger details every ranged record carries: its range, and the surrogates it leaves out (if any)."""
+    """The ledger details every ranged record carries: its range, the surrogates it leaves out (if any), and how
+    it was sampled (`details.sampled`, only when it was: `conftest.sampling_note`)."""
     holds_surrogates = lo <= SURROGATES[1] and SURROGATES[0] < hi
-    return {"range": range_name(lo, hi), "excluded": "U+D800..U+DFFF" if holds_surrogates else "none"}
+    note = sampling_note(lo, hi)
+    return {"range": range_name(lo, hi), "excluded": "U+D800..U+DFFF" if holds_surrogates else "none",
+            **({"sampled": note} if note else {})}
 
 
 def scalars(lo: int = 0, hi: int = CODE_SPACE) -> list[int]:
-    """Every scalar value in [lo, hi), or with DELTA_EXHAUSTIVE_STRIDE=k every k-th of the whole code space (the
-    multiples of k: the main job's sampled mode; its records say so, see conftest)."""
-    stride = exhaustive_stride()
-    start = -(-lo // stride) * stride  # the first multiple of the stride at or after lo
-    return [cp for cp in range(start, hi, stride) if not SURROGATES[0] <= cp <= SURROGATES[1]]
+    """The scalar values in [lo, hi) the per-code-point tests check (`conftest.checked_scalars`): every one, but
+    every 16th in the unassigned planes 4-13 unless DELTA_EXHAUSTIVE=full; with DELTA_EXHAUSTIVE_STRIDE=k only the
+    multiples of k (the main job's sampled mode). The records say so."""
+    return checked_scalars(lo, hi)
+
+
+def strided_scalars() -> list[int]:
+    """Every scalar value of the code space (every k-th with DELTA_EXHAUSTIVE_STRIDE=k): the whole-table
+    comparisons cost little and never sample the unassigned planes."""
+    return [cp for cp in range(0, CODE_SPACE, exhaustive_stride()) if not SURROGATES[0] <= cp <= SURROGATES[1]]
 
 
 def families() -> dict[str, FrozenTokenizer]:
@@ -145,15 +167,133 @@ def boundaries(pt: PreTokenizer, probes: list[str], at: list[int]) -> bytearray:
 
 def test_ranges_partition_the_code_space() -> None:
     """The ranges the per-code-point tests run over are contiguous, disjoint and cover U+0000..U+10FFFF, and
-    their scalar values together are exactly the scalar values of the whole code space (1,112,064 unsampled):
-    the ranged tests together check every code point the whole tests checked."""
+    their scalar values together are exactly the scalar values of the whole code space (1,112,064 unsampled; by
+    default every 16th in the unassigned planes 4-13): the ranged tests together check every code point the whole
+    tests checked."""
     assert RANGES[0][0] == 0 and RANGES[-1][1] == CODE_SPACE
     assert all(hi == next_lo for (_, hi), (next_lo, _) in zip(RANGES, RANGES[1:], strict=False))
     assert all(lo < hi for lo, hi in RANGES)
     assert len(set(RANGE_IDS)) == len(RANGES)
     pieces = [cp for lo, hi in RANGES for cp in scalars(lo, hi)]
     assert pieces == scalars()
-    assert exhaustive_stride() > 1 or len(pieces) == CODE_SPACE - (SURROGATES[1] - SURROGATES[0] + 1) == 1_112_064
+    u_lo, u_hi = UNASSIGNED_PLANES
+    unassigned = (u_hi - u_lo) // unassigned_stride()  # 655,360 code points, or every 16th of them: 40,960
+    if exhaustive_stride() == 1:  # outside the unassigned planes every scalar value, in them every k-th
+        outside = [cp for cp in range(CODE_SPACE) if not (u_lo <= cp < u_hi or SURROGATES[0] <= cp <= SURROGATES[1])]
+        assert [cp for cp in pieces if not u_lo <= cp < u_hi] == outside
+        assert len(pieces) == len(outside) + unassigned == 1_112_064 - (u_hi - u_lo) + unassigned
+
+
+# --- the unassigned planes -----------------------------------------------------------------------------------
+
+ATOM = regex.compile(r"\\[pP]\{[^}]+\}|\\[sSdDwWhHvV]")
+LITERAL = regex.compile(
+    r"\\x\{([0-9A-Fa-f]+)\}|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\x([0-9A-Fa-f]{2})|([^\x00-\x7f])")
+
+
+def pattern_atoms(patterns: list[str]) -> set[str]:
+    """The property atoms of split patterns (\\p{..}, \\P{..}, \\s, \\d, \\w and their negations): with literal
+    characters, the only ways a pattern can tell one code point from another."""
+    return {m.group() for p in patterns for m in ATOM.finditer(p)}
+
+
+def literal_codepoints(patterns: list[str]) -> list[int]:
+    """Every code point a pattern names itself (escaped or raw non-ASCII; ASCII ones are below any plane)."""
+    out = []
+    for p in patterns:
+        for m in LITERAL.finditer(p):
+            text = next(g for g in m.groups() if g is not None)
+            out.append(ord(text) if m.group(5) else int(text, 16))
+    return out
+
+
+def premise_problems(lo: int, hi: int, table: bytes, masks: dict[str, bytes], literals: list[int], facts) -> list[str]:
+    """Why the code points of [lo, hi) are not all alike for the per-code-point checks (empty: they are, so a sample
+    of them stands for all of them). Alike means: the same class in the engine-derived class table (class O), the
+    same membership in every engine property atom of every admitted split pattern (so every pattern matches each
+    of them exactly as it matches the others), no pattern naming one of them, and the same Unicode facts
+    (`facts(cp)`: general category, combining class, decomposition, anchor predicate from the tables), which are
+    all the anchor and NFC checks read."""
+    problems = []
+    odd = [cp for cp in range(lo, hi) if table[cp] != O]
+    if odd:
+        problems.append(f"class table: {len(odd)} code points not of class O, first U+{odd[0]:04X}")
+    for atom, mask in sorted(masks.items()):
+        odd = [cp for cp in range(lo, hi) if mask[cp] != mask[lo]]
+        if odd:
+            problems.append(f"engine atom {atom}: {len(odd)} code points unlike U+{lo:04X}, first U+{odd[0]:04X}")
+    named = sorted({cp for cp in literals if lo <= cp < hi or cp >= hi})
+    if named:
+        problems.append(f"split patterns name U+{named[0]:04X} (at or above the planes)")
+    first = facts(lo)
+    odd = [cp for cp in range(lo, hi) if facts(cp) != first]
+    if odd or first[0] != "Cn":
+        problems.append(f"Unicode facts: {len(odd)} code points unlike U+{lo:04X} {first}, first "
+                        f"{f'U+{odd[0]:04X}' if odd else 'none'}")
+    return problems
+
+
+def unicode_facts(version: tuple[int, int]):
+    """(general category, combining class, decomposition, anchor from the tables at `version`) of a code point
+    (unassigned code points are class O: `table_anchor` is given O, the class test checks it apart)."""
+    def facts(cp: int) -> tuple:
+        ch = chr(cp)
+        return (unicodedata2.category(ch), unicodedata2.combining(ch), unicodedata2.decomposition(ch),
+                table_anchor(cp, O, version))
+    return facts
+
+
+def premise_inputs() -> tuple[dict[str, bytes], list[int]]:
+    """The engine masks of every atom of every admitted split pattern (and of the classes and the [\\p{P}\\p{S}]
+    refinement the class test reads), and the code points the patterns name."""
+    patterns = [r for tok in FAMILIES.values() for r in split_stages(tok.admission_inputs.pre_tokenizer)[0]]
+    atoms = pattern_atoms(patterns) | {r"\p{L}", r"\p{N}", r"\p{M}", r"\s", r"[\p{P}\p{S}]"}
+    return {a: engine_mask(a) for a in sorted(atoms)}, literal_codepoints(patterns)
+
+
+def test_unassigned_planes_are_alike(ledger) -> None:
+    """Every code point of the unassigned planes 4-13 (U+40000..U+DFFFF) is alike in every input the
+    per-code-point checks depend on (`premise_problems`), checked over every one of them: the premise that lets
+    the default run check every 16th of them (`conftest.checked_scalars`; DELTA_EXHAUSTIVE=full checks all)."""
+    lo, hi = UNASSIGNED_PLANES
+    t0 = time.process_time()
+    masks, literals = premise_inputs()
+    problems = premise_problems(lo, hi, class_table(), masks, literals, unicode_facts(reference_nfc_version()))
+    cpu = time.process_time() - t0
+    print(f"unassigned planes U+{lo:04X}..U+{hi - 1:04X}: {hi - lo} code points x {len(masks)} engine atoms "
+          f"{sorted(masks)}, {len(literals)} named code points; {len(problems)} problems; {cpu:.1f}s CPU")
+    ledger.record("exhaustive", "unassigned_planes_alike", None, comparisons=(hi - lo) * (len(masks) + 2),
+                  differences=len(problems), unit="code point x input",
+                  details={"range": range_name(lo, hi), "atoms": sorted(masks), "problems": problems,
+                           "cpu_seconds": round(cpu, 1)})
+    assert not problems, problems
+    assert len(masks) >= 10  # the o200k family's letter sub-classes and the rest are among them
+
+
+def test_premise_check_names_each_unlike_code_point() -> None:
+    """Test of the test: a code point made unlike the others in each input in turn (its class, one engine atom, a
+    pattern naming it, its Unicode facts) is named by `premise_problems`; the unplanted inputs give none."""
+    lo, hi = 0x40000, 0x40400
+    table = bytes(CODE_SPACE)
+    masks = {r"\p{L}": bytes(CODE_SPACE), r"\s": bytes(CODE_SPACE)}
+    facts = {cp: ("Cn", 0, "", True) for cp in range(lo, hi)}
+    assert premise_problems(lo, hi, table, masks, [0x41, 0x4E00], facts.__getitem__) == []
+    planted_table = bytearray(table)
+    planted_table[0x40123] = L
+    planted_mask = bytearray(masks[r"\s"])
+    planted_mask[0x403FF] = 1
+    planted_facts = {**facts, 0x40200: ("Lo", 0, "", True)}
+    cases = {
+        "class table": (bytes(planted_table), masks, [], facts),
+        "engine atom \\s": (table, {**masks, r"\s": bytes(planted_mask)}, [], facts),
+        "split patterns name U+40010": (table, masks, [0x40010], facts),
+        "split patterns name U+E0001": (table, masks, [0xE0001], facts),
+        "Unicode facts": (table, masks, [], planted_facts),
+    }
+    for name, (t, m, lits, f) in cases.items():
+        problems = premise_problems(lo, hi, t, m, lits, f.__getitem__)
+        assert len(problems) == 1 and problems[0].startswith(name), (name, problems)
+    assert premise_problems(lo, hi, table, masks, [], {cp: ("Co", 0, "", True) for cp in range(lo, hi)}.__getitem__)
 
 
 # --- classes ------------------------------------------------------------------------------------------------
@@ -247,7 +387,7 @@ def test_classes_agree_with_reference_pretokenizer(family: str, lo: int, hi: int
 def _regex_module_table() -> bytes:
     """The class table the PyPI `regex` module (its own Unicode version) would give."""
     table = bytearray(CODE_SPACE)
-    index = scalars()
+    index = strided_scalars()
     text = "".join(chr(cp) for cp in index)
     for cls, pattern in ((M, r"\p{M}"), (N, r"\p{N}"), (L, r"\p{L}"), (S, r"[\t\n\x0b\x0c\r \x85\xa0\u1680"
                                                                           r"\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")):
@@ -263,8 +403,8 @@ def test_python_class_sources_disagree_only_by_unicode_version(ledger) -> None:
     engine = class_table()
     stdlib = python_class_table()
     regex_table = _regex_module_table()
-    stdlib_diff = [cp for cp in scalars() if stdlib[cp] != engine[cp]]
-    regex_diff = [cp for cp in scalars() if regex_table[cp] != engine[cp]]
+    stdlib_diff = [cp for cp in strided_scalars() if stdlib[cp] != engine[cp]]
+    regex_diff = [cp for cp in strided_scalars() if regex_table[cp] != engine[cp]]
     std_version = tuple(int(x) for x in unicodedata.unidata_version.split(".")[:2])
     unexplained_std = [cp for cp in stdlib_diff if not (age(cp) > std_version or 0x1C <= cp <= 0x1F)]
     unexplained_regex = [cp for cp in regex_diff if age(cp) != LATER]
@@ -272,7 +412,7 @@ def test_python_class_sources_disagree_only_by_unicode_version(ledger) -> None:
     print(f"python unicodedata {unicodedata.unidata_version}: {len(stdlib_diff)} disagreements; regex "
           f"{regex.__version__}: {len(regex_diff)} disagreements; unexplained {len(unexplained_std)}/"
           f"{len(unexplained_regex)}; {cpu:.1f}s CPU")
-    ledger.record("exhaustive", "python_class_disagreement", None, comparisons=2 * len(scalars()),
+    ledger.record("exhaustive", "python_class_disagreement", None, comparisons=2 * len(strided_scalars()),
                   differences=len(unexplained_std) + len(unexplained_regex), unit="code point",
                   details={"unicodedata_version": unicodedata.unidata_version, "unicodedata_disagree": len(stdlib_diff),
                            "regex_version": regex.__version__, "regex_disagree": len(regex_diff)})

@@ -4,9 +4,10 @@ Proposition: for every provisioned tokenizer, every text and every offset b, the
 `delta.cut_map.cut_map(tok, text, rules)` (special-token rule, transition rule, or refused) is the verdict of
 `spec.cut.explain_cut(tok, text, b, rules)`; a map of a window lo..hi gives the same verdicts as the map of the
 whole text. Checked on every offset of the `ci` battery, of the table of all 1,112,064 scalar values in code
-point order (in sixteen ranges), under the specification's rules and under every cut control's rules; and shown
-able to fail: each broken variant of the array rules (`delta.cut_map.FAULTS`) disagrees with the oracle on some
-offset of a tokenizer where it changes anything.
+point order (in sixteen ranges; by default every 16th in the unassigned planes 4-13, whose code points are all
+alike, and every one with DELTA_EXHAUSTIVE=full), under the specification's rules and under every cut
+control's rules; and shown able to fail: each broken variant of the array rules (`delta.cut_map.FAULTS`)
+disagrees with the oracle on some offset of a tokenizer where it changes anything.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import controls
 from checks.battery import iter_battery
 from delta.cut_map import FAULTS, cut_map
 from frozen.loader import FrozenTokenizer, load_tokenizer
-from properties.conftest import ADMITTED, PROVISIONED, exhaustive_stride
+from properties.conftest import ADMITTED, PROVISIONED, checked_scalars, sampling_note
 from spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
 
 CODE_SPACE = 0x110000
@@ -76,15 +77,15 @@ def test_map_equals_oracle_on_the_battery(name: str, ledger) -> None:
 @pytest.mark.parametrize("name", TABLE_TOKENIZERS)
 def test_map_equals_oracle_on_every_code_point(name: str, lo: int, hi: int, ledger) -> None:
     """The text of every scalar value of [lo, hi) in code point order (surrogates left out): every offset's
-    array verdict is the spec's. With DELTA_EXHAUSTIVE_STRIDE=k, the text of every k-th scalar value (the multiples
-    of k; the record says it was sampled)."""
+    array verdict is the spec's. By default every 16th code point of the unassigned planes 4-13 (all alike:
+    `test_unassigned_planes_are_alike`; DELTA_EXHAUSTIVE=full: every one); with DELTA_EXHAUSTIVE_STRIDE=k the text
+    of every k-th scalar value (the multiples of k). The record says how it was sampled."""
     tok = load_tokenizer(name)
-    stride = exhaustive_stride()
-    start = -(-lo // stride) * stride
-    text = "".join(chr(cp) for cp in range(start, hi, stride) if not 0xD800 <= cp < 0xE000)
+    text = "".join(map(chr, checked_scalars(lo, hi)))
     compared, bad = disagreements(tok, [text])
+    note = sampling_note(lo, hi)
     ledger.record("exhaustive", f"cut_map.code_points.U+{lo:04X}-U+{hi - 1:04X}", tok, comparisons=compared,
-                  differences=len(bad), unit="offsets")
+                  differences=len(bad), unit="offsets", details={"sampled": note} if note else {})
     assert compared == len(text) - 1
     assert not bad, f"{len(bad)} offsets differ, first at {bad[0][1]}: array {bad[0][2]}, spec {bad[0][3]}"
 

@@ -354,6 +354,25 @@ def test_levels_without_records_say_so_and_repeats_are_flagged(tmp_path: Path) -
     assert not (tmp_path / "o" / "table3.html").exists()
 
 
+def test_a_sampled_check_says_so_in_every_format(tmp_path: Path) -> None:
+    """Records that checked a sample (`details.sampled`) give their row the sampling, and the markdown and HTML say
+    it under the section with the checks it applies to; an unsampled row says nothing of the kind."""
+    note = "every 16th code point of the unassigned planes"
+    recs = [_rec("exhaustive", "classes_qwen2", "qwen3_8b", comparisons=5, details={"sampled": note, "range": "a"}),
+            _rec("exhaustive", "classes_qwen2", "qwen3_8b", comparisons=7, details={"range": "b"}),
+            _rec("exhaustive", "anchor_predicate_tables", None, comparisons=3)]
+    append_records(tmp_path / "l" / "x.jsonl", recs)
+    assert _run(tmp_path / "l", tmp_path / "o", "--format", "md,html,json") == 0
+    model = json.loads((tmp_path / "o" / "table3.json").read_text())
+    rows = {r["check"]: r for s in model["sections"] for r in s["rows"]}
+    assert rows["classes_qwen2"]["sampled"] == [note] and rows["classes_qwen2"]["total"]["comparisons"] == 12
+    assert rows["anchor_predicate_tables"]["sampled"] == []
+    line = f"sampled ({note}): classes_qwen2"
+    assert f"- {line}" in (tmp_path / "o" / "table3.md").read_text()
+    html = (tmp_path / "o" / "table3.html").read_text()
+    assert line in html and html.count("sampled (") == 1
+
+
 def test_throughput_and_wall_time_follow_the_records(built) -> None:
     """Per campaign: cases summed, seconds = the campaign clock's end if every batch carries one, else the summed
     durations; provenance wall time sums durations only (never a campaign clock)."""

@@ -43,6 +43,7 @@ from reports.text import (
     num,
     rate_text,
     refused_first,
+    sampling_notes,
     skipped_line,
 )
 from reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
@@ -345,6 +346,7 @@ def _context(model: Table3) -> dict:
                              + ", ".join(f"{k} {num(v)}" for k, v in r.fallback_reasons.items()))
             if r.pointers:
                 notes.append(f"{r.check} differed at: " + ", ".join(r.pointers))
+        notes += sampling_notes(sec.rows)
         sections.append({"title": sec.title, "rows": rows, "notes": notes})
     aliases = {t.name: t.alias for t in model.tokenizers}
     km = model.kill_matrix

@@ -31,6 +31,7 @@ from reports.text import (
     num,
     rate_text,
     refused_first,
+    sampling_notes,
     skipped_line,
 )
 from reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
@@ -119,6 +120,7 @@ def _main_table(model: Table3) -> list[str]:
             if r.fallback_reasons
         ]
         notes += [f"- `{r.check}` differed at: " + ", ".join(r.pointers) for r in sec.rows if r.pointers]
+        notes += [f"- {n}" for n in sampling_notes(sec.rows)]
         if notes:
             out += [""] + notes
     return out

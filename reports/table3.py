@@ -37,6 +37,9 @@ Record conventions (how a writer's records land in the right row; see ledger/rec
   at the end of the batch) or `details["elapsed_s"]` / `details["batch_seconds"]` = the batch's own duration;
   `details["cases_per_second"]` if known (else cases / duration).
 - Where differences were found, `details["pointers"]` lists ids (document ids, string digests) to look at.
+- A record that checked a sample of its domain says how (`details["sampled"]`, e.g. every 16th scalar value); the
+  row lists each distinct sampling and the report shows it under the section, so a sampled count never reads as a
+  whole one.
 - Provenance keys in details (see reports/provenance.py): `unicode_regex`, `unicode_nfc` (any `unicode*`),
   `*_sha256` / `*_digest` for batteries, corpora and shards, `seed` / `seeds`, `elapsed_s` durations.
 - Benchmark records (level "benchmark", written by `python -m benchmarks`) are rows of the Benchmarks section and
@@ -211,6 +214,7 @@ class Row:
     covered: list[str]
     registry_total: int
     control_status: str | None = None  # level "control": killed | survived | redundant
+    sampled: list[str] = field(default_factory=list)  # how its records sampled what they checked (details.sampled)
 
     @property
     def key(self) -> str:
@@ -558,6 +562,7 @@ def build_rows(records: list[dict], tokenizers: list[TokenizerInfo]) -> list[Sec
                 covered=covered,
                 registry_total=registry_total,
                 control_status=control_status,
+                sampled=sorted({str(r["details"]["sampled"]) for r in recs if r["details"].get("sampled")}),
             )
         )
     return [Section(key, title, by_section.get(key, [])) for key, title, _levels in SECTIONS]

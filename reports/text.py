@@ -125,3 +125,13 @@ def skipped_line(model) -> str:
     parts = ", ".join(f"{k}: {v:,}" for k, v in sk["by_check"].items())
     why = f" ({sk['examples'][0].get('reason')})" if sk.get("examples") else ""
     return f"{sk['count']:,} documents were not taken by a level{why}: {parts}."
+
+
+def sampling_notes(rows: list[Row]) -> list[str]:
+    """One note per distinct sampling among the rows' records (`Row.sampled`), naming the checks it applies to:
+    the comparisons of those rows are what ran, a sample of the domain the check's name speaks of."""
+    by_note: dict[str, list[str]] = {}
+    for r in rows:
+        for note in r.sampled:
+            by_note.setdefault(note, []).append(r.check)
+    return [f"sampled ({note}): " + ", ".join(checks) for note, checks in by_note.items()]

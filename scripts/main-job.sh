@@ -4,7 +4,8 @@
 #   level 2  the small corpus chunked; the ci seam battery and the kill matrix of every control
 #   level 3  the small corpus replayed as sessions; the chat transcripts; fuzz repair
 #   proofs   the z3 proofs of the transition set and of coverage, the bounded enumeration, the control proofs
-#   exhaustive  the per-code-point checks, sampled: every 16th scalar value (DELTA_EXHAUSTIVE_STRIDE; --full: all)
+#   exhaustive  the per-code-point checks, sampled: every 16th scalar value (DELTA_EXHAUSTIVE_STRIDE; --full: all,
+#               with DELTA_EXHAUSTIVE=full: every code point of the unassigned planes too)
 #   campaigns   a fuzz campaign of its own per tokenizer (cut and repair), 8 s each (--full: 120 s)
 # Every step writes ledgers under "$OUT/ledgers/main/<step>", and the job records each step's exit status in
 # "$OUT/ledgers/main/job/steps.jsonl" (python -m ledger.job): the report reads them all, states any step that failed,
@@ -22,7 +23,8 @@ for arg in "$@"; do
     *) echo "usage: ./run main [--full]" >&2; exit 2 ;;
   esac
 done
-if [ "$FULL" = 1 ]; then BUDGET=120s; STRIDE=1; else BUDGET=${DELTA_MAIN_BUDGET:-8s}; STRIDE=16; fi
+EXHAUSTIVE=${DELTA_EXHAUSTIVE:-}
+if [ "$FULL" = 1 ]; then BUDGET=120s; STRIDE=1; EXHAUSTIVE=full; else BUDGET=${DELTA_MAIN_BUDGET:-8s}; STRIDE=16; fi
 # DELTA_MAIN_STEPS (default all): a comma-separated subset of smoke,fuzz,corpus,checks to run; the others are
 # recorded as not selected, so the report says what this job left out
 STEPS=",${DELTA_MAIN_STEPS:-smoke,fuzz,corpus,checks},"
@@ -99,7 +101,7 @@ elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; e
 # replays: the gate's own checks, which write the records the obligations table reads
 if ! selected checks; then unselected checks
 elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else step checks env DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
-  python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" \
+  DELTA_EXHAUSTIVE="$EXHAUSTIVE" python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" \
   properties/test_admission.py properties/test_reference.py properties/test_cut_spec.py \
   properties/test_cut_properties.py properties/test_cut_knobs.py properties/test_repair_spec.py \
   properties/test_repair_properties.py properties/test_repair_knobs.py properties/test_store_stateful.py \
