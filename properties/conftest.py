@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import math
 import os
+import signal
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
 from spec.proofs.obligations import declare
+from subjects.envs import envs_root
 
 settings.register_profile(
     "ci",
@@ -193,3 +197,58 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+# --- peer environments built in the background --------------------------------------------------------------
+
+# The PyPI peers the default gate's tests ask for (test_subjects.py, test_subject_wiring.py); a name without a
+# version is the newest release, as `get_subject` resolves it. A peer missing here is still built on demand.
+GATE_PEERS = ("fastokens==0.1.2", "toktier", "gigatoken", "fastokens==0.3.5", "fastokens==0.3.3")
+PEER_TEST_FILES = ("properties/test_subjects.py", "properties/test_subject_wiring.py")
+_PREFETCH: subprocess.Popen | None = None
+
+
+def start_peer_prefetch(test_ids: list[str]) -> subprocess.Popen | None:
+    """Start `python -m subjects.prefetch GATE_PEERS` in the background (once per run) when the run collected a
+    test of PEER_TEST_FILES, so the peers' environments are built while other tests run instead of while a
+    worker waits (about 2 minutes of pip on a fresh machine). Off with DELTA_PREFETCH=0. Its output goes to
+    `$DELTA_HOME/subject-envs/logs/prefetch.log`; a failure only leaves the building to the tests."""
+    global _PREFETCH
+    if _PREFETCH is not None or os.environ.get("DELTA_PREFETCH") == "0":
+        return None
+    if not any(t.split("::")[0].endswith(PEER_TEST_FILES) for t in test_ids):
+        return None
+    try:
+        logs = envs_root() / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / "prefetch.log", "a") as log:
+            _PREFETCH = subprocess.Popen([sys.executable, "-m", "subjects.prefetch", *GATE_PEERS], cwd=REPO,
+                                         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+    except OSError:
+        return None
+    return _PREFETCH
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids: list[str]) -> None:
+    """With xdist: the controller starts the prefetch when the first worker has collected."""
+    start_peer_prefetch(ids)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Without xdist: the one process starts the prefetch after collecting (xdist workers leave it to the
+    controller)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        start_peer_prefetch([item.nodeid for item in session.items])
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A prefetch still running when the run ends is stopped with its pip processes (an environment it leaves
+    half-built has no marker, so the next use builds it again)."""
+    if _PREFETCH is not None and _PREFETCH.poll() is None and not os.environ.get("PYTEST_XDIST_WORKER"):
+        try:
+            os.killpg(_PREFETCH.pid, signal.SIGTERM)
+            _PREFETCH.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
