@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -208,11 +209,20 @@ PEER_TEST_FILES = ("properties/test_subjects.py", "properties/test_subject_wirin
 _PREFETCH: subprocess.Popen | None = None
 
 
+def lowest_priority() -> list[str]:
+    """The command prefix that runs a process at the lowest CPU priority (`nice -n 19`), or none where `nice` is
+    missing: the prefetch's pip then takes only CPU time the tests leave idle, and a test waiting for an
+    environment frees its core for it."""
+    nice = shutil.which("nice")
+    return [nice, "-n", "19"] if nice else []
+
+
 def start_peer_prefetch(test_ids: list[str]) -> subprocess.Popen | None:
     """Start `python -m subjects.prefetch GATE_PEERS` in the background (once per run) when the run collected a
     test of PEER_TEST_FILES, so the peers' environments are built while other tests run instead of while a
-    worker waits (about 2 minutes of pip on a fresh machine). Off with DELTA_PREFETCH=0. Its output goes to
-    `$DELTA_HOME/subject-envs/logs/prefetch.log`; a failure only leaves the building to the tests."""
+    worker waits (about 2 minutes of pip on a fresh machine), at the lowest priority. Off with DELTA_PREFETCH=0.
+    Its output goes to `$DELTA_HOME/subject-envs/logs/prefetch.log`; a failure only leaves the building to the
+    tests."""
     global _PREFETCH
     if _PREFETCH is not None or os.environ.get("DELTA_PREFETCH") == "0":
         return None
@@ -222,7 +232,8 @@ def start_peer_prefetch(test_ids: list[str]) -> subprocess.Popen | None:
         logs = envs_root() / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         with open(logs / "prefetch.log", "a") as log:
-            _PREFETCH = subprocess.Popen([sys.executable, "-m", "subjects.prefetch", *GATE_PEERS], cwd=REPO,
+            _PREFETCH = subprocess.Popen([*lowest_priority(), sys.executable, "-m", "subjects.prefetch", *GATE_PEERS],
+                                         cwd=REPO,
                                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                          start_new_session=True)
     except OSError:

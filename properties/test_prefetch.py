@@ -68,8 +68,8 @@ class FakePopen:
 
 
 def test_the_gate_starts_the_prefetch_once_and_only_for_peer_tests(tmp_path: Path, monkeypatch) -> None:
-    """Started once, with GATE_PEERS, when the collected ids include a peer test file; not for other tests; not
-    with DELTA_PREFETCH=0."""
+    """Started once, with GATE_PEERS at the lowest priority, when the collected ids include a peer test file; not
+    for other tests; not with DELTA_PREFETCH=0."""
     monkeypatch.setenv("DELTA_HOME", str(tmp_path))
     monkeypatch.delenv("DELTA_PREFETCH", raising=False)
     monkeypatch.setattr(gate.subprocess, "Popen", FakePopen)
@@ -82,6 +82,7 @@ def test_the_gate_starts_the_prefetch_once_and_only_for_peer_tests(tmp_path: Pat
     assert FakePopen.started == []
     first = gate.start_peer_prefetch(["properties/test_cut_map.py::a", "properties/test_subject_wiring.py::b"])
     assert first is not None and gate.start_peer_prefetch(["properties/test_subjects.py::c"]) is None
-    assert FakePopen.started == [[sys.executable, "-m", "subjects.prefetch", *gate.GATE_PEERS]]
+    assert FakePopen.started == [[*gate.lowest_priority(), sys.executable, "-m", "subjects.prefetch", *gate.GATE_PEERS]]
+    assert gate.lowest_priority()[1:] == ["-n", "19"]  # nice is on every machine the gate runs on
     assert (tmp_path / "subject-envs" / "logs" / "prefetch.log").is_file()
     assert all(P.parse_spec(s)[0] in P.PEERS for s in gate.GATE_PEERS)

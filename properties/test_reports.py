@@ -356,11 +356,13 @@ def test_levels_without_records_say_so_and_repeats_are_flagged(tmp_path: Path) -
 
 def test_a_sampled_check_says_so_in_every_format(tmp_path: Path) -> None:
     """Records that checked a sample (`details.sampled`) give their row the sampling, and the markdown and HTML say
-    it under the section with the checks it applies to; an unsampled row says nothing of the kind."""
+    it under the section with the checks it applies to, and under the obligations they discharge; an unsampled
+    row says nothing of the kind."""
     note = "every 16th code point of the unassigned planes"
-    recs = [_rec("exhaustive", "classes_qwen2", "qwen3_8b", comparisons=5, details={"sampled": note, "range": "a"}),
-            _rec("exhaustive", "classes_qwen2", "qwen3_8b", comparisons=7, details={"range": "b"}),
-            _rec("exhaustive", "anchor_predicate_tables", None, comparisons=3)]
+    recs = [declare(r) for r in (
+        _rec("exhaustive", "classes_qwen2", "qwen3_8b", comparisons=5, details={"sampled": note, "range": "a"}),
+        _rec("exhaustive", "classes_qwen2", "qwen3_8b", comparisons=7, details={"range": "b"}),
+        _rec("exhaustive", "anchor_predicate_tables", None, comparisons=3))]
     append_records(tmp_path / "l" / "x.jsonl", recs)
     assert _run(tmp_path / "l", tmp_path / "o", "--format", "md,html,json") == 0
     model = json.loads((tmp_path / "o" / "table3.json").read_text())
@@ -371,6 +373,10 @@ def test_a_sampled_check_says_so_in_every_format(tmp_path: Path) -> None:
     assert f"- {line}" in (tmp_path / "o" / "table3.md").read_text()
     html = (tmp_path / "o" / "table3.html").read_text()
     assert line in html and html.count("sampled (") == 1
+    # the obligations the sampled records discharge say what they rest on
+    evidence = f'Sampled evidence: the "exhaustive per-code-point test" records of 1 checks were sampled: {note}.'
+    assert evidence in (tmp_path / "o" / "table3.md").read_text()
+    assert evidence.replace('"', "&#34;") in html or evidence in html
 
 
 def test_throughput_and_wall_time_follow_the_records(built) -> None:

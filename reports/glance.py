@@ -144,6 +144,20 @@ def refuted_rows(model: Table3) -> list[list[str]]:
     return out
 
 
+def sampled_evidence(model: Table3) -> list[str]:
+    """The samplings of the per-code-point records the obligations read (level "exhaustive", `Row.sampled`), one
+    line each with its checks: a cell their mechanism discharges rests on that sample, and the table says so."""
+    if not model.obligations.available:
+        return []
+    by_note: dict[str, list[str]] = {}
+    for r in model.rows:
+        if r.level == "exhaustive":
+            for note in r.sampled:
+                by_note.setdefault(note, []).append(r.check)
+    return [f"the \"exhaustive per-code-point test\" records of {len(checks)} checks were sampled: {note}"
+            for note, checks in by_note.items()]
+
+
 def failed_cells(model: Table3) -> list[str]:
     """Every failed obligation cell with its first difference, as "id on alias: failed (first difference: ...)"."""
     ob = model.obligations

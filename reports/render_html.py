@@ -17,6 +17,7 @@ from reports.glance import (
     pattern_rows,
     reconstructed_tokenizers,
     refuted_rows,
+    sampled_evidence,
 )
 from reports.mutation_score import MUTATION_HEADER, SURVIVOR_HEADER, mutation_rows, mutation_sentence, survivor_rows
 from reports.mutation_score import TITLE as MUTATION_TITLE
@@ -269,6 +270,7 @@ conservative": no ID-changing witness within the search bound):</p>
 <div class="scroll"><table class="refuted"><thead><tr>{% for h in refuted_header %}<th>{{ h }}</th>{% endfor %}
 </tr></thead><tbody>{% for r in refuted_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
 {% endfor %}</tbody></table></div>{% endif %}
+{% for line in sampled_evidence %}<p class="note">Sampled evidence: {{ line }}.</p>{% endfor %}
 {% if failed_cells %}<p class="warn">Failed cells, with their first difference:</p><ul>{% for f in failed_cells %}
 <li>{{ f }}</li>{% endfor %}</ul>{% endif %}
 <dl class="statements">{% for ident, statement, how in grid_statements %}<dt><code>{{ ident }}</code></dt>
@@ -404,6 +406,7 @@ def _context(model: Table3) -> dict:
         "refuted_header": REFUTED_HEADER,
         "refuted_rows": refuted_rows(model),
         "failed_cells": failed_cells(model),
+        "sampled_evidence": sampled_evidence(model),
         "css": Markup(CSS),
         "records": num(model.provenance.records),
         "files": len(model.ledger_files),

@@ -14,6 +14,7 @@ from reports.glance import (
     pattern_rows,
     reconstructed_tokenizers,
     refuted_rows,
+    sampled_evidence,
 )
 from reports.mutation_score import MUTATION_HEADER, SURVIVOR_HEADER, mutation_rows, mutation_sentence, survivor_rows
 from reports.mutation_score import TITLE as MUTATION_TITLE
@@ -229,6 +230,9 @@ def _obligations(model: Table3) -> list[str]:
                 "(IDs: a chunked encode would differ; units: equal IDs grouped differently; pieces: split pieces "
                 "only; \"excluded, conservative\": no ID-changing witness within the search bound):", ""]
         out += _table(REFUTED_HEADER, refuted_rows(model))
+    sampled = sampled_evidence(model)
+    if sampled:
+        out += [""] + [f"Sampled evidence: {line}." for line in sampled]
     failed = failed_cells(model)
     if failed:
         out += ["", "Failed cells, with their first difference:", ""] + [f"- {line}" for line in failed]
