@@ -18,11 +18,13 @@ from delta.cut_map import occurrences as cut_map_occurrences
 from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED
 from properties.synthetic import POWER_KINDS, base_config, power_tokenizer, write
+from properties.test_pipeline_proof import SYNTHETIC_PATTERNS
 from spec.guard import LiteralTrie, cut_inside_special, literal_trie, occurrences_near, special_touches
 from spec.patterns import SPLIT_PATTERNS
 from spec.proofs.alphabet import family_alphabet
 from spec.proofs.coverage import regex_coverage, stage_coverage
 from spec.proofs.pieces import pieces_of
+from spec.proofs.regex import Cat, Rep, Sym, parse
 from spec.reference import reference_encode_batch, reference_ids_batch
 
 SAMPLE_TOKENIZER = "qwen3_8b"
@@ -222,3 +224,35 @@ def test_a_stage_with_one_uncovered_symbol_has_it_as_witness() -> None:
     assert not verdict.total and not verdict.empty_match and len(verdict.uncovered) == 1
     assert verdict.witness == family_alphabet("llama3").representative(verdict.uncovered[0])
     assert Split(Regex(regex), behavior="removed", invert=True).pre_tokenize_str(verdict.witness) == []
+
+
+# --- spec/proofs/pipeline.py: the match memo's key --------------------------------------------------------------
+
+
+def node_visits(node) -> dict[int, int]:
+    """How many times each node object of an AST is reached from its root (by id)."""
+    seen: dict[int, int] = {}
+
+    def walk(n) -> None:
+        seen[id(n)] = seen.get(id(n), 0) + 1
+        for child in getattr(n, "items", ()) or ((n.item,) if hasattr(n, "item") else ()):
+            walk(child)
+
+    walk(node)
+    return seen
+
+
+def test_a_parsed_pattern_reaches_each_node_once() -> None:
+    """spec/proofs/pipeline.py `_key`, `id(k[1])` -> `id(k[0])`: a continuation frame's object (the Cat's items or
+    the Rep) and a sequence frame's index are fixed by the node being run, because the frames are the node's
+    ancestors and the parser builds a fresh object for every node, so no node has two parents: the memo key
+    (id(node), position, frames, start) already tells the frames apart, and only a Rep frame's count varies
+    (spec/proofs/pipeline.py's `_key` keeps it: test_encoding_is_the_reference_on_synthetic_patterns kills the
+    mutants that drop it). Checked: every node of every family's stages and of the synthetic patterns is reached
+    once; the check can fail on an AST that shares a node."""
+    patterns = [s for stages in SPLIT_PATTERNS.values() for s in stages] + list(SYNTHETIC_PATTERNS)
+    for pattern in patterns:
+        visits = node_visits(parse(pattern))
+        assert set(visits.values()) == {1}, pattern
+    shared = Sym(parse("a").atom)
+    assert max(node_visits(Cat((Rep(shared, 0, 1), shared))).values()) == 2
