@@ -13,13 +13,14 @@ from __future__ import annotations
 from itertools import product
 
 import pytest
+import z3
 
 from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS
 from spec.proofs.__main__ import main as proofs_main
 from spec.proofs.alphabet import family_alphabet, partition
 from spec.proofs.obligations import PIPELINE_PROOF_CHECK
 from spec.proofs.pieces import family_pieces, pieces_of, stages_pre_tokenizer
-from spec.proofs.pipeline import ConcreteAlgebra, Pipeline, StageSemantics, pieces_to_boundaries
+from spec.proofs.pipeline import ConcreteAlgebra, Pipeline, StageSemantics, Z3Algebra, pieces_to_boundaries
 from spec.proofs.pipeline_proof import family_resync, prove_family_pipeline, prove_pipeline, prove_resync, side_of
 from spec.proofs.prove import prove_family
 from spec.proofs.regex import atoms, parse
@@ -163,6 +164,23 @@ def test_encoding_is_the_reference_on_synthetic_patterns(pattern: str, ledger) -
     ledger.record("proof", "proofs.pipeline_encoding.synthetic", None, comparisons=len(texts),
                   differences=len(differ), unit="strings", details={"pattern": pattern, "first": differ[:3]})
     assert differ == [], differ[:5]
+
+
+def test_the_symbolic_characters_range_over_the_alphabet_only() -> None:
+    """Every symbolic character of the z3 encoding takes exactly the alphabet's symbols 0..n-1: a model with any
+    other value would be a counterexample string that names no block and cannot be concretized (the alphabet has
+    no block n), so the domain admits each symbol and nothing else, at every position."""
+    alphabet = family_alphabet("qwen2")
+    n = len(alphabet)
+    alg = Z3Algebra(3, n)
+    for position, c in enumerate(alg.chars):
+        for value in (-1, 0, n - 1, n, n + 1):
+            solver = z3.Solver()
+            solver.add(*alg.domain, c == value)
+            assert (solver.check() == z3.sat) == (0 <= value < n), (position, value)
+    alphabet.concretize((n - 1,))
+    with pytest.raises(IndexError):
+        alphabet.concretize((n,))
 
 
 def test_side_of_names_where_the_pieces_change() -> None:
