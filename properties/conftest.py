@@ -152,7 +152,9 @@ class GateLedger:
         )
         rec["details"]["test"] = self.test_id
         declare(rec)  # the obligations this record is evidence for (spec.proofs.obligations.declared)
-        if level == "exhaustive" and exhaustive_stride() > 1:  # a ranged record names its own sampling
+        # a ranged record names its own sampling, and a record that checks every code point whatever the stride
+        # says so with "sampled": None
+        if level == "exhaustive" and exhaustive_stride() > 1:
             note = f"every {exhaustive_stride()}th scalar value (DELTA_EXHAUSTIVE_STRIDE)"
             rec["details"].setdefault("sampled", note)
         self.records.append(rec)
