@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reports.table3 import Table3
+from reports.text import checks_by_sampling
 
 LEVELS = (
     ("encoder", "1", "the encoder: whole encodes"),
@@ -149,11 +150,7 @@ def sampled_evidence(model: Table3) -> list[str]:
     line each with its checks: a cell their mechanism discharges rests on that sample, and the table says so."""
     if not model.obligations.available:
         return []
-    by_note: dict[str, list[str]] = {}
-    for r in model.rows:
-        if r.level == "exhaustive":
-            for note in r.sampled:
-                by_note.setdefault(note, []).append(r.check)
+    by_note = checks_by_sampling([r for r in model.rows if r.level == "exhaustive"])
     return [f"the \"exhaustive per-code-point test\" records of {len(checks)} checks were sampled: {note}"
             for note, checks in by_note.items()]
 

@@ -127,11 +127,16 @@ def skipped_line(model) -> str:
     return f"{sk['count']:,} documents were not taken by a level{why}: {parts}."
 
 
-def sampling_notes(rows: list[Row]) -> list[str]:
-    """One note per distinct sampling among the rows' records (`Row.sampled`), naming the checks it applies to:
-    the comparisons of those rows are what ran, a sample of the domain the check's name speaks of."""
+def checks_by_sampling(rows: list[Row]) -> dict[str, list[str]]:
+    """Each distinct sampling among the rows' records (`Row.sampled`) -> the checks of the rows it applies to."""
     by_note: dict[str, list[str]] = {}
     for r in rows:
         for note in r.sampled:
             by_note.setdefault(note, []).append(r.check)
-    return [f"sampled ({note}): " + ", ".join(checks) for note, checks in by_note.items()]
+    return by_note
+
+
+def sampling_notes(rows: list[Row]) -> list[str]:
+    """One note per distinct sampling among the rows' records, naming the checks it applies to: the comparisons
+    of those rows are what ran, a sample of the domain the check's name speaks of."""
+    return [f"sampled ({note}): " + ", ".join(checks) for note, checks in checks_by_sampling(rows).items()]
