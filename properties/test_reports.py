@@ -19,7 +19,7 @@ from frozen.registry import rows as registry_rows
 from ledger.records import append_records, make_record
 from reports.cli import main as reports_main
 from reports.table3 import NO_TOKENIZER, build_table3, load_records
-from spec.proofs.obligations import declare
+from spec.proofs.obligations import PIPELINE_PROOF_CHECK, declare
 from subjects.records import subject_record
 
 REGISTRY = [r.name for r in registry_rows()]
@@ -359,10 +359,12 @@ def test_a_sampled_check_says_so_in_every_format(tmp_path: Path) -> None:
     it under the section with the checks it applies to, and under the obligations they discharge; an unsampled
     row says nothing of the kind."""
     note = "every 16th code point of the unassigned planes"
+    bounded = "proved to 4 abstract symbols, not 5"
     recs = [declare(r) for r in (
         _rec("exhaustive", "classes_qwen2", "qwen3_8b", comparisons=5, details={"sampled": note, "range": "a"}),
         _rec("exhaustive", "classes_qwen2", "qwen3_8b", comparisons=7, details={"range": "b"}),
-        _rec("exhaustive", "anchor_predicate_tables", None, comparisons=3))]
+        _rec("exhaustive", "anchor_predicate_tables", None, comparisons=3),
+        _rec("proof", PIPELINE_PROOF_CHECK, None, comparisons=4, details={"sampled": bounded}))]
     append_records(tmp_path / "l" / "x.jsonl", recs)
     assert _run(tmp_path / "l", tmp_path / "o", "--format", "md,html,json") == 0
     model = json.loads((tmp_path / "o" / "table3.json").read_text())
@@ -372,11 +374,13 @@ def test_a_sampled_check_says_so_in_every_format(tmp_path: Path) -> None:
     line = f"sampled ({note}): classes_qwen2"
     assert f"- {line}" in (tmp_path / "o" / "table3.md").read_text()
     html = (tmp_path / "o" / "table3.html").read_text()
-    assert line in html and html.count("sampled (") == 1
-    # the obligations the sampled records discharge say what they rest on
-    evidence = f'Sampled evidence: the "exhaustive per-code-point test" records of 1 checks were sampled: {note}.'
-    assert evidence in (tmp_path / "o" / "table3.md").read_text()
-    assert evidence.replace('"', "&#34;") in html or evidence in html
+    assert line in html and html.count("sampled (") == 2
+    assert f"- sampled ({bounded}): {PIPELINE_PROOF_CHECK}" in (tmp_path / "o" / "table3.md").read_text()
+    # the obligations the sampled records discharge say what they rest on, per-code-point tests and bounded proofs
+    for label, said in (("exhaustive per-code-point test", note), ("bounded proof", bounded)):
+        evidence = f'Sampled evidence: the "{label}" records of 1 checks were sampled: {said}.'
+        assert evidence in (tmp_path / "o" / "table3.md").read_text()
+        assert evidence.replace('"', "&#34;") in html or evidence in html
 
 
 def test_throughput_and_wall_time_follow_the_records(built) -> None:

@@ -145,14 +145,21 @@ def refuted_rows(model: Table3) -> list[list[str]]:
     return out
 
 
+SAMPLED_EVIDENCE_LEVELS = {"exhaustive": "exhaustive per-code-point test", "proof": "bounded proof"}
+
+
 def sampled_evidence(model: Table3) -> list[str]:
-    """The samplings of the per-code-point records the obligations read (level "exhaustive", `Row.sampled`), one
-    line each with its checks: a cell their mechanism discharges rests on that sample, and the table says so."""
+    """The samplings of the records the obligations read whose mechanism is a whole domain (per-code-point tests,
+    level "exhaustive"; bounded proofs, level "proof"; `Row.sampled`), one line each with its checks: a cell their
+    mechanism discharges rests on that sample or bound, and the table says so."""
     if not model.obligations.available:
         return []
-    by_note = checks_by_sampling([r for r in model.rows if r.level == "exhaustive"])
-    return [f"the \"exhaustive per-code-point test\" records of {len(checks)} checks were sampled: {note}"
-            for note, checks in by_note.items()]
+    out = []
+    for level, label in SAMPLED_EVIDENCE_LEVELS.items():
+        by_note = checks_by_sampling([r for r in model.rows if r.level == level])
+        out += [f"the \"{label}\" records of {len(checks)} checks were sampled: {note}"
+                for note, checks in by_note.items()]
+    return out
 
 
 def failed_cells(model: Table3) -> list[str]:
