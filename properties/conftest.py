@@ -102,12 +102,17 @@ def checked_scalars(lo: int, hi: int) -> list[int]:
     return out
 
 
+def stride_note() -> str | None:
+    """What a record over every `exhaustive_stride()`-th scalar value of the whole code space (no plane sampling:
+    `strided_scalars`) says it left out; None at stride 1."""
+    stride = exhaustive_stride()
+    return f"every {stride}th scalar value (DELTA_EXHAUSTIVE_STRIDE)" if stride > 1 else None
+
+
 def sampling_note(lo: int = 0, hi: int = 0x110000) -> str | None:
     """What a per-code-point record over [lo, hi) says about the code points it left out (None: it left none out
     but the surrogates, which every record names apart)."""
-    notes = []
-    if exhaustive_stride() > 1:
-        notes.append(f"every {exhaustive_stride()}th scalar value (DELTA_EXHAUSTIVE_STRIDE)")
+    notes = [stride_note()] if stride_note() else []
     u_lo, u_hi = UNASSIGNED_PLANES
     if unassigned_stride() > 1 and lo < u_hi and u_lo < hi:
         every = math.lcm(exhaustive_stride(), unassigned_stride())
@@ -192,11 +197,8 @@ class GateLedger:
         )
         rec["details"]["test"] = self.test_id
         declare(rec)  # the obligations this record is evidence for (spec.proofs.obligations.declared)
-        # a ranged record names its own sampling, and a record that checks every code point whatever the stride
-        # says so with "sampled": None
-        if level == "exhaustive" and exhaustive_stride() > 1:
-            note = f"every {exhaustive_stride()}th scalar value (DELTA_EXHAUSTIVE_STRIDE)"
-            rec["details"].setdefault("sampled", note)
+        # each record that sampled names its own sampling (`sampling_note`, `stride_note`, `bound_note`): a record
+        # of a check that never samples (the bounded enumeration, the alphabet's atoms) is never marked sampled
         self.records.append(rec)
         return rec
 

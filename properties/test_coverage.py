@@ -17,7 +17,7 @@ from tokenizers.pre_tokenizers import Split
 
 from frozen.loader import load_tokenizer
 from fuzz.strategies import seam_texts
-from properties.conftest import PROVISIONED, exhaustive_stride
+from properties.conftest import PROVISIONED, exhaustive_stride, stride_note
 from spec.engine_classes import scalar_values
 from spec.patterns import LLAMA3, SPLIT_PATTERNS, TOTAL_STAGES
 from spec.proofs.coverage import regex_coverage, stage_coverage
@@ -57,7 +57,8 @@ def test_every_code_point_alone_is_kept_whole(family: str, stage: int, ledger) -
         if split.pre_tokenize_str(c) != [(c, (0, 1))]:
             dropped.append(cp)
     ledger.record("exhaustive", "coverage.code_points", comparisons=len(cps), differences=len(dropped),
-                  unit="code points", details={"family": family, "first": [hex(c) for c in dropped[:5]]})
+                  unit="code points", details={"family": family, "first": [hex(c) for c in dropped[:5]],
+                                               **({"sampled": stride_note()} if stride_note() else {})})
     assert not dropped, f"{len(dropped)} code points not kept whole, first {[hex(c) for c in dropped[:5]]}"
 
 

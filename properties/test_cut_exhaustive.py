@@ -45,6 +45,7 @@ from properties.conftest import (
     checked_scalars,
     exhaustive_stride,
     sampling_note,
+    stride_note,
     unassigned_stride,
 )
 from spec.admission import admission_of, split_stages
@@ -415,7 +416,8 @@ def test_python_class_sources_disagree_only_by_unicode_version(ledger) -> None:
     ledger.record("exhaustive", "python_class_disagreement", None, comparisons=2 * len(strided_scalars()),
                   differences=len(unexplained_std) + len(unexplained_regex), unit="code point",
                   details={"unicodedata_version": unicodedata.unidata_version, "unicodedata_disagree": len(stdlib_diff),
-                           "regex_version": regex.__version__, "regex_disagree": len(regex_diff)})
+                           "regex_version": regex.__version__, "regex_disagree": len(regex_diff),
+                           **({"sampled": stride_note()} if stride_note() else {})})
     assert not unexplained_std and not unexplained_regex, (unexplained_std[:10], unexplained_regex[:10])
 
 
