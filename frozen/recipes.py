@@ -155,7 +155,8 @@ def serializer_python(release: str) -> str:
     python = env / "bin" / "python"
     if not python.exists():
         venv.EnvBuilder(with_pip=True, clear=True).create(env)
-        run_client([str(python), "-m", "pip", "install", "-q", f"tokenizers=={release}"], env, f"tokenizers=={release}")
+        run_client([str(python), "-m", "pip", "install", "-q", "--no-compile", f"tokenizers=={release}"], env,
+                   f"tokenizers=={release}")
     return str(python)
 
 

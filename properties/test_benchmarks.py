@@ -69,7 +69,13 @@ def test_quick_parts_cover_every_figure() -> None:
     assert frozenset().union(*(checks for _, checks in QUICK_PARTS.values())) == EXPECTED_CHECKS
 
 
-@pytest.mark.parametrize("part", sorted(QUICK_PARTS))
+# The two parts that take about 20 s each are in the slow tier (`./run bench` is an opt-in profile); the default
+# run keeps the quick parts, and test_quick_parts_cover_every_figure keeps the parts whole.
+SLOW_QUICK_PARTS = frozenset({"repair-chunked-fallback-suite", "campaign"})
+
+
+@pytest.mark.parametrize("part", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_QUICK_PARTS else p
+                                  for p in sorted(QUICK_PARTS)])
 def test_quick_run_writes_wellformed_records(part: str, tmp_path: Path, ledger) -> None:
     """`python -m benchmarks --quick --only FIGURE...` on one tokenizer, for this part's figures, writes records of
     every figure it runs; each carries the machine's cores, the tokenizer digest, median <= max and min <= median

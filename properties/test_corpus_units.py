@@ -94,7 +94,10 @@ TRANSCRIPT_PARTS = range(-(-TRANSCRIPT_PROFILES["small"].transcripts // TRANSCRI
 
 
 @pytest.mark.parametrize("tokenizer", PROVISIONED)
-@pytest.mark.parametrize("part", TRANSCRIPT_PARTS)
+# Part 0 (the first 15 of the 30 small transcripts) in the default run, the rest in the slow tier: a part is about
+# 15 s per tokenizer. `./run main` replays all 30 (`corpora compare --profile small`), and each record names
+# its part and transcripts.
+@pytest.mark.parametrize("part", [p if p == 0 else pytest.param(p, marks=pytest.mark.slow) for p in TRANSCRIPT_PARTS])
 def test_transcript_replay(small_corpus, part: int, tokenizer: str, ledger) -> None:
     """Level 3 on the small transcript set: every turn of every transcript (clean and with one decomposed accent)
     through the three front ends; the chunked encode and the session equal the whole reference encode on every
@@ -105,8 +108,9 @@ def test_transcript_replay(small_corpus, part: int, tokenizer: str, ledger) -> N
     fronts = d["front_ends"]
     ledger.record("repair", record["check"], load_tokenizer(tokenizer), comparisons=record["comparisons"],
                   differences=record["differences"], fast_path=record["fast_path"], fallbacks=record["fallbacks"],
-                  unit=record["unit"], details={"shard_sha256": d["shard_sha256"], "characters": d["characters"],
-                                                "front_ends": fronts, "transcripts": d["documents"],
+                  unit=record["unit"], details={"part": part, "shard_sha256": d["shard_sha256"],
+                                                "characters": d["characters"], "front_ends": fronts,
+                                                "transcripts": d["documents"],
                                                 "differing_documents": d["differing_documents"]})
     assert set(fronts) == {"clean", "accent"}
     turns = {v: {f: fronts[v][f]["turns"] for f in FRONT_ENDS} for v in fronts}

@@ -155,7 +155,11 @@ def test_a_copied_ledger_counts_once_and_a_conflict_is_named(tmp_path: Path) -> 
 # --- 2. interruption ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("workers", "sig"), [(1, signal.SIGTERM), (2, signal.SIGINT), (2, signal.SIGTERM)])
+# The default run stops a 2-worker campaign with SIGTERM (a pool to shut down, the signal a scheduler sends); the
+# one-worker and SIGINT variants are in the slow tier (15 to 24 s each).
+@pytest.mark.parametrize(("workers", "sig"), [pytest.param(1, signal.SIGTERM, marks=pytest.mark.slow),
+                                              pytest.param(2, signal.SIGINT, marks=pytest.mark.slow),
+                                              (2, signal.SIGTERM)])
 def test_a_signal_stops_a_campaign_with_130_and_a_resume_completes_it(tmp_path: Path, workers: int, sig) -> None:
     """SIGINT or SIGTERM mid-campaign: exit 130, the summary says how to resume, every written line is a record.
     The resume (here with 1 worker and a larger budget) says where it resumes, keeps the campaign's worker count in

@@ -187,6 +187,8 @@ def test_annotation_only_mutants_are_recognized() -> None:
     assert not annotation_only(evaluated, evaluated.replace("-> int | None", "-> int & None"))
 
 
+# slow tier: a real cosmic-ray session or coverage measurement of the opt-in mutation profile (25 to 45 s)
+@pytest.mark.slow
 def test_coverage_map_attributes_lines_to_the_tests_executing_them(tmp_path: Path) -> None:
     """Each test's lines are recorded under its name, its children's too: `below`'s body by test_toy.py's test
     only, `in_child`'s by test_child.py's (it runs in a subprocess there), `unused` by none; the def lines, run when
@@ -217,6 +219,8 @@ def test_coverage_map_attributes_lines_to_the_tests_executing_them(tmp_path: Pat
         _toy_map(tmp_path, root)
 
 
+# slow tier: a real cosmic-ray session or coverage measurement of the opt-in mutation profile (25 to 45 s)
+@pytest.mark.slow
 def test_the_map_measures_again_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The map is incremental: a test file keeps its earlier measurement while the file, the modules it executed
     and the harness (every other Python file but the mutation tool) are unchanged. An interrupted measurement goes
@@ -516,6 +520,8 @@ def test_a_mutant_that_hangs_is_stopped_at_its_tests_limit(capfd) -> None:
     assert mutant_time_limit(10.0) == 60.0 and mutant_time_limit(0.0) == 30.0
 
 
+# slow tier: a real cosmic-ray session or coverage measurement of the opt-in mutation profile (25 to 45 s)
+@pytest.mark.slow
 def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
     """A real cosmic-ray session in a scratch copy: `x < 3` -> `x <= 3` and `3` -> `4` survive the test (it checks 2
     and 5 only), the other mutants of `below` are killed, those of `in_child` too (through the child process), those
@@ -581,6 +587,8 @@ def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
 TINY = "def below(x):\n    return x < 3\n"  # the toy's first function alone: a session of a few mutants
 
 
+# slow tier: a real cosmic-ray session or coverage measurement of the opt-in mutation profile (25 to 45 s)
+@pytest.mark.slow
 def test_a_checkpoint_carries_a_session_to_another_machine(tmp_path: Path) -> None:
     """Half of a session's finished mutants, kept as a checkpoint, seed a fresh session elsewhere: the same outcomes,
     the carried ones named with the commit whose tests judged them, the others run (the first session's tests

@@ -86,6 +86,8 @@ def test_a_child_past_its_limit_is_killed(server: ForkServer, monkeypatch: pytes
     assert _client(server, "test_pass.py").returncode == 0  # the server serves on
 
 
+# slow tier: two real pytest runs of the opt-in mutation profile's fork server (about 26 s)
+@pytest.mark.slow
 def test_a_kill_counts_once_its_test_passes_unmutated(server: ForkServer, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Through the server, a failing test kills the mutant only once it has passed on the unmutated module there

@@ -162,6 +162,8 @@ def test_efficiency_of_runs_picks_its_basis() -> None:
     assert math.isclose(got["wall_efficiency"], 2e6 / 4.0 / 2e6) and "shared" in got["efficiency_basis_why"]
 
 
+# slow tier: a quick run of the opt-in benchmark profile (`./run bench`; about 20 s)
+@pytest.mark.slow
 @pytest.mark.skipif(not ADMITTED, reason="no tokenizer provisioned")
 def test_quick_scale_figure_measures_positive_rates(tmp_path: Path, ledger) -> None:
     """`scale_figures(tok, quick=True)`: one record per level with positive per-core rates, comparisons made and no
