@@ -384,7 +384,10 @@ def _alive(pid: int) -> bool:
     return fields[0] != "Z"
 
 
-@pytest.mark.parametrize("use_server", [True, False], ids=["fork server", "process per mutant"])
+# The fork-server variant (the default runner) in the default run; the process-per-mutant one (--no-server) in the
+# slow tier (a real cosmic-ray session, about 17 s).
+@pytest.mark.parametrize("use_server", [True, pytest.param(False, marks=pytest.mark.slow)],
+                         ids=["fork server", "process per mutant"])
 def test_sigterm_stops_a_session_and_its_mutants_tests(tmp_path: Path, use_server: bool) -> None:
     """SIGTERM to a running session (a batch scheduler's stop; `kill` by hand), not to its children: the session
     stops cosmic-ray's whole process group and the test server, so the tests of the mutant it was judging end too

@@ -226,3 +226,44 @@ def test_unique_key_run_equals_the_general_search(streams) -> None:
     general longest-common-run search returns (same run, same tie-breaking by covered span, then later end)."""
     old_keys, new_keys, spans = streams
     assert longest_common_run(old_keys, new_keys, spans) == _longest_run_general(old_keys, new_keys, spans)
+
+
+@st.composite
+def _repeated_key_streams(draw) -> tuple[dict, dict, list]:
+    """Old and new key streams over two or three keys, each key repeated in both (the general search's case)."""
+    keys = draw(st.integers(2, 3))
+    n_old, n_new = draw(st.integers(0, 24)), draw(st.integers(0, 24))
+    first_old, first_new = draw(st.integers(0, 3)), draw(st.integers(0, 3))
+    old_keys = {first_old + i: (draw(st.integers(0, keys - 1)),) for i in range(n_old) if draw(st.booleans()) or i % 4}
+    new_keys = {first_new + j: (draw(st.integers(0, keys - 1)),) for j in range(n_new) if draw(st.booleans()) or j % 4}
+    width = draw(st.lists(st.integers(0, 3), min_size=first_old + n_old, max_size=first_old + n_old))
+    at, spans = 0, []
+    for w in width:
+        spans.append((at, at + w))
+        at += w
+    return old_keys, new_keys, spans
+
+
+def _longest_run_by_definition(old_keys: dict, new_keys: dict, spans: list) -> tuple[int, int, int] | None:
+    """Every pair of equal keys, with the run of equal keys at consecutive indices ending there measured by
+    walking back; the best by length, then covered span (old stream), then later old end, then the first new end."""
+    best = None
+    for i in sorted(old_keys):
+        for j in sorted(new_keys):
+            length = 0
+            while old_keys.get(i - length) is not None and old_keys.get(i - length) == new_keys.get(j - length):
+                length += 1
+            if length:
+                rank = (length, spans[i][1] - spans[i - length + 1][0], i, -j)
+                if best is None or rank > best[0]:
+                    best = (rank, (i - length + 1, j - length + 1, length))
+    return None if best is None else best[1]
+
+
+@given(_repeated_key_streams())
+def test_general_run_search_equals_its_definition(streams) -> None:
+    """Invariant: the general longest-common-run search (keys repeated in the new stream) returns the run the
+    definition gives: longest, then widest in the old text, then ending latest in the old stream, then earliest in
+    the new one (the search skips the covered span of runs shorter than its best; this shows that loses nothing)."""
+    old_keys, new_keys, spans = streams
+    assert _longest_run_general(old_keys, new_keys, spans) == _longest_run_by_definition(old_keys, new_keys, spans)

@@ -271,22 +271,27 @@ def longest_common_run(
 def _longest_run_general(
     old_keys: dict[int, tuple], new_keys: dict[int, tuple], old_spans: list[Span]
 ) -> tuple[int, int, int] | None:
-    """`longest_common_run` for any keys (a key may occur several times in the new stream)."""
+    """`longest_common_run` for any keys (a key may occur several times in the new stream).
+
+    A run shorter than the best so far cannot win (length is compared first), so its covered span is not computed:
+    the pairs of equal keys can number millions on repetitive text (a third of a kill matrix's time before)."""
     where: dict[tuple, list[int]] = {}
     for j, key in new_keys.items():
         where.setdefault(key, []).append(j)
     best: tuple[int, int, int, int] | None = None  # (length, covered, old_last, new_last)
+    best_length = 0
     prev: dict[int, int] = {}  # new index -> run length ending at (i - 1, new index)
     prev_i = None
     for i in sorted(old_keys):
         cur: dict[int, int] = {}
+        ending_before = prev if prev_i == i - 1 else {}  # runs that old token i can continue
         for j in where.get(old_keys[i], ()):
-            length = (prev.get(j - 1, 0) if prev_i == i - 1 else 0) + 1
+            length = ending_before.get(j - 1, 0) + 1
             cur[j] = length
-            covered = old_spans[i][1] - old_spans[i - length + 1][0]
-            cand = (length, covered, i, j)
-            if best is None or cand[:3] > best[:3]:
-                best = cand
+            if length >= best_length:
+                cand = (length, old_spans[i][1] - old_spans[i - length + 1][0], i, j)
+                if best is None or cand[:3] > best[:3]:
+                    best, best_length = cand, length
         prev, prev_i = cur, i
     if best is None:
         return None
