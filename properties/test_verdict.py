@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from ledger.job import step_record
 from ledger.records import append_records, make_record
 from reports.cli import main as reports_main
 from reports.table3 import build_table3
@@ -124,3 +125,16 @@ def test_diff_reports_lost_coverage(tmp_path: Path, capsys: pytest.CaptureFixtur
     capsys.readouterr()
     assert reports_main(["diff", str(old), str(new)]) == 1
     assert "regression: lost coverage: row chunked: corpus.chunked [documents] is gone" in capsys.readouterr().out
+
+
+def test_a_partial_job_says_so_in_its_verdict_line() -> None:
+    """Steps left out on purpose (DELTA_MAIN_STEPS, status -2) fail nothing, and the verdict line names them, so a
+    PASS of part of the job never reads as the whole job's; a job with every step selected says nothing of it."""
+    def step(name: str, status: int) -> dict:
+        return step_record(name, status, 1.0, ["true"])
+
+    partial = _verdict([*CLEAN, step("smoke", 0), step("corpus", -2), step("checks", -2)])
+    assert partial.passed, partial.problems
+    assert partial.line.endswith("(partial run: corpus, checks not selected)"), partial.line
+    whole = _verdict([*CLEAN, step("smoke", 0), step("corpus", 0)])
+    assert whole.passed and "partial run" not in whole.line

@@ -3,7 +3,9 @@
 PASS needs: some comparison ran; no difference outside the controls; no failed test record; no control that
 survives without a kill, a proof or a stated open finding; no obligation cell of a provisioned tokenizer that
 failed; no unusable ledger line; no corpus document refused; no tokenizer that could not be loaded; no job step
-that failed, was interrupted or did not run. The line counts what ran (`N tokenizers, M comparisons, D
+that failed, was interrupted or did not run. A step left out on purpose (`DELTA_MAIN_STEPS`) fails nothing, and
+the line names it ("partial run: ... not selected"), so a PASS of part of the job never reads as the whole job's.
+The line counts what ran (`N tokenizers, M comparisons, D
 differences`), the controls killed or proven out of all (open findings named apart), and the obligation cells
 discharged out of those that apply to provisioned tokenizers. Third-party subjects are outside it (their own section).
 """
@@ -81,6 +83,9 @@ def verdict(model: Table3) -> Verdict:
     line = (f"{'PASS' if passed else 'FAIL'}: {len(ran)} tokenizers, {comparisons:,} comparisons, "
             f"{differences:,} differences; controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
             f"obligations discharged {discharged} of {applicable}")
+    left_out = [str(st.get("step")) for st in model.job_steps if st.get("status") == -2]
+    if left_out:  # a PASS of a partial job must not read as the whole job's
+        line += f" (partial run: {', '.join(left_out)} not selected)"
     if problems:
         line += " -- " + "; ".join(problems)
     return Verdict(passed, line, problems)
