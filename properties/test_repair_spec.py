@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from itertools import accumulate
 
 import pytest
 from hypothesis import given
@@ -202,6 +203,12 @@ def test_params_validation() -> None:
         RepairParams(first_window=0)
 
 
+def _adjacent_spans(widths: list[int]) -> list[tuple[int, int]]:
+    """Spans laid end to end from 0, one per width (a width of 0 is an empty span)."""
+    ends = list(accumulate(widths))
+    return [(end - w, end) for end, w in zip(ends, widths, strict=True)]
+
+
 @st.composite
 def _key_streams(draw) -> tuple[dict, dict, list]:
     """Old and new key streams over a small key alphabet (so runs and ties occur), new keys each used once."""
@@ -212,12 +219,8 @@ def _key_streams(draw) -> tuple[dict, dict, list]:
     alphabet = draw(st.permutations(list(range(12))))
     n_new = draw(st.integers(0, 12))
     new_keys = {draw(st.integers(0, 3)) + j: (alphabet[j],) for j in range(n_new)}
-    width = draw(st.lists(st.integers(0, 4), min_size=first_old + n_old, max_size=first_old + n_old))
-    at, spans = 0, []
-    for w in width:
-        spans.append((at, at + w))
-        at += w
-    return old_keys, new_keys, spans
+    return old_keys, new_keys, _adjacent_spans(draw(st.lists(st.integers(0, 4), min_size=first_old + n_old,
+                                                             max_size=first_old + n_old)))
 
 
 @given(_key_streams())
@@ -236,12 +239,8 @@ def _repeated_key_streams(draw) -> tuple[dict, dict, list]:
     first_old, first_new = draw(st.integers(0, 3)), draw(st.integers(0, 3))
     old_keys = {first_old + i: (draw(st.integers(0, keys - 1)),) for i in range(n_old) if draw(st.booleans()) or i % 4}
     new_keys = {first_new + j: (draw(st.integers(0, keys - 1)),) for j in range(n_new) if draw(st.booleans()) or j % 4}
-    width = draw(st.lists(st.integers(0, 3), min_size=first_old + n_old, max_size=first_old + n_old))
-    at, spans = 0, []
-    for w in width:
-        spans.append((at, at + w))
-        at += w
-    return old_keys, new_keys, spans
+    return old_keys, new_keys, _adjacent_spans(draw(st.lists(st.integers(0, 3), min_size=first_old + n_old,
+                                                             max_size=first_old + n_old)))
 
 
 def _longest_run_by_definition(old_keys: dict, new_keys: dict, spans: list) -> tuple[int, int, int] | None:
