@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ledger.job import NOT_SELECTED
 from reports.table3 import Table3
 
 DONE_CONTROL = ("killed", "redundant", "not applicable", "not run", "not provisioned")
@@ -76,14 +77,14 @@ def verdict(model: Table3) -> Verdict:
     for u in model.unloadable:
         problems.append(f"tokenizer {u['tokenizer']} could not be loaded and was skipped")
     for st in model.job_steps:
-        if st.get("status") not in (0, -2):  # -2: left out on purpose (ledger.job.NOT_SELECTED)
+        if st.get("status") not in (0, NOT_SELECTED):  # NOT_SELECTED: left out on purpose
             problems.append(f"step {st.get('step')}: {st.get('outcome')}")
     passed = not problems
     open_part = f" ({len(findings)} open findings: {', '.join(findings)})" if findings else ""
     line = (f"{'PASS' if passed else 'FAIL'}: {len(ran)} tokenizers, {comparisons:,} comparisons, "
             f"{differences:,} differences; controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
             f"obligations discharged {discharged} of {applicable}")
-    left_out = [str(st.get("step")) for st in model.job_steps if st.get("status") == -2]
+    left_out = [str(st.get("step")) for st in model.job_steps if st.get("status") == NOT_SELECTED]
     if left_out:  # a PASS of a partial job must not read as the whole job's
         line += f" (partial run: {', '.join(left_out)} not selected)"
     if problems:
