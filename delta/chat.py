@@ -6,10 +6,7 @@ up as Hugging Face sets it up (trim_blocks, lstrip_blocks, the loop-controls ext
 A tokenizer whose config has no template (gpt_oss_120b, deepseek_v4_flash) gets `GENERIC_TEMPLATE`, and so does
 one provisioned without its config (olmo_3_7b, ministral_3_8b, nemotron_3_nano_4b: no config can be had); every
 rendering says which it used (`Rendered.source`: "own", "generic_fallback", or "no_config"), so a check that needs
-the tokenizer's own template records "no config" for such a row instead of passing on the generic one. The generic
-template passes message contents through verbatim: an added token written in a message (nemotron's non-special
-`<think>` ... `</tool_response>`) is encoded by the reference as its ID, as the tokenizer's own template would emit
-it (properties/test_non_special_tokens.py).
+the tokenizer's own template records "no config" for such a row instead of passing on the generic one.
 """
 
 from __future__ import annotations
