@@ -89,8 +89,8 @@ def test_the_special_flag_changes_no_id_only_decoding(ledger) -> None:
     differences = sum(a != b for a, b in zip(ours, theirs, strict=True))
     ids = _ids(tok)
     decoded = {c: (tok.tokenizer.decode([ids[c]]), twin.tokenizer.decode([ids[c]])) for c in NON_SPECIAL}
-    ledger.record("chunked", "non_special.flag_changes_no_id", tok, comparisons=len(texts), differences=differences,
-                  unit="strings", details={"twin": "ids 12-17 special", "decoded": decoded})
+    ledger.record("chunked", "special_cut.non_special_flag_changes_no_id", tok, comparisons=len(texts),
+                  differences=differences, unit="strings", details={"twin": "ids 12-17 special", "decoded": decoded})
     assert differences == 0
     assert all(ids[c] in got for c, got in zip([t for _, t, _ in _texts()], ours, strict=True))
     assert decoded == {c: (c, "") for c in NON_SPECIAL}
@@ -104,6 +104,7 @@ def _bad_accepted_cuts(tok: FrozenTokenizer, text: str, stats: Counter) -> list[
     verdicts = {b: explain_cut(tok, text, b) for b in range(1, len(text))}
     accepted = [b for b, v in verdicts.items() if v in ACCEPTED_VERDICTS]
     cmap = cut_map(tok, text)
+    stats["offsets"] += len(verdicts)
     stats["map_disagreements"] += sum(cmap.name(b) != (v if v in ACCEPTED_VERDICTS else None)
                                       for b, v in verdicts.items())
     if not accepted:
@@ -135,10 +136,12 @@ def test_cuts_at_non_special_token_edges_are_the_special_rule(ledger) -> None:
                 if explain_cut(tok, text, b) != ACCEPTED_SPECIAL:
                     failures.append((text, f"edge {b} refused: {explain_cut(tok, text, b)}"))
         failures += [(text, f"cut {b} not exact") for b in _bad_accepted_cuts(tok, text, stats)]
-    ledger.record("chunked", "non_special.edges_and_cuts", tok, comparisons=stats["strings"] + stats["cuts"],
-                  differences=len(failures) + stats["map_disagreements"], unit="strings+cuts",
-                  details={"tokens": list(NON_SPECIAL), "neighbours": len(NEIGHBOURS), "edges": stats["edges"],
-                           "cuts": stats["cuts"], "map_disagreements": stats["map_disagreements"]})
+    ledger.record("chunked", "special_cut.non_special_edges_and_cuts", tok,
+                  comparisons=stats["strings"] + stats["edges"] + stats["cuts"],
+                  differences=len(failures) + stats["map_disagreements"], unit="comparisons",
+                  details={"tokens": list(NON_SPECIAL), "neighbours": len(NEIGHBOURS), "strings": stats["strings"],
+                           "edges": stats["edges"], "cuts": stats["cuts"], "offsets_mapped": stats["offsets"],
+                           "map_disagreements": stats["map_disagreements"]})
     assert stats["edges"] > 0 and stats["cuts"] > 0
     assert not failures, failures[:5]
     assert stats["map_disagreements"] == 0
@@ -166,10 +169,11 @@ def test_encode_special_tokens_leaves_only_the_non_special_tokens_in_the_scan(le
         if two_stage_scan(tok, text) != reference_selection(tok, text):
             failures.append((text, "selection"))
         failures += [(text, f"cut {b} not exact") for b in _bad_accepted_cuts(tok, text, stats)]
-    ledger.record("chunked", "non_special.encode_special_tokens", tok,
+    ledger.record("chunked", "special_cut.non_special_encode_special_tokens", tok,
                   comparisons=stats["strings"] + stats["cuts"], differences=len(failures) + stats["map_disagreements"],
-                  unit="strings+cuts", details={"encode_special_tokens": True, "cuts": stats["cuts"],
-                                                "map_disagreements": stats["map_disagreements"]})
+                  unit="comparisons", details={"encode_special_tokens": True, "strings": stats["strings"],
+                                               "cuts": stats["cuts"], "offsets_mapped": stats["offsets"],
+                                               "map_disagreements": stats["map_disagreements"]})
     assert not failures, failures[:5]
     assert stats["map_disagreements"] == 0
 
@@ -201,8 +205,8 @@ def test_chat_replay_renders_them_verbatim_through_the_generic_template(ledger) 
     ids = _ids(tok)
     edges = sorted({b for s, e in two_stage_scan(tok, last) for b in (s, e) if 0 < b < len(last)})
     accepted = sum(explain_cut(tok, last, b) == ACCEPTED_SPECIAL for b in edges)
-    ledger.record("repair", "non_special.chat_replay", tok, comparisons=len(rendered), differences=differences,
-                  fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="turn",
+    ledger.record("repair", "special_cut.non_special_chat_replay", tok, comparisons=len(rendered),
+                  differences=differences, fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="turn",
                   details={"template": sorted({r.source for r in rendered}), "paths": dict(paths),
                            "marker_edges": len(edges), "special_rule_accepted": accepted})
     assert {r.source for r in rendered} == {NO_CONFIG}

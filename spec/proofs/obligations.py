@@ -103,7 +103,9 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "statement": "A cut at the start or end of a special-token occurrence that the reference's two-stage scan "
         "selects (raw-text strings over the whole text, then normalized ones per stretch) splits the reference "
         "exactly: the reference splits there before normalizing and pre-tokenizing, its markers neither strip "
-        "whitespace nor match as single words, and normalized markers take part only under an identity normalizer.",
+        "whitespace nor match as single words, and normalized markers take part only under an identity normalizer; "
+        "markers are all added tokens whatever their special flag (the scan reads it only under the reference's "
+        "encode_special_tokens, when the special ones are text).",
         "discharge": [
             _m(PROPERTY, "special_cut.*", "battery.cut"),
             _m(CONTROL, "*special_any_occurrence*", "*special_ignores_strip*", level="control"),
