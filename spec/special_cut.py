@@ -23,6 +23,9 @@ Premises, each a predicate below that the tests check against the reference itse
   that composes with its first letter), so a raw occurrence need not be a normalized one; under NFC such
   tokens are refused (and `spec.admission` refuses the tokenizer outright). Tokens with normalized=false match
   raw text before any normalization, under every normalizer, so NFC does not reach across their edges.
+- P4 (`scans_special_tokens`, read from the loaded reference at each use): the scans' literals are the added
+  tokens the reference scans for, special or not, unless its run-time `encode_special_tokens` is on (see
+  "Special or not" below).
 
 Argument (beside the paper's §3.3.2). Call a position p clear when no occurrence of any string strictly contains
 it. A leftmost-longest scan never selects a match across a clear position, so the scan of S restricted to
@@ -47,10 +50,11 @@ olmo_3_7b's PII markers) is selected in the raw text by the first scan exactly a
 its edge is the same scan and the same argument, and the loader's `special_strings` (margin, guard) count it
 like any other. Elsewhere the flag changes only decoding (`decode(skip_special_tokens=True)`, the library's
 default, drops the special tokens and keeps the non-special ones; the suite decodes with skip_special_tokens
-False) and what a chat template treats as a marker. P4 (`scans_special_tokens`): the scan literals are the
-tokens the loaded reference scans for, read from it at each use: all of them, or the non-special ones alone
-when `encode_special_tokens` is set (handled, not refused: a special string is then text, and its edge is
-judged by the transition rule; the guard still counts it, which only refuses more).
+False) and what a chat template treats as a marker. With `encode_special_tokens` set, P4 leaves only the
+non-special tokens in the scans (handled, not refused: a special string is then text, and its edge is judged by
+the transition rule; the guard still counts it, which only refuses more); before P4 the rule accepted "a <s> b"
+at 2 on nemotron_3_nano_4b, where the reference joins the blank to "<". properties/test_non_special_tokens.py
+checks this section on the reference, exhaustively over nemotron's six non-special tokens and their neighbours.
 
 Selection is computed locally: from the clear positions around b (found by walking left and right over
 overlapping occurrences), so the cost does not grow with the text except across chains of overlapping strings.
