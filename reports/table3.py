@@ -62,6 +62,7 @@ from pathlib import Path
 
 from frozen.errors import SuiteError
 from frozen.registry import rows as registry_rows
+from ledger.job import PLAN_CHECK, step_rows
 from ledger.records import LEVELS, SCHEMA, deduplicate, read_located
 from reports.mutation_score import mutation_summary
 from reports.performance import Performance, build_performance
@@ -851,8 +852,9 @@ def build_table3(
 ) -> Table3:
     """The report model from validated records and the provisioning status of the eleven tokenizers."""
     steps = [r for r in records if r["kind"] == "job" and r["check"] == "job.step"]
+    plans = [r for r in records if r["kind"] == "job" and r["check"] == PLAN_CHECK]
     unloadable = [r for r in records if r["details"].get("status") == "not loadable"]
-    records = _without(records, steps + unloadable)
+    records = _without(records, steps + plans + unloadable)
     tokenizers = tokenizer_infos(records, provisioning)
     subject_recs = [r for r in records if third_party_subject(r)]
     own = [r for r in records if not third_party_subject(r)]
@@ -871,7 +873,7 @@ def build_table3(
         transcripts=transcript_figures(own),
         transcripts_recorded=read_results(results_file) if results_file is not None else None,
         mutation=mutation_summary() if with_mutation else None,
-        job_steps=[{k: r["details"].get(k) for k in ("step", "status", "outcome", "seconds")} for r in steps],
+        job_steps=step_rows(steps, plans),  # every planned step: a step without a row is listed as such
         unloadable=_unloadable(unloadable),
         refused_documents=_refused(own),
         skipped_documents=_skipped(own),
