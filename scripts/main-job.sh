@@ -9,8 +9,10 @@
 #   campaigns   a fuzz campaign of its own per tokenizer (cut and repair), 8 s each (--full: 120 s)
 # Every step writes ledgers under "$OUT/ledgers/main/<step>", and the job records each step's exit status in
 # "$OUT/ledgers/main/job/steps.jsonl" (python -m ledger.job): the report reads them all, states any step that failed,
-# was interrupted or never ran, and prints the verdict line. No step stops the job: the report is written whatever
-# happens (even when nothing is provisioned or a tokenizer is corrupt), and the job exits with the first failing
+# was interrupted or never ran, and prints the verdict line. Before any checking step the job lists the campaign's
+# tokenizers (step "list tokenizers") and writes its plan (every step it means to run): the report names a planned
+# step without a row as a failure, and a row that cannot be written fails the job (3). No step stops the job: the
+# report is written whatever happens (even when nothing is provisioned or a tokenizer is corrupt), and the job exits with the first failing
 # step's status (1 difference, 2 input, 3 environment, 130 interrupted), else the verdict's (0 only on PASS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,12 +53,18 @@ step() {
 record() {
   local name=$1 rc=$2 secs=$3; shift 3
   python -m ledger.job --ledger "$L/job/steps.jsonl" --step "$name" --status "$rc" ${secs:+--seconds "$secs"} \
-    -- "$@" || true
+    -- "$@" || lost "$name"
 }
+# lost NAME: a job row that could not be written; the job exits 3 (unless a step failed first), and the report names
+# the planned step that has no row
+lost() { echo "[main] error: the job's row of $1 could not be written ($L/job/steps.jsonl)" >&2; rows_lost=1; }
+rows_lost=0
 # skip NAME COMMAND...: a step not run because the job was interrupted before it
 skip() { local name=$1; shift; echo "[main] $name: not run (interrupted)" >&2; record "$name" -1 "" "$@"; }
 # unselected NAME: a step left out by DELTA_MAIN_STEPS
 unselected() { echo "[main] $1: not selected (DELTA_MAIN_STEPS)" >&2; record "$1" -2 ""; }
+# plan STEP...: the job's plan, written before any checking step runs
+plan() { echo "[main] plan: $*" >&2; python -m ledger.job --ledger "$L/job/steps.jsonl" --plan "$@" || lost plan; }
 interrupted=0
 trap 'interrupted=1' INT TERM
 
@@ -64,34 +72,26 @@ trap 'interrupted=1' INT TERM
 rm -rf "$L" "$OUT/ledgers/fuzz"
 mkdir -p "$L"
 
-if selected smoke; then step smoke corpora smoke --out "$L/smoke"; else unselected smoke; fi
 # the campaign's tokenizers: every installed row that is admitted, and every installed row that cannot be loaded
-# (its campaign records it as not loadable, with the remedy, and exits 2; the others run)
-names=$(python - <<'PY'
-from frozen.errors import SuiteError
-from frozen.loader import load_tokenizer
-from frozen.provision import installed
-from frozen.registry import rows
-from spec.admission import admission_of
-for row in rows():
-    if installed(row) is None:
-        continue
-    try:
-        tok = load_tokenizer(row.name)
-    except SuiteError:
-        print(row.name)
-        continue
-    if admission_of(tok).admitted:
-        print(row.name)
-PY
-) || names=""
-selected fuzz || { unselected fuzz; names=""; }
+# (its campaign records it as not loadable, with the remedy, and exits 2; the others run). The listing is a step:
+# if it fails, that step's row says so and no fuzz step is planned (never an empty loop that reads as clean)
+names=""
+if selected fuzz; then
+  step "list tokenizers" python -m fuzz.campaign_tokenizers --out "$L/job/tokenizers.txt"
+  if [ -f "$L/job/tokenizers.txt" ]; then names=$(cat "$L/job/tokenizers.txt"); fi
+  fuzz_steps=()
+  for name in $names; do fuzz_steps+=("fuzz $name"); done
+  plan "list tokenizers" smoke ${fuzz_steps[@]+"${fuzz_steps[@]}"} corpus cut-gain checks
+else plan smoke fuzz corpus cut-gain checks; fi
+
+if selected smoke; then step smoke corpora smoke --out "$L/smoke"; else unselected smoke; fi
+selected fuzz || unselected fuzz
 for name in $names; do
   if [ "$interrupted" = 1 ]; then skip "fuzz $name" fuzz --tokenizer "$name"; continue; fi
   step "fuzz $name" fuzz --tokenizer "$name" --budget "$BUDGET" --out "$L/fuzz/$name" --regressions "$OUT/fuzz-regressions"
 done
-if ! selected corpus; then unselected corpus
-elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; else
+if ! selected corpus; then unselected corpus; unselected cut-gain
+elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; skip cut-gain corpora cut-gain; else
   step corpus corpora compare --profile small --tokenizer all --workers 2 --out "$L/corpus"
   # the cuts each pattern's proved pairs add over the floor, on the same corpus, every gained cut checked (up to
   # 2,000 per tokenizer) on the reference
@@ -116,4 +116,5 @@ reports table3 --ledgers "$L" --out "$OUT/report" --format md,html,json,csv --re
 echo "report: $OUT/report/table3.html (also table3.md, table3.json and table3*.csv in $OUT/report)"
 if [ "$interrupted" = 1 ]; then echo "interrupted: the report covers the steps that finished" >&2; exit 130; fi
 if [ "$status" -ne 0 ]; then exit "$status"; fi
+if [ "$rows_lost" = 1 ]; then exit 3; fi
 exit "$report"
