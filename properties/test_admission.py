@@ -27,10 +27,14 @@ def test_provisioned_tokenizers_are_admitted_with_their_pattern(name: str, ledge
     if name not in PROVISIONED:
         pytest.fail(f"{name} should be provisioned from the mirror for this test run")
     tok = load_tokenizer(name)
-    assert admission_of(tok).admitted, admission_of(tok).reason
-    assert admission_of(tok).reason == "admitted"
-    assert admission_of(tok).pattern == EXPECTED_PATTERN[name]
-    ledger.record("harness", "admission.provisioned", tok, comparisons=1, differences=0, unit="tokenizers")
+    got = admission_of(tok)
+    wrong = [f for f, ok in (("admitted", got.admitted), ("reason", got.reason == "admitted"),
+                             ("pattern", got.pattern == EXPECTED_PATTERN[name])) if not ok]
+    ledger.record("harness", "admission.provisioned", tok, comparisons=1, differences=int(bool(wrong)),
+                  unit="tokenizers", details={"wrong": wrong})
+    assert got.admitted, got.reason
+    assert got.reason == "admitted"
+    assert got.pattern == EXPECTED_PATTERN[name]
 
 
 REFUSALS = [
