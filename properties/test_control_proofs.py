@@ -25,10 +25,10 @@ from spec.repair import RepairParams, repair
 
 def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = False) -> None:
     """Counterexamples are differences only where the premise is claimed; elsewhere they are the expected
-    evidence that the check can fail, recorded in details and not counted as differences."""
+    evidence that the check can fail, recorded in details, and the difference is finding none."""
     found = len(check.counterexamples)
     ledger.record("proof", f"proof.{check.name}", tok, comparisons=check.checked,
-                  differences=0 if expect_counterexamples else found, unit="premises",
+                  differences=int(found == 0) if expect_counterexamples else found, unit="premises",
                   details={"counterexamples": check.counterexamples[:5], "premise_claimed": not expect_counterexamples,
                            "counterexamples_found": found})
 
