@@ -399,7 +399,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     process) writes the session's one record. A prefetch still running when the run ends is stopped with its pip
     processes (an environment it leaves half-built has no marker, so the next use builds it again)."""
     _flush_interrupted(session)
-    if not _is_worker(session.config):
+    if not _is_worker(session.config) and not session.config.option.collectonly:  # --collect-only runs nothing
         _write_session_record(session, exitstatus)
     if _PREFETCH is not None and _PREFETCH.poll() is None and not os.environ.get("PYTEST_XDIST_WORKER"):
         try:

@@ -42,13 +42,17 @@ def test_records_and_passes(ledger):
 FAILS_BEFORE_RECORDING = '''
 
 def test_fails_before_recording(ledger):
-    assert [1, 2] == [1, 3]
-    ledger.record("encoder", "encoder.planted_never", None, comparisons=2, differences=0, unit="strings")
+    got, want = [1, 2], [1, 3]
+    assert got == want
+    ledger.record("encoder", "encoder.planted_never", None, comparisons=len(want),
+                  differences=sum(a != b for a, b in zip(got, want, strict=True)), unit="strings")
 '''
 FAILS_AFTER_RECORDING = '''
 
 def test_fails_after_recording(ledger):
-    ledger.record("battery", "battery.cut", None, comparisons=5, differences=0, unit="strings")
+    got, want = "abcde", "abcde"
+    ledger.record("battery", "battery.cut", None, comparisons=len(want),
+                  differences=sum(a != b for a, b in zip(got, want, strict=True)), unit="strings")
     assert [1, 2] == [1, 3]
 '''
 ERRORS_IN_A_FIXTURE = '''
