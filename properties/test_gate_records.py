@@ -4,9 +4,10 @@ incomplete.
 Each test plants the fault in a real pytest run of the project's own gate plugin (properties/conftest.py, loaded with
 `-p properties.conftest`) on a tiny test file, in a subprocess whose `DELTA_LEDGER_DIR` is a temporary folder, then
 renders that ledger with `reports table3 --gate --require-pass`: a test that fails before it records anything, a
-test that fails after recording, a test whose fixture errors, a gate killed midway (SIGKILL: test records and no
-session record) and one stopped by Ctrl-C (a session record that is not complete) each turn the verdict into FAIL,
-exit 1. A clean run writes exactly one complete session record (under xdist too) and renders PASS.
+test that fails after recording, a test whose fixture errors, a test that kills its xdist worker, a gate killed
+midway (SIGKILL: test records and no session record) and one stopped by Ctrl-C (a session record that is not
+complete) each turn the verdict into FAIL, exit 1. A clean run writes exactly one complete session record (under
+xdist too) and renders PASS.
 """
 
 from __future__ import annotations
@@ -64,6 +65,14 @@ def broken():
 
 def test_errors_in_setup(ledger, broken):
     ledger.record("encoder", "encoder.planted_never", None, comparisons=1, unit="strings")
+'''
+KILLS_ITS_WORKER = '''
+
+def test_kills_its_worker(ledger):
+    import signal
+
+    ledger.record("encoder", "encoder.planted_lost", None, comparisons=1, differences=int(1 != 1), unit="strings")
+    os.kill(os.getpid(), signal.SIGKILL)
 '''
 SLOW = '''
 
@@ -163,6 +172,20 @@ def test_a_clean_gate_writes_one_complete_session_record_and_passes(tmp_path: Pa
     assert sessions[0]["exitstatus"] == 0 and sessions[0]["failed"] == sessions[0]["errors"] == 0
     status, line = _report(tmp_path, ledger_dir)
     assert status == 0 and line.startswith("PASS"), line
+
+
+def test_a_worker_killed_under_xdist_leaves_an_incomplete_session(tmp_path: Path) -> None:
+    """A test that kills its own xdist worker (the records it made die with it): the controller's session record
+    counts it as an error and one test fewer run than collected; the report is FAIL, exit 1."""
+    ledger_dir = _plant(tmp_path, KILLS_ITS_WORKER)
+    assert _gate(tmp_path, ledger_dir, workers=2).returncode == 1
+    records = _records(ledger_dir)
+    assert not [r for r in records if r["check"] == "encoder.planted_lost"]
+    (session,) = [r["details"] for r in records if r["check"] == SESSION_CHECK]
+    assert (session["collected"], session["ran"], session["errors"], session["complete"]) == (2, 1, 1, False)
+    assert list(session["failing"]) == ["test_planted.py::test_kills_its_worker"]
+    status, line = _report(tmp_path, ledger_dir)
+    assert status == 1 and "incomplete, 1 of 2 collected tests ran" in line, line
 
 
 def _killed_gate(tmp_path: Path, sig: int, after_records: int) -> Path:
