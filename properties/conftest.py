@@ -221,7 +221,7 @@ def ledger(request: pytest.FixtureRequest):
     record carrying the test's outcome (`_write_test_records`)."""
     gl = GateLedger(request.node.nodeid)
     request.node.gate_ledger = gl
-    yield gl
+    return gl
 
 
 # --- every test's outcome, and one record of the session (ledger.gate) ----------------------------------------
@@ -229,8 +229,6 @@ def ledger(request: pytest.FixtureRequest):
 _GATE_RUN: str | None = None  # this pytest run's identity; xdist workers get the controller's (workerinput)
 _REPORTS: dict[str, list[pytest.TestReport]] = {}  # node id -> the reports of a test still running, this process
 _TALLY: dict[str, dict] = {}  # the controller's tally of every test's reports: node id -> {"ran", "outcome"}
-
-
 _WORKER = False  # whether this process is an xdist worker (the controller tallies and writes the session record)
 
 
