@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
+from ledger.gate import RUN_KEY, did_not_pass, failed_test_record, new_run_id, session_record
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
 from spec.proofs.obligations import declare
@@ -206,32 +207,125 @@ class GateLedger:
 _LEDGER_FILE: Path | None = None
 
 
+def _append(records: list[dict]) -> None:
+    """Append records to this process's gate ledger file (one file per process: per xdist worker)."""
+    global _LEDGER_FILE
+    if _LEDGER_FILE is None:
+        _LEDGER_FILE = _ledger_path()
+    append_records(_LEDGER_FILE, records)
+
+
 @pytest.fixture
 def ledger(request: pytest.FixtureRequest):
-    """Record what a check compared; written to the gate ledger when the test finishes (pass or fail)."""
-    global _LEDGER_FILE
+    """Record what a check compared; written to the gate ledger when the test finishes (pass or fail), every
+    record carrying the test's outcome (`_write_test_records`)."""
     gl = GateLedger(request.node.nodeid)
-    yield gl
-    if gl.records:
-        rep = getattr(request.node, "rep_call", None)
-        outcome = "passed"
-        if rep is not None and rep.failed:
-            outcome = "failed"
-        elif rep is not None and rep.skipped:
-            outcome = "skipped"
-        for rec in gl.records:
-            rec["details"]["outcome"] = outcome
-        if _LEDGER_FILE is None:
-            _LEDGER_FILE = _ledger_path()
-        append_records(_LEDGER_FILE, gl.records)
+    request.node.gate_ledger = gl
+    return gl
+
+
+# --- every test's outcome, and one record of the session (ledger.gate) ----------------------------------------
+
+_GATE_RUN: str | None = None  # this pytest run's identity; xdist workers get the controller's (workerinput)
+_REPORTS: dict[str, list[pytest.TestReport]] = {}  # node id -> the reports of a test still running, this process
+_TALLY: dict[str, dict] = {}  # the controller's tally of every test's reports: node id -> {"ran", "outcome"}
+_WORKER = False  # whether this process is an xdist worker (the controller tallies and writes the session record)
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each record of this run carries one run identity: the controller's (or the single process's)."""
+    global _GATE_RUN, _WORKER
+    worker = getattr(config, "workerinput", None)
+    _WORKER = worker is not None
+    _GATE_RUN = worker.get("delta_gate_run") if worker else new_run_id()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist controller: hand the run identity to each worker."""
+    node.workerinput["delta_gate_run"] = _GATE_RUN
+
+
+def outcome_of_reports(reports: list[pytest.TestReport], interrupted: bool = False) -> tuple[str, str]:
+    """(outcome, phase) of a test from its reports: "error" when setup or teardown failed, "failed" when the call
+    did, "interrupted" when it never reached its teardown, else "skipped" or "passed"."""
+    for rep in reports:
+        if rep.failed:
+            return ("failed" if rep.when == "call" else "error"), rep.when
+    if interrupted:  # stopped in the phase after the last one reported
+        return "interrupted", "call" if any(r.when == "setup" for r in reports) else "setup"
+    return ("skipped" if any(rep.skipped for rep in reports) else "passed"), "call"
+
+
+def _write_test_records(item: pytest.Item, reports: list[pytest.TestReport], interrupted: bool = False) -> None:
+    """Write the records a test made, each with the test's outcome, and for a test that did not pass one record
+    that says so (ledger.gate.failed_test_record) whether or not it recorded anything before it failed."""
+    outcome, phase = outcome_of_reports(reports, interrupted)
+    gl: GateLedger | None = getattr(item, "gate_ledger", None)
+    records = list(gl.records) if gl is not None else []
+    for rec in records:
+        rec["details"]["outcome"] = outcome
+        rec["details"][RUN_KEY] = _GATE_RUN
+    if did_not_pass(outcome):
+        failing = next((r for r in reports if r.failed), None)
+        message = str(failing.longrepr)[-2000:] if failing is not None and failing.longrepr else ""
+        callspec = getattr(item, "callspec", None)
+        tok = callspec.params.get("tok") if callspec is not None else None
+        obligations = [o for rec in records for o in rec["details"].get("obligations") or []]
+        records.append(failed_test_record(_GATE_RUN, item.nodeid, outcome, phase, obligations, message,
+                                          tokenizer=tok if isinstance(tok, str) else None))
+    if records:
+        _append(records)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Every phase's report of the test is kept; at its teardown (every fixture finalized, so every record made)
+    its records are written with its outcome."""
     outcome = yield
     rep = outcome.get_result()
-    if rep.when == "call":
-        item.rep_call = rep  # type: ignore[attr-defined]
+    _REPORTS.setdefault(item.nodeid, []).append(rep)
+    if rep.when == "teardown":
+        _write_test_records(item, _REPORTS.pop(item.nodeid))
+
+
+def _flush_interrupted(session: pytest.Session) -> None:
+    """The tests this process started and never finished (Ctrl-C): their records say "interrupted"."""
+    items = {item.nodeid: item for item in session.items}
+    for nodeid, reports in list(_REPORTS.items()):
+        if nodeid in items:
+            _write_test_records(items[nodeid], reports, interrupted=True)
+        _REPORTS.pop(nodeid, None)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """The controller (or the single process) tallies every test's reports, its workers' included."""
+    if _WORKER:
+        return
+    entry = _TALLY.setdefault(report.nodeid, {"ran": False, "outcome": "passed"})
+    if report.failed and entry["outcome"] not in ("failed", "error"):
+        entry["outcome"] = "failed" if report.when == "call" else "error"
+    elif report.skipped and entry["outcome"] == "passed":
+        entry["outcome"] = "skipped"
+    if report.when == "teardown":
+        entry["ran"] = True
+
+
+def _write_session_record(session: pytest.Session, exitstatus: int) -> None:
+    """One record of the whole session (ledger.gate.session_record), by the controller or the single process."""
+    failing = {n: e["outcome"] for n, e in _TALLY.items() if e["outcome"] in ("failed", "error")}
+    ran = [e for e in _TALLY.values() if e["ran"]]
+    workers = getattr(session.config.option, "numprocesses", None) or 0
+    rec = session_record(_GATE_RUN, exitstatus=int(exitstatus), collected=session.testscollected,
+                         ran=len(ran), passed=sum(e["outcome"] == "passed" for e in ran),
+                         skipped=sum(e["outcome"] == "skipped" for e in ran), failing=failing,
+                         workers=workers if isinstance(workers, int) else 0)
+    folder = _ledger_dir()
+    append_records(folder / f"gate-session-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl", [rec])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -298,9 +392,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         start_peer_prefetch([item.nodeid for item in session.items])
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """A prefetch still running when the run ends is stopped with its pip processes (an environment it leaves
-    half-built has no marker, so the next use builds it again)."""
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Every test this process left unfinished writes its records as interrupted; the controller (or the single
+    process) writes the session's one record. A prefetch still running when the run ends is stopped with its pip
+    processes (an environment it leaves half-built has no marker, so the next use builds it again)."""
+    _flush_interrupted(session)
+    if not _is_worker(session.config) and not session.config.option.collectonly:  # --collect-only runs nothing
+        _write_session_record(session, exitstatus)
     if _PREFETCH is not None and _PREFETCH.poll() is None and not os.environ.get("PYTEST_XDIST_WORKER"):
         try:
             os.killpg(_PREFETCH.pid, signal.SIGTERM)

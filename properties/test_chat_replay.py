@@ -14,6 +14,7 @@ from delta.chat import FALLBACK, NO_CONFIG, OWN, render, render_turns
 from delta.chat_samples import CHATS, RAW_SESSIONS
 from delta.session import Session
 from frozen.loader import FrozenTokenizer
+from frozen.provision import installed
 from frozen.registry import rows
 from properties.conftest import PROVISIONED
 from spec.reference import reference_encode
@@ -77,11 +78,17 @@ def test_fastokens_whitespace_case(tok, ledger) -> None:
 
 
 def test_replay_reports_unprovisioned(ledger) -> None:
-    """Tokenizers that are not provisioned are reported as such in the ledger, never silently passed."""
+    """Tokenizers that are not provisioned are reported as such in the ledger, never silently passed: the rows the
+    replay left out (not in PROVISIONED, the loader's list) are exactly the registry rows with no installed files
+    on disk (frozen.provision.installed), so no provisioned tokenizer is dropped from the replay unreported."""
     missing = sorted(r.name for r in rows() if r.name not in PROVISIONED)
-    ledger.record("repair", "chat_replay_coverage", None, comparisons=0, differences=0, unit="tokenizer",
-                  details={"not_provisioned": missing, "provisioned": sorted(PROVISIONED)})
-    assert set(missing).isdisjoint(PROVISIONED)
+    on_disk = {r.name for r in rows() if installed(r) is not None}
+    disagree = sorted(r.name for r in rows() if (r.name in PROVISIONED) != (r.name in on_disk))
+    ledger.record("harness", "harness.replay_provisioning", None, comparisons=len(rows()), differences=len(disagree),
+                  unit="tokenizer", details={"not_provisioned": missing, "provisioned": sorted(PROVISIONED),
+                                             "loader_vs_disk": disagree})
+    assert disagree == [], f"the loader and the installed files disagree on {disagree}"
+    assert missing == sorted(r.name for r in rows() if r.name not in on_disk)
 
 
 class _ConfigOnly:

@@ -25,10 +25,10 @@ from spec.repair import RepairParams, repair
 
 def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = False) -> None:
     """Counterexamples are differences only where the premise is claimed; elsewhere they are the expected
-    evidence that the check can fail, recorded in details and not counted as differences."""
+    evidence that the check can fail, recorded in details, and the difference is finding none."""
     found = len(check.counterexamples)
     ledger.record("proof", f"proof.{check.name}", tok, comparisons=check.checked,
-                  differences=0 if expect_counterexamples else found, unit="premises",
+                  differences=int(found == 0) if expect_counterexamples else found, unit="premises",
                   details={"counterexamples": check.counterexamples[:5], "premise_claimed": not expect_counterexamples,
                            "counterexamples_found": found})
 
@@ -165,9 +165,12 @@ def test_resynchronization_check_fails_without_its_premise(ledger) -> None:
     check = P.accepted_runs_resynchronize(tok, [BatteryCase(0, "head_of_special", old + "|>", (), (len(old),))],
                                           params)
     ids, spans = reference_encode_with_offsets(tok, old)
-    assert repair(tok, old, ids, spans, "|>", params).ids != reference_encode(tok, old + "|>")
+    wrong = repair(tok, old, ids, spans, "|>", params).ids != reference_encode(tok, old + "|>")
+    # the check's verdict against what the repair did: a counterexample exactly where the repair is wrong
     ledger.record("proof", "proof.accepted_runs_resynchronize:weak_bound", tok, comparisons=check.checked,
-                  differences=0, unit="premises", details={"counterexamples": check.counterexamples[:3]})
+                  differences=int(bool(check.counterexamples) != wrong), unit="premises",
+                  details={"counterexamples": check.counterexamples[:3], "repair_wrong": wrong})
+    assert wrong
     assert P.bound_covers_margin(tok) and not P.bound_covers_margin(weak)
     assert check.checked == 1 and check.counterexamples
 

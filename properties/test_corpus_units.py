@@ -63,10 +63,12 @@ def test_small_corpus_has_one_shard_per_group(small_corpus) -> None:
 def test_unprovisioned_tokenizers_are_reported(ledger) -> None:
     """`--tokenizer all` lists every registry row either as compared or as not provisioned, never dropped."""
     ready, missing = select_tokenizers("all")
+    wrong = sorted(set(ready + missing) ^ set(names())) + sorted(set(ready) ^ set(PROVISIONED))
+    ledger.record("harness", "corpus.tokenizer_selection", comparisons=len(names()),
+                  differences=len(wrong) + (len(ready + missing) - len(set(ready + missing))), unit="tokenizers",
+                  details={"not_provisioned": missing, "wrong": wrong})
     assert sorted(ready + missing) == sorted(names())
     assert set(ready) == set(PROVISIONED)
-    ledger.record("harness", "corpus.tokenizer_selection", comparisons=len(ready) + len(missing),
-                  differences=0, unit="tokenizers", details={"not_provisioned": missing})
 
 
 @pytest.mark.parametrize(("group", "tokenizer", "level"), _items())

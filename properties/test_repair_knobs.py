@@ -180,7 +180,7 @@ def test_knob_is_killed(knob: str, ledger) -> None:
                 kills.append(f"{name}:{path}:{cand.why}")
     details = {"kills": kills, "tried": tried}
     if not kills and knob not in REDUNDANT:
-        ledger.record("control", f"repair_knob:{knob}", None, comparisons=2 * tried, differences=0,
+        ledger.record("control", f"repair_knob:{knob}", None, comparisons=2 * tried, differences=len(kills),
                       unit="candidate", details={**details, "survived_without_argument": True, "killed": False})
         pytest.fail(f"{knob} survived all {tried} candidates and no argument says why (not in REDUNDANT): the "
                     "property tests cannot see this knob", pytrace=False)

@@ -45,10 +45,14 @@ def _count(paths: Counter, path: str) -> None:
 
 
 def test_session_append_equals_reference(tok, ledger) -> None:
-    """For S, D with hazards at ws, ws + margin and S|D: Session(S) then Session(S + D) == ref(S + D)."""
+    """For S, D with hazards at ws, ws + margin and S|D: Session(S) then Session(S + D) == ref(S + D).
+
+    Each example passes or fails on its own comparison only (so Hypothesis shrinks to an example that fails); the
+    record counts every append compared and every one that differed, and is written whether the property held or
+    not, with the last failing example (after shrinking, the minimal one)."""
     paths: Counter = Counter()
     windows: Counter = Counter()
-    failures: list[str] = []
+    differing: list[str] = []  # every append that differed, over generation and shrinking
 
     @given(repair_cases(tok, max_doubling=MAX_DOUBLING))
     def check(case: RepairCase) -> None:
@@ -57,15 +61,18 @@ def test_session_append_equals_reference(tok, ledger) -> None:
         got = session.encode(case.old + case.delta)
         _count(paths, session.last_path)
         windows[session.last_path] += 1
-        if got != reference_encode(tok, case.old + case.delta):
-            failures.append(f"{session.last_path} {case.notes}")
-        assert not failures, failures[-1]
+        differs = got != reference_encode(tok, case.old + case.delta)
+        if differs:
+            differing.append(f"{session.last_path} {case.notes}")
+        assert not differs, f"{session.last_path} {case.notes}"
 
-    check()
+    try:
+        check()
+    finally:
+        ledger.record("repair", "session_append", tok, comparisons=sum(paths.values()), differences=len(differing),
+                      fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="append",
+                      details={"paths": dict(windows), "first_difference": differing[-1] if differing else None})
     total = paths["repaired"] + paths["fallback"]
-    ledger.record("repair", "session_append", tok, comparisons=sum(paths.values()), differences=len(failures),
-                  fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="append",
-                  details={"paths": dict(windows)})
     assert total and paths["repaired"] / total >= MIN_FAST_SHARE, dict(windows)
 
 
@@ -162,3 +169,29 @@ def test_a_failing_chained_append_records_its_difference(monkeypatch) -> None:
         raise AssertionError("the property passed on a session that drops IDs")
     (rec,) = fake.records
     assert rec["differences"] == 1 and rec["details"]["first_difference"]["text"]
+
+
+def test_a_failing_append_fails_on_its_own_example_and_records_it(monkeypatch) -> None:
+    """Test of the test: with a session that drops the last ID of an append only when the appended text holds a
+    space, the append property fails on an example that fails by itself (each example is judged on its own
+    comparison, so the shrunk example reproduces), and its record counts the differing appends, not a constant 0."""
+    class DropsOnSpace(Session):
+        def encode(self, text: str) -> list[int]:
+            ids = super().encode(text)
+            self.turns = getattr(self, "turns", 0) + 1
+            tail = text[len(getattr(self, "seen", "")):]
+            self.seen = text
+            return ids[:-1] if self.turns > 1 and " " in tail and ids else ids
+
+    monkeypatch.setattr(sys.modules[__name__], "Session", DropsOnSpace)
+    fake = _RecordingLedger()
+    tok = load_tokenizer(ADMITTED[0])
+    try:
+        test_session_append_equals_reference(tok, fake)
+    except AssertionError as exc:
+        reported = str(exc)
+    else:
+        raise AssertionError("the property passed on a session that drops IDs")
+    (rec,) = fake.records
+    assert 0 < rec["differences"] <= rec["comparisons"]
+    assert rec["details"]["first_difference"] and rec["details"]["first_difference"] in reported

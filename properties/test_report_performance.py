@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ledger.records import append_records, make_record
+from properties.expectations import Expectations
 from reports.cli import main as reports_main
 from reports.performance import CHUNKED_GOAL, NO_BENCHMARKS, REPAIR_GOALS, SUITE_OVERHEAD_GOAL, build_performance
 from reports.table3 import load_records
@@ -94,6 +95,15 @@ def test_goals_are_computed_from_the_records(tmp_path: Path, chunked_best: float
     at400 = [r["details"]["ratio"] for r in records if r["details"].get("context_chars") == REPAIR_GOALS[0][0]]
     at1m = [r["details"]["ratio"] for r in records if r["details"].get("context_chars") == REPAIR_GOALS[1][0]]
     g400, g1m = _goal(perf, "repair", 0), _goal(perf, "repair", 1)
+    want_chunked = "met" if chunked_best >= CHUNKED_GOAL[2] else "not met"
+    goals = Expectations()  # each goal's status against the one the records call for
+    goals.check(g400.status == "met" and min(at400) >= REPAIR_GOALS[0][1], "repair at 400 met")
+    goals.check(g1m.status == "not met" and min(at1m) < REPAIR_GOALS[1][1], "repair at 1M not met")
+    goals.check(_goal(perf, "chunked").status == want_chunked, "chunked")
+    goals.check(_goal(perf, "suite").status == "not met", "suite")
+    goals.check(next(f for f in perf.figures if f.key == "gate").tables == [], "gate not measured")
+    goals.record(ledger, "harness", "reports.performance_goals")
+    goals.assert_all()
     assert (g400.status == "met") == (min(at400) >= REPAIR_GOALS[0][1]) and g400.status == "met"
     assert (g1m.status == "met") == (min(at1m) >= REPAIR_GOALS[1][1]) and g1m.status == "not met"
     assert "worst 250.0x: code, append of 400" in g1m.detail
@@ -112,7 +122,6 @@ def test_goals_are_computed_from_the_records(tmp_path: Path, chunked_best: float
     peer = next(f for f in perf.figures if f.key == "peer")
     assert peer.notes == ["toktier: not installed (no environment)"]
     assert "2 cores" in fig.source and "qwen3_8b (sha256 abababababab" in fig.source
-    ledger.record("harness", "reports.performance_goals", comparisons=5, differences=0, unit="goals")
 
 
 def test_rendered_section_has_the_rows_marks_and_plots(tmp_path: Path) -> None:
@@ -186,10 +195,11 @@ def test_real_benchmark_ledger_renders(tmp_path: Path, ledger) -> None:
     raw = [json.loads(line) for line in src.read_text().splitlines() if line.strip()]
     md = (out / "table3.md").read_text()
     section = md[md.index("## Performance"):md.index("## Subjects")]
-    compared = 0
+    compared, missing = 0, []  # figures of the ledger looked for in the report, and those it does not show
     for r in raw:
         if r["check"] in ("benchmark.repair_vs_whole", "benchmark.chunked") and "ratio" in r["details"]:
-            assert f"| {r['details']['ratio']:,.2f}x |" in section
+            if f"| {r['details']['ratio']:,.2f}x |" not in section:
+                missing.append(f"{r['check']} ratio {r['details']['ratio']}")
             compared += 1
     for size, minimum in REPAIR_GOALS:
         recs = [r for r in raw
@@ -197,15 +207,18 @@ def test_real_benchmark_ledger_renders(tmp_path: Path, ledger) -> None:
         at = [r["details"]["ratio"] for r in recs]
         if at:
             mark = "**met**" if min(at) >= minimum and not any(r["differences"] for r in recs) else "**NOT MET**"
-            assert f"at {size:,} characters (worst kind and append): {mark} (worst {min(at):,.1f}x" in section
+            if f"at {size:,} characters (worst kind and append): {mark} (worst {min(at):,.1f}x" not in section:
+                missing.append(f"repair goal at {size:,}: {mark}")
             compared += 1
+    ledger.record("harness", "reports.performance_real_ledger", comparisons=compared, differences=len(missing),
+                  unit="figures", details={"missing": missing[:5]})
+    assert missing == []
     parser = _Svg()
     parser.feed((out / "table3.html").read_text())
     plots = any(r["check"] == "benchmark.repair_vs_whole" for r in raw) + any(r["check"] == "benchmark.chunked"
                                                                              for r in raw)
     assert parser.svgs == 1 + plots  # the comparisons plot, plus one per figure with a series
     assert compared > 0
-    ledger.record("harness", "reports.performance_real_ledger", comparisons=compared, differences=0, unit="figures")
 
 
 def _bench_run(check: str, details: dict, differences: int = 0) -> dict:

@@ -209,6 +209,10 @@ def test_injected_collision_costs_a_comparison_never_a_wrong_id(tok, ledger) -> 
     answers = []
     for text in (first, other, other + " more", first + " tail", other + " more!"):
         answers.append((store.encode(text) == reference_encode(tok, text), store.last_path))
+    ledger.record("repair", "store_injected_collision", tok, comparisons=len(answers),
+                  differences=sum(not ok for ok, _ in answers),
+                  unit="call", details={"collision_rejects": store.stats.collision_rejects,
+                                        "paths": [p for _, p in answers]})
     assert all(ok for ok, _ in answers), answers
     # Every digest collides, so each call tries the stored entries no longer than the text, longest first (ties: the
     # newer first): call 2 rejects `first` (1); call 3 finds `other` first (0); call 4 rejects `other more`, which
@@ -217,9 +221,6 @@ def test_injected_collision_costs_a_comparison_never_a_wrong_id(tok, ledger) -> 
     assert answers[2][1].startswith("content:") and "miss" not in answers[2][1], answers
     assert answers[3][1].startswith("content:") and "miss" not in answers[3][1], answers  # found after a rejection
     assert store.stats.add_up()
-    ledger.record("repair", "store_injected_collision", tok, comparisons=len(answers), differences=0,
-                  unit="call", details={"collision_rejects": store.stats.collision_rejects,
-                                        "paths": [p for _, p in answers]})
 
 
 def test_session_paths_and_stats(tok) -> None:

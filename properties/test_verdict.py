@@ -15,8 +15,9 @@ import pytest
 
 from ledger.job import plan_record, step_record
 from ledger.records import append_records, make_record
+from reports import table3
 from reports.cli import main as reports_main
-from reports.table3 import build_table3
+from reports.table3 import ObligationTable, build_table3
 from reports.verdict import verdict
 from subjects.records import subject_record
 
@@ -52,7 +53,9 @@ def _verdict(records: list[dict]):
 def test_a_clean_run_passes_and_counts_what_ran() -> None:
     v = _verdict(CLEAN)
     assert v.passed, v.problems
-    assert v.line.startswith("PASS: 2 tokenizers, 150 comparisons, 0 differences; controls killed or proven 2/3")
+    assert v.open_obligations > 0  # CLEAN discharges no obligation: its PASS says how many are open
+    assert v.line.startswith(f"PASS with {v.open_obligations} obligations open: 2 tokenizers, 150 comparisons, "
+                             "0 differences; controls killed or proven 2/3")
     assert "1 open findings: repair.no_witness" in v.line
 
 
@@ -83,8 +86,8 @@ def test_require_pass_exits_by_the_verdict(tmp_path: Path, capsys: pytest.Captur
     append_records(good, CLEAN)
     append_records(bad, [*CLEAN, _rec("encoder", "corpus.whole", "qwen3_8b", comparisons=10, differences=1)])
     assert reports_main(["table3", "--ledgers", str(good), "--out", str(tmp_path / "g"), "--format", "json",
-                         "--require-pass"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("PASS")
+                         "--require-pass", "--allow-open"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("PASS with")
     assert reports_main(["table3", "--ledgers", str(bad), "--out", str(tmp_path / "b"), "--format", "md",
                          "--require-pass"]) == 1
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("FAIL")
@@ -139,3 +142,30 @@ def test_a_partial_job_says_so_in_its_verdict_line() -> None:
     assert partial.line.endswith("(partial run: corpus, checks not selected)"), partial.line
     whole = _verdict([*CLEAN, plan_record(["smoke", "corpus"]), step("smoke", 0), step("corpus", 0)])
     assert whole.passed and "partial run" not in whole.line
+
+
+def _discharged(monkeypatch: pytest.MonkeyPatch, state: str) -> None:
+    """Every obligation cell of both provisioned tokenizers reads `state` (the table stood in for)."""
+    table = ObligationTable(True, "stand-in", ["id", "qwen3_8b", "gpt_oss_120b"],
+                            [{"id": "cut.a", "qwen3_8b": "discharged", "gpt_oss_120b": state},
+                             {"id": "cut.b", "qwen3_8b": "discharged", "gpt_oss_120b": "not applicable"}])
+    monkeypatch.setattr(table3, "obligation_table", lambda *a, **k: table)
+
+
+def test_open_obligations_fail_require_pass_unless_allowed(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """PASS means every applicable obligation discharged: with one cell open the line says "PASS with 1
+    obligations open" and `--require-pass` exits 1 unless `--allow-open`; with none open it is a plain PASS, exit 0."""
+    ledger = tmp_path / "l.jsonl"
+    append_records(ledger, CLEAN)
+    args = ["table3", "--ledgers", str(ledger), "--out", str(tmp_path / "o"), "--format", "json", "--require-pass"]
+    for state in ("open", "partial"):
+        _discharged(monkeypatch, state)
+        assert reports_main(args) == 1
+        assert capsys.readouterr().out.strip().splitlines()[-1].startswith("PASS with 1 obligations open: ")
+        assert reports_main([*args, "--allow-open"]) == 0
+        capsys.readouterr()
+    _discharged(monkeypatch, "discharged")
+    assert reports_main(args) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("PASS: ") and line.endswith("obligations discharged 3 of 3"), line

@@ -93,6 +93,10 @@ def _cmd_table3(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     result = verdict(model)
     print(result.line)
+    if args.require_pass and result.passed and result.open_obligations and not args.allow_open:
+        print(f"--require-pass: {result.open_obligations} obligations open (give --allow-open to accept)",
+              file=sys.stderr)
+        return 1
     return 1 if args.require_pass and not result.passed else 0
 
 
@@ -121,7 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     t3.add_argument("--gate", action="store_true",
                     help="render the gate's own ledger ($DELTA_LEDGER_DIR or out/ledgers/gate: its latest run)")
     t3.add_argument("--require-pass", action="store_true",
-                    help="exit 1 unless the verdict (the last line printed) is PASS")
+                    help="exit 1 unless the verdict (the last line printed) is PASS with every applicable "
+                    "obligation discharged")
+    t3.add_argument("--allow-open", action="store_true",
+                    help="with --require-pass: accept a PASS with obligations open")
     t3.set_defaults(func=_cmd_table3)
     df = sub.add_parser(
         "diff",

@@ -17,7 +17,8 @@ def render_json(model: Table3) -> str:
     """The model as sorted, indented JSON (byte-stable for a given model), with its verdict."""
     data = model.to_dict()
     result = verdict(model)
-    data["verdict"] = {"passed": result.passed, "line": result.line, "problems": result.problems}
+    data["verdict"] = {"passed": result.passed, "line": result.line, "problems": result.problems,
+                       "open_obligations": result.open_obligations}
     return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 

@@ -84,10 +84,21 @@ def _summary(model: Table3) -> list[str]:
         out.append("**Job steps that did not finish clean: " + "; ".join(
             f"{st['step']}: {st['outcome']}" for st in bad_steps) + ". This report covers what the other steps "
             "recorded.**")
+    out += gate_lines(model)
     if model.job_steps:
         out += ["", *_table(["job step", "exit status", "outcome", "seconds"], [
             [str(st["step"]), "-" if st["status"] in (-1, -2) else str(st["status"]), str(st["outcome"]),
              "-" if st.get("seconds") is None else f"{st['seconds']:.1f}"] for st in model.job_steps])]
+    return out
+
+
+def gate_lines(model: Table3) -> list[str]:
+    """The gate sessions behind the records (collected, ran, failed, exit status) and why they cannot PASS."""
+    out = [f"**Gate run incomplete or failing: {p}.**" for p in model.gate.problems]
+    for s in model.gate.sessions:
+        out.append(f"Gate session {s.get('gate_run')}: {s.get('ran')} of {s.get('collected')} collected tests ran "
+                   f"({s.get('passed')} passed, {s.get('skipped')} skipped, {s.get('failed')} failed, "
+                   f"{s.get('errors')} errors), pytest exit status {s.get('exitstatus')}.")
     return out
 
 

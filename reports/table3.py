@@ -47,7 +47,9 @@ Record conventions (how a writer's records land in the right row; see ledger/rec
 - Benchmark records (level "benchmark", written by `python -m benchmarks`) are rows of the Benchmarks section and
   also feed the Performance section (reports/performance.py: figures, goals met/not met, plots), latest run per
   figure, the run being the ledger file a record was read from (`LedgerRecords.files`).
-- A gate record whose test failed carries `details["outcome"] == "failed"`; the row counts and shows them.
+- A gate record whose test failed, errored or was interrupted carries `details["outcome"]` "failed", "error" or
+  "interrupted" (ledger.gate); the row counts and shows them. The gate's session record (check "gate.session") is
+  no row: `reports.gate` reads it (a gate ledger without it, or with an incomplete one, cannot PASS).
 - Records that are not valid JSON, or whose names and counts have the wrong types, are listed with file and
   line in every output format, never counted and never skipped silently.
 """
@@ -64,8 +66,11 @@ from pathlib import Path
 
 from frozen.errors import SuiteError
 from frozen.registry import rows as registry_rows
+from ledger.gate import KIND as GATE_KIND
+from ledger.gate import SESSION_CHECK, did_not_pass
 from ledger.job import PLAN_CHECK, step_rows
 from ledger.records import LEVELS, SCHEMA, deduplicate, read_located
+from reports.gate import GateRuns, gate_runs
 from reports.mutation_score import mutation_summary
 from reports.performance import Performance, build_performance
 from reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
@@ -173,7 +178,7 @@ class Figures:
 
     def add(self, rec: dict) -> None:
         self.records += 1
-        self.failed_records += rec["details"].get("outcome") == "failed"
+        self.failed_records += did_not_pass(rec["details"].get("outcome"))
         self.comparisons += rec["comparisons"]
         self.differences += rec["differences"]
         if rec["fast_path"] is not None:
@@ -317,6 +322,7 @@ class Table3:
     job_steps: list[dict] = field(default_factory=list)  # the main job's steps: step, status, outcome, seconds
     unloadable: list[dict] = field(default_factory=list)  # tokenizers a run could not load: tokenizer, reason, remedy
     refused_documents: dict = field(default_factory=dict)  # corpus documents refused for bad text: count, examples
+    gate: GateRuns = field(default_factory=GateRuns)  # the gate sessions behind the records, why they cannot PASS
     skipped_documents: dict = field(default_factory=dict)  # documents a level did not take: count, by check, examples
 
     @property
@@ -859,7 +865,9 @@ def build_table3(
     steps = [r for r in records if r["kind"] == "job" and r["check"] == "job.step"]
     plans = [r for r in records if r["kind"] == "job" and r["check"] == PLAN_CHECK]
     unloadable = [r for r in records if r["details"].get("status") == "not loadable"]
-    records = _without(records, steps + plans + unloadable)
+    gate = gate_runs(records)  # the gate's session records are no row: reports.gate reads them
+    sessions = [r for r in records if r["kind"] == GATE_KIND and r["check"] == SESSION_CHECK]
+    records = _without(records, steps + plans + unloadable + sessions)
     tokenizers = tokenizer_infos(records, provisioning)
     subject_recs = [r for r in records if third_party_subject(r)]
     own = [r for r in records if not third_party_subject(r)]
@@ -882,6 +890,7 @@ def build_table3(
         unloadable=_unloadable(unloadable),
         refused_documents=_refused(own),
         skipped_documents=_skipped(own),
+        gate=gate,
     )
 
 

@@ -4,9 +4,12 @@ PASS needs: some comparison ran; no difference outside the controls; no failed t
 survives without a kill, a proof or a stated open finding; no obligation cell of a provisioned tokenizer that
 failed; no unusable ledger line; no corpus document refused; no tokenizer that could not be loaded; no job step
 that failed, was interrupted or did not run, nor a planned step without a row (ledger.job.step_rows: the job
-writes its plan first, so a step it meant to run and lost is named). A step left out on purpose (`DELTA_MAIN_STEPS`)
-fails nothing, and the line names it ("partial run: ... not selected"), so a PASS of part of the job never reads as
-the whole job's. The line counts what ran (`N tokenizers, M comparisons, D
+writes its plan first, so a step it meant to run and lost is named); no gate run behind the records that was killed,
+interrupted, ran fewer tests than it collected or had a failed test (reports.gate). PASS with an applicable
+obligation cell neither discharged nor failed (open, partial) says so: "PASS with N obligations open", which
+`--require-pass` refuses unless `--allow-open` is given. A step left out on purpose (`DELTA_MAIN_STEPS`) fails
+nothing, and the line names it ("partial run: ... not selected"), so a PASS of part of the job never reads as the
+whole job's. The line counts what ran (`N tokenizers, M comparisons, D
 differences`), the controls killed or proven out of all (open findings named apart), and the obligation cells
 discharged out of those that apply to provisioned tokenizers. Third-party subjects are outside it (their own section).
 """
@@ -28,6 +31,12 @@ class Verdict:
     passed: bool
     line: str
     problems: list[str] = field(default_factory=list)
+    open_obligations: int = 0  # applicable obligation cells neither discharged nor failed (PASS says how many)
+
+    @property
+    def discharged(self) -> bool:
+        """PASS with every applicable obligation discharged: what `--require-pass` asks for without `--allow-open`."""
+        return self.passed and not self.open_obligations
 
 
 def _obligation_counts(model: Table3) -> tuple[int, int, list[str]]:
@@ -71,6 +80,7 @@ def verdict(model: Table3) -> Verdict:
         problems.append("controls surviving without a kill, a proof or a stated finding: " + ", ".join(km.survivors))
     if failed_cells:
         problems.append(f"{len(failed_cells)} obligation cells failed: " + ", ".join(failed_cells[:5]))
+    problems.extend(model.gate.problems)  # a gate run killed, interrupted, incomplete or failing (reports.gate)
     if model.ledger_errors:
         problems.append(f"{len(model.ledger_errors)} unusable ledger lines")
     if model.refused_documents:
@@ -82,7 +92,9 @@ def verdict(model: Table3) -> Verdict:
             problems.append(f"step {st.get('step')}: {st.get('outcome')}")
     passed = not problems
     open_part = f" ({len(findings)} open findings: {', '.join(findings)})" if findings else ""
-    line = (f"{'PASS' if passed else 'FAIL'}: {len(ran)} tokenizers, {comparisons:,} comparisons, "
+    still_open = applicable - discharged - len(failed_cells)
+    head = ("FAIL" if not passed else f"PASS with {still_open} obligations open" if still_open else "PASS")
+    line = (f"{head}: {len(ran)} tokenizers, {comparisons:,} comparisons, "
             f"{differences:,} differences; controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
             f"obligations discharged {discharged} of {applicable}")
     left_out = [str(st.get("step")) for st in model.job_steps if st.get("status") == NOT_SELECTED]
@@ -90,4 +102,4 @@ def verdict(model: Table3) -> Verdict:
         line += f" (partial run: {', '.join(left_out)} not selected)"
     if problems:
         line += " -- " + "; ".join(problems)
-    return Verdict(passed, line, problems)
+    return Verdict(passed, line, problems, still_open if passed else 0)

@@ -112,7 +112,11 @@ elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else 
 # --- report: always written, from whatever ledgers exist -----------------------------------------------------
 trap '' INT TERM  # the report is written even after Ctrl-C (it takes seconds)
 report=0
-reports table3 --ledgers "$L" --out "$OUT/report" --format md,html,json,csv --require-pass || report=$?
+# the whole job must discharge every applicable obligation; a job that leaves steps out on purpose
+# (DELTA_MAIN_STEPS) leaves theirs open, and its PASS says so ("PASS with N obligations open", "partial run")
+allow_open=""
+for s in smoke fuzz corpus checks; do selected "$s" || allow_open=--allow-open; done
+reports table3 --ledgers "$L" --out "$OUT/report" --format md,html,json,csv --require-pass $allow_open || report=$?
 echo "report: $OUT/report/table3.html (also table3.md, table3.json and table3*.csv in $OUT/report)"
 if [ "$interrupted" = 1 ]; then echo "interrupted: the report covers the steps that finished" >&2; exit 130; fi
 if [ "$status" -ne 0 ]; then exit "$status"; fi

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from fnmatch import fnmatch
 
 from frozen.registry import rows
+from ledger.gate import did_not_pass
 
 Z3 = "z3 proof"
 EXHAUSTIVE = "exhaustive per-code-point test"
@@ -261,7 +262,7 @@ def _matches(record: dict, mechanism: dict) -> bool:
 def record_passed(record: dict) -> bool | None:
     """True if the record discharges, False if it failed, None if it compared nothing."""
     details = record.get("details") or {}
-    if details.get("outcome") == "failed":
+    if did_not_pass(details.get("outcome")):
         return False
     comparisons = record.get("comparisons") or 0
     differences = record.get("differences") or 0
@@ -380,8 +381,8 @@ def first_difference_text(record: dict) -> str:
     where = next((details[k] for k in ("first", "first_difference", "minimal_counterexample", "counterexample",
                                        "pointers") if details.get(k)), None)
     text = f"{record.get('check')}: {record.get('differences') or 0} differences"
-    if details.get("outcome") == "failed":
-        text += ", test failed"
+    if did_not_pass(details.get("outcome")):
+        text += f", test {details.get('outcome')}"
     return f"{text}, first {str(where)[:120]}" if where is not None else text
 
 
