@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import z3
 
-from spec.patterns import SPLIT_PATTERNS
+from spec.families import stages_of
 from spec.proofs.alphabet import family_alphabet
 from spec.proofs.regex import parse
 from spec.proofs.z3_encoding import Encoder
@@ -44,7 +44,7 @@ class Coverage:
 
 def stage_coverage(family: str, stage: int) -> Coverage:
     """Prove or refute that stage `stage` of `family` matches a non-empty string at every position."""
-    return regex_coverage(SPLIT_PATTERNS[family][stage], family, stage)
+    return regex_coverage(stages_of(family)[stage], family, stage)
 
 
 def regex_coverage(regex: str, family: str, stage: int = 0) -> Coverage:
@@ -78,4 +78,4 @@ def regex_coverage(regex: str, family: str, stage: int = 0) -> Coverage:
 
 def family_coverage(family: str) -> list[Coverage]:
     """The coverage verdict of every stage of a family."""
-    return [stage_coverage(family, i) for i in range(len(SPLIT_PATTERNS[family]))]
+    return [stage_coverage(family, i) for i in range(len(stages_of(family)))]
