@@ -28,6 +28,7 @@ from tokenizers.pre_tokenizers import ByteLevel, Sequence, Split
 
 from checks.battery import battery
 from checks.differential import ReferenceMemo, check_cut_case, check_repair_case
+from controls.registry import get as get_control
 from corpora.samples import SAMPLES
 from frozen.loader import FrozenTokenizer
 from properties.synthetic import stages_tokenizer
@@ -309,3 +310,14 @@ def test_spec_proofs_shows_a_tokenizer_file(toks, tmp_path: Path, monkeypatch: p
         assert "not an object" in capsys.readouterr().err
     finally:
         derive_module.derive.cache_clear()
+
+
+def test_controls_equal_to_the_spec_on_a_derived_family_survive_by_proof(toks) -> None:
+    """On the GPT-2 family (apostrophe-free by its proof) the control without the apostrophe carve-out is the
+    specification's own rule, so a survival there is "survives-by-proof"; the control adding N->N (refuted for
+    GPT-2: digit runs) is not, and a survival of it would be a finding."""
+    tok = toks["gpt2"]
+    assert get_control("cut.no_apostrophe_carveout").status_if_survives(tok) == "survives-by-proof"
+    assert get_control("cut.add_N_N").status_if_survives(tok) == "survived"
+    assert explain_cut(tok, "12", 1) == "transition_refused:NN"
+    assert reference_encode(tok, "1") + reference_encode(tok, "2") != reference_encode(tok, "12")
