@@ -30,12 +30,14 @@ as `sound_not_adopted`. An excluded pair the prover neither proves nor confirms 
 is listed (`unresolved_exclusions`); it does not refuse.
 
 The result is cached per stages digest under `$DELTA_HOME/derived-families/<digest>.json` (written atomically) and
-re-used only when its stages and the installed z3, `regex` and `tokenizers` versions (`versions`) are the ones it
-was derived with; an admitted result registers its family in `spec.families` (`derived:<digest>`).
+re-used only when its stages, the installed z3, `regex` and `tokenizers` versions and the prover's source
+(`versions`) are the ones it was derived with; an admitted result registers its family in `spec.families`
+(`derived:<digest>`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -66,10 +68,27 @@ UNPROVED = "split_pattern_unproved"
 APOSTROPHE_LABEL = "L→'"
 
 
+# the modules whose code decides a derivation: a cached one is re-used only if their source is unchanged
+PROVER_MODULES = ("spec/proofs/derive.py", "spec/proofs/prove.py", "spec/proofs/regex.py", "spec/proofs/alphabet.py",
+                  "spec/proofs/z3_encoding.py", "spec/proofs/pipeline.py", "spec/proofs/pipeline_proof.py",
+                  "spec/transitions.py", "spec/classes.py", "spec/families.py")
+
+
+@cache
+def prover_digest() -> str:
+    """SHA-256 (first 16 hex digits) of the source of `PROVER_MODULES`."""
+    root = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for name in PROVER_MODULES:
+        h.update(name.encode() + b"\0" + (root / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
 def versions() -> dict[str, str | int]:
-    """What a cached derivation must have been made with to be re-used."""
+    """What a cached derivation must have been made with to be re-used: the z3, `regex` and `tokenizers`
+    (its Oniguruma decides engine membership) versions, the prover's source, the cache format and the bound."""
     return {"z3": z3.get_version_string(), "regex": regex.__version__, "tokenizers": version("tokenizers"),
-            "format": CACHE_FORMAT, "pipeline_bound": PIPELINE_BOUND}
+            "prover": prover_digest(), "format": CACHE_FORMAT, "pipeline_bound": PIPELINE_BOUND}
 
 
 @dataclass(frozen=True)
