@@ -6,7 +6,10 @@ as at the transition (properties/test_cut_exhaustive.py, generic in the family),
 proof runs over partitions the code points exactly (properties/test_derived_exhaustive.py). `derived_families()`
 gives one admitted tokenizer per derived family for those tests: the GPT-2 form (ByteLevel with use_regex, the
 real-world one) is the default; more can be named in DELTA_DERIVED_GATE (comma-separated keys of
-`GATE_PATTERNS`). Each file is written to a fresh temporary folder of the process that collects the tests.
+`GATE_PATTERNS`). Each file is written to a fresh temporary folder of the process that collects the tests. A
+user's own files (tokenizer.json paths or folders holding one, separated by the path separator, in
+DELTA_DERIVED_GATE_FILES) join them when admission admits them under a derived family; a file of a known family
+is covered by that family's own tests, and a refused one has no cut to check (its refusal is its admission's).
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from frozen.loader import FrozenTokenizer
+from frozen.loader import FrozenTokenizer, load_tokenizer_file
 from properties.synthetic import stages_tokenizer
 from spec.admission import admission_of
+from spec.families import is_derived
 
 # key -> (Split regexes, ByteLevel use_regex)
 GATE_PATTERNS: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -42,4 +46,10 @@ def derived_families() -> dict[str, FrozenTokenizer]:
         if not admission.admitted:
             raise RuntimeError(f"synthetic_derived_{key} is refused: {admission.reason}")
         out[admission.pattern] = tok
+    for entry in filter(None, os.environ.get("DELTA_DERIVED_GATE_FILES", "").split(os.pathsep)):
+        path = Path(entry)
+        tok = load_tokenizer_file(path / "tokenizer.json" if path.is_dir() else path)
+        admission = admission_of(tok)
+        if admission.admitted and is_derived(admission.pattern):
+            out.setdefault(admission.pattern, tok)
     return out

@@ -105,7 +105,7 @@ def test_new_pattern_is_admitted_by_proof(kind: str, toks, ledger) -> None:
     assert rules.pairs == ACCEPTED_PAIRS | pairs and rules.apostrophe_carveout == (not apostrophe_free)
     assert set(d.details["accepted_pairs_proved"]) == {"O→S", "O→N", "L→O", "L→S", "L→N", "N→O", "N→S", "N→L"}
     assert d.details["pipeline"]["faithful"] and d.details["pipeline"]["accepted_proved"]
-    assert d.details["resync"]["holds"]
+    assert d.details["resync"]["holds"] and not d.details["unresolved_exclusions"]
     assert confirmed == list(d.details["counterexamples"]) and confirmed, d.details["counterexamples"]
 
 
