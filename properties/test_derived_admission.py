@@ -64,6 +64,7 @@ EXPECTED = {
     "floor_only": (set(), False),
     "gpt2": ({(L, M), (N, M), (M, S), (M, L), (M, N)}, True),
 }
+EXPECTED["new_removed_inverted"] = EXPECTED["new"]
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,8 @@ def toks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, FrozenTokenizer]
         "floor_only": stages_tokenizer("synthetic_floor_only", folder, (FLOOR_ONLY,)),
         "refuted": stages_tokenizer("synthetic_refuted", folder, (REFUTED,)),
         "gpt2": stages_tokenizer("synthetic_gpt2", folder, (), use_regex=True),
+        "new_removed_inverted": stages_tokenizer("synthetic_new_removed_inverted", folder, (NEW_ADMITTED,),
+                                                 removed_inverted=True),
     }
 
 
@@ -81,7 +84,7 @@ def _own_pieces(tok: FrozenTokenizer):
     return pieces_of(tok.tokenizer.pre_tokenizer)
 
 
-@pytest.mark.parametrize("kind", ["new", "floor_only", "gpt2"])
+@pytest.mark.parametrize("kind", ["new", "floor_only", "gpt2", "new_removed_inverted"])
 def test_new_pattern_is_admitted_by_proof(kind: str, toks, ledger) -> None:
     """The tokenizer is admitted under `derived:<digest of its stages>`, registered with the pairs its proof shows
     sound beyond the floor (none for FLOOR_ONLY, which keeps the apostrophe carve-out too); the cut rules of the
@@ -143,7 +146,7 @@ def test_unsupported_construct_is_refused_by_name(construct: str, tmp_path: Path
     assert not a.admitted and a.reason == f"split_pattern_unsupported:{construct}", a.reason
 
 
-@pytest.mark.parametrize("kind", ["new", "floor_only", "gpt2"])
+@pytest.mark.parametrize("kind", ["new", "floor_only", "gpt2", "new_removed_inverted"])
 def test_accepted_cuts_and_repairs_reproduce_the_reference(kind: str, toks, ledger) -> None:
     """On the ci battery of the derived tokenizer (216 cases: every hazard, cuts around each core, repair splits),
     every cut the spec accepts splits the reference encode exactly, all accepted cuts together too, and every
@@ -321,3 +324,20 @@ def test_controls_equal_to_the_spec_on_a_derived_family_survive_by_proof(toks) -
     assert get_control("cut.add_N_N").status_if_survives(tok) == "survived"
     assert explain_cut(tok, "12", 1) == "transition_refused:NN"
     assert reference_encode(tok, "1") + reference_encode(tok, "2") != reference_encode(tok, "12")
+
+
+def test_removed_inverted_form_is_admitted_only_over_a_regex_proved_total(toks, tmp_path: Path) -> None:
+    """NEW_ADMITTED run Removed and inverted is proved total (every position starts a match) and admitted under the
+    family of its Isolated form, whose pieces it keeps on the reference (checked on the battery's texts); a regex
+    that leaves characters unmatched (`\\p{L}+|\\p{N}+`) is refused in that form, and the reference shows why: it
+    drops the unmatched characters."""
+    tok = toks["new_removed_inverted"]
+    assert admission_of(tok).pattern == admission_of(toks["new"]).pattern
+    removed = Split(Regex(NEW_ADMITTED), behavior="removed", invert=True)
+    isolated = Split(Regex(NEW_ADMITTED), behavior="isolated")
+    texts = [c.text for c in battery(tok, "ci")]
+    assert all(removed.pre_tokenize_str(t) == isolated.pre_tokenize_str(t) for t in texts)
+    gappy = r"\p{L}+|\p{N}+"
+    refused = stages_tokenizer("synthetic_gappy_removed", tmp_path, (gappy,), removed_inverted=True)
+    assert admission_of(refused).reason == "not_byte_level:split_removed_inverted_not_total"
+    assert [p for p, _ in Split(Regex(gappy), behavior="removed", invert=True).pre_tokenize_str("a b")] == ["a", "b"]

@@ -2,10 +2,11 @@
 
 A configuration is admitted only if (1) its model is BPE without dropout, (2) it is byte-level (a ByteLevel
 pre-tokenizer stage with add_prefix_space=false after Split stages, each Isolated and not inverted, or Removed and
-inverted over a pattern whose matches tile every text (`TOTAL_STAGES`, proved by `spec.proofs.coverage`): such a
-stage keeps exactly the Isolated pieces; a ByteLevel stage with use_regex=true splits every piece it receives with
-the GPT-2 pattern, Isolated, before mapping bytes, so it counts as that pattern's Split stage followed by a plain
-ByteLevel, `split_stages`), and its stages are one of the six known split patterns or are admitted by proof under
+inverted over a pattern whose matches tile every text (`TOTAL_STAGES`, or any other regex `spec.proofs.coverage`
+proves total at admission, `spec.proofs.derive.prove_total`): such a stage keeps exactly the Isolated pieces;
+a ByteLevel stage with use_regex=true splits every piece it receives with the GPT-2 pattern, Isolated, before
+mapping bytes, so it counts as that pattern's Split stage followed by a plain ByteLevel, `split_stages`), and its
+stages are one of the six known split patterns or are admitted by proof under
 a derived family (`spec.proofs.derive`: refused by name for a construct the proofs do not model or a transition
 the proof refutes), (3) its normalizer is none, the empty Sequence, or NFC,
 (4) no added token sets lstrip, rstrip or single_word, and (5) no added token is matched after normalization
@@ -19,9 +20,9 @@ import weakref
 from dataclasses import dataclass
 
 from frozen.loader import FrozenTokenizer, normalizer_kind
-from spec.families import PREFIX_SPACE_REFUSAL, split_stages
+from spec.families import PREFIX_SPACE_REFUSAL, is_total, removed_inverted_regexes, split_stages
 from spec.patterns import identify
-from spec.proofs.derive import derive
+from spec.proofs.derive import derive, prove_total
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
 ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc")
@@ -48,6 +49,9 @@ def admit(config: dict, added_tokens: list[dict]) -> Admission:
         return Admission(False, f"model_not_bpe:{model.get('type')}")
     if model.get("dropout") not in (None, 0, 0.0):
         return Admission(False, "bpe_dropout")
+    for regex in removed_inverted_regexes(config.get("pre_tokenizer")):
+        if not is_total(regex):
+            prove_total(regex)  # a total one is registered; split_stages then admits its Removed + inverted form
     stages, problem = split_stages(config.get("pre_tokenizer"))
     if problem == PREFIX_SPACE_REFUSAL:
         return Admission(False, problem)

@@ -44,6 +44,9 @@ class DerivedFamily:
 
 
 _DERIVED: dict[str, DerivedFamily] = {}
+# regexes outside TOTAL_STAGES proved total by admission (spec.proofs.derive.prove_total): each may run Removed and
+# inverted, where it keeps exactly the pieces of its Isolated form
+_PROVED_TOTAL: set[str] = set()
 
 
 def stages_digest(stages: tuple[str, ...]) -> str:
@@ -107,6 +110,25 @@ def is_apostrophe_free(family: str) -> bool:
     return derived(family).apostrophe_free
 
 
+def register_total(regex: str) -> None:
+    """Record that `regex`'s matches tile every text (proved: `spec.proofs.derive.prove_total`)."""
+    _PROVED_TOTAL.add(regex)
+
+
+def is_total(regex: str) -> bool:
+    """`regex` may run Removed and inverted: one of TOTAL_STAGES, or proved total in this process."""
+    return regex in TOTAL_STAGES or regex in _PROVED_TOTAL
+
+
+def removed_inverted_regexes(pre_tokenizer: dict | None) -> list[str]:
+    """The regexes of the Split stages of a pre-tokenizer section that run Removed and inverted."""
+    if not pre_tokenizer:
+        return []
+    stages = pre_tokenizer.get("pretokenizers") if pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
+    return [s["pattern"]["Regex"] for s in stages or [] if s.get("type") == "Split"
+            and (s.get("behavior"), bool(s.get("invert"))) == ("Removed", True) and "Regex" in (s.get("pattern") or {})]
+
+
 def family_of_stages(stages: tuple[str, ...]) -> str | None:
     """The known family with exactly these stages, else the registered derived one, else None."""
     known = identify(stages)
@@ -135,7 +157,7 @@ def split_stages(pre_tokenizer: dict | None) -> tuple[tuple[str, ...], str | Non
         if "Regex" not in pattern:
             return (), "Split stage matches a string, not a regex"
         form = (stage.get("behavior"), bool(stage.get("invert")))
-        if form == ("Removed", True) and pattern["Regex"] not in TOTAL_STAGES:
+        if form == ("Removed", True) and not is_total(pattern["Regex"]):
             return (), "split_removed_inverted_not_total"
         if form not in (("Isolated", False), ("Removed", True)):
             return (), "Split stage is neither Isolated nor Removed and inverted"

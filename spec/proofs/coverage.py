@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import z3
 
 from spec.families import stages_of
-from spec.proofs.alphabet import family_alphabet
+from spec.proofs.alphabet import Alphabet, family_alphabet
 from spec.proofs.regex import parse
 from spec.proofs.z3_encoding import Encoder
 
@@ -47,9 +47,10 @@ def stage_coverage(family: str, stage: int) -> Coverage:
     return regex_coverage(stages_of(family)[stage], family, stage)
 
 
-def regex_coverage(regex: str, family: str, stage: int = 0) -> Coverage:
-    """The coverage verdict of `regex` over `family`'s abstract alphabet (its atoms must be among the family's)."""
-    alphabet = family_alphabet(family)
+def regex_coverage(regex: str, family: str, stage: int = 0, alphabet: Alphabet | None = None) -> Coverage:
+    """The coverage verdict of `regex` over `family`'s abstract alphabet, or over `alphabet` when given (its atoms
+    must be among the alphabet's)."""
+    alphabet = alphabet or family_alphabet(family)
     enc = Encoder(alphabet)
     ast = parse(regex)
     start = time.perf_counter()

@@ -52,12 +52,14 @@ import z3
 from frozen.cache import cache_root
 from frozen.errors import SuiteError
 from spec.classes import CLASS_NAMES
-from spec.families import DerivedFamily, derived_name, register, stages_digest
+from spec.families import DerivedFamily, derived_name, register, register_total, stages_digest
+from spec.proofs.alphabet import partition
+from spec.proofs.coverage import regex_coverage
 from spec.proofs.pieces import pieces_of, stages_pre_tokenizer
 from spec.proofs.pipeline import Pipeline, pieces_to_boundaries
 from spec.proofs.pipeline_proof import prove_pipeline, prove_resync
 from spec.proofs.prove import FamilyProof, prove_stages
-from spec.proofs.regex import PatternSyntaxUnsupported, parse
+from spec.proofs.regex import PatternSyntaxUnsupported, atoms, parse
 from spec.transitions import ACCEPTED_PAIRS
 
 PIPELINE_BOUND = 4  # the gate's default bound (properties/conftest.pipeline_bound): every string of 2..4 symbols
@@ -208,6 +210,23 @@ def resync_confirmed(stages: tuple[str, ...], resync: dict) -> bool:
     whole = [x for x in pieces_to_boundaries(pieces(text)) if x >= b]
     window = [x + w for x in pieces_to_boundaries(pieces(text[w:])) if x + w >= b]
     return bool(whole) and bool(window) and whole[0] == window[0] == b and whole != window
+
+
+@cache
+def prove_total(regex: str) -> bool:
+    """Whether `regex` matches a non-empty string at every position of every text (`spec.proofs.coverage`, over the
+    abstract alphabet of its own atoms), so that its Removed and inverted form keeps exactly the pieces of its
+    Isolated form; a total regex is registered (`spec.families.register_total`). A regex the parser refuses, or
+    that z3 cannot decide, is not total."""
+    try:
+        ast = parse(regex)
+        alphabet = partition(f"coverage {stages_digest((regex,))[:12]}", atoms(ast))
+        total = regex_coverage(regex, alphabet.name, 0, alphabet=alphabet).total
+    except (SuiteError, ValueError, RuntimeError):
+        return False
+    if total:
+        register_total(regex)
+    return total
 
 
 def cache_path(stages: tuple[str, ...]) -> Path:
