@@ -94,11 +94,14 @@ class Control:
         A derived family (admitted by proof, `spec.proofs.derive`) is covered by the claims made for every family
         (their arguments rest on the per-pattern proofs its derivation repeats), and by any cut control whose rules
         are, for that family, the specification's own rules (its derived pairs or apostrophe rule make the
-        control's change a no-op: the equality is the proof, as `pattern_pairs_equal` is for qwen2)."""
+        control's change a no-op: the equality is the proof, as `pattern_pairs_equal` is for qwen2; the array
+        evaluation's CR/LF fault is a no-op where the family applies no CR/LF carve-out)."""
         family = admission_of(tok).pattern
         if is_derived(family):
-            same_rules = self.rules is not None and self.cut_fault is None and \
-                rules_for_family(family, self.rules) == rules_for_family(family)
+            own = rules_for_family(family)
+            fault_inert = self.cut_fault is None or (self.cut_fault == "crlf_carveout_misses_cr"
+                                                     and not own.cr_lf_carveout)
+            same_rules = self.rules is not None and fault_inert and rules_for_family(family, self.rules) == own
             return (self.redundant_for == ALL_FAMILIES or same_rules) and self.premise(tok)
         return family in self.redundant_for and self.premise(tok)
 

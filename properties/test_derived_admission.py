@@ -28,7 +28,9 @@ from tokenizers.pre_tokenizers import ByteLevel, Sequence, Split
 
 from checks.battery import battery
 from checks.differential import ReferenceMemo, check_cut_case, check_repair_case
+from controls.kill_matrix import run_matrix
 from controls.registry import get as get_control
+from controls.registry import names as control_names
 from corpora.samples import SAMPLES
 from frozen.loader import FrozenTokenizer
 from properties.synthetic import stages_tokenizer
@@ -59,10 +61,10 @@ UNSUPPORTED = {
     "capturing_group": r"(\p{L})+" + TAIL,
 }
 # what the proofs find for the two admitted patterns (checked against the proof, then against the reference)
-EXPECTED = {
-    "new": ({(O, L), (L, M), (N, M), (M, S), (M, L), (M, N)}, True),
-    "floor_only": (set(), False),
-    "gpt2": ({(L, M), (N, M), (M, S), (M, L), (M, N)}, True),
+EXPECTED = {  # pairs, apostrophe-free, CR/LF-free
+    "new": ({(O, L), (L, M), (N, M), (M, S), (M, L), (M, N)}, True, True),
+    "floor_only": (set(), False, False),
+    "gpt2": ({(L, M), (N, M), (M, S), (M, L), (M, N)}, True, True),
 }
 EXPECTED["new_removed_inverted"] = EXPECTED["new"]
 
@@ -101,11 +103,12 @@ def test_new_pattern_is_admitted_by_proof(kind: str, toks, ledger) -> None:
                   unit="decision and counterexamples", details=d.as_dict())
     assert a.admitted and is_derived(a.pattern), a.reason
     assert a.pattern == derived_name(stages) and derived(a.pattern).stages == stages
-    pairs, apostrophe_free = EXPECTED[kind]
-    assert set(pairs_of(a.pattern)) == pairs and d.apostrophe_free == apostrophe_free
+    pairs, apostrophe_free, crlf_free = EXPECTED[kind]
+    assert set(pairs_of(a.pattern)) == pairs and (d.apostrophe_free, d.crlf_free) == (apostrophe_free, crlf_free)
     assert not pairs & ACCEPTED_PAIRS
     rules = rules_for(tok)
     assert rules.pairs == ACCEPTED_PAIRS | pairs and rules.apostrophe_carveout == (not apostrophe_free)
+    assert rules.cr_lf_carveout == (not crlf_free)
     assert set(d.details["accepted_pairs_proved"]) == {"O→S", "O→N", "L→O", "L→S", "L→N", "N→O", "N→S", "N→L"}
     assert d.details["pipeline"]["faithful"] and d.details["pipeline"]["accepted_proved"]
     assert d.details["resync"]["holds"] and not d.details["unresolved_exclusions"]
@@ -274,7 +277,8 @@ def test_derivation_is_cached_per_stages_and_versions(tmp_path: Path, monkeypatc
     assert [p.name for p in path.parent.iterdir()] == [path.name]
     again = derive_module.read_cached(stages)
     assert again is not None and again.cached and again.admitted
-    assert (again.pairs, again.apostrophe_free, again.reason) == (proved.pairs, proved.apostrophe_free, proved.reason)
+    assert (again.pairs, again.apostrophe_free, again.crlf_free, again.reason) == \
+        (proved.pairs, proved.apostrophe_free, proved.crlf_free, proved.reason)
     assert derive_module.read_cached((NEW_ADMITTED + "|x",)) is None
     record = json.loads(path.read_text())
     record["versions"]["z3"] = "0.0.0"
@@ -341,3 +345,21 @@ def test_removed_inverted_form_is_admitted_only_over_a_regex_proved_total(toks, 
     refused = stages_tokenizer("synthetic_gappy_removed", tmp_path, (gappy,), removed_inverted=True)
     assert admission_of(refused).reason == "not_byte_level:split_removed_inverted_not_total"
     assert [p for p, _ in Split(Regex(gappy), behavior="removed", invert=True).pre_tokenize_str("a b")] == ["a", "b"]
+
+
+def test_kill_matrix_on_a_derived_family(toks, ledger) -> None:
+    """The kill matrix (ci battery) on the GPT-2 form: both unbroken paths are clean, and every cut control that
+    applies is killed or is, for this family, the specification's own rule (survives by proof). The repair
+    controls' kills depend on what the vocabulary joins (periodic tails, digit phases): their statuses are
+    recorded, and none may be "dirty"."""
+    tok = toks["gpt2"]
+    rows = run_matrix(tok, control_names())
+    status = {r.control: r.status for r in rows}
+    wrong = [c for c, s in status.items() if s == "dirty" or (s == "survived" and not c.startswith("repair."))]
+    ledger.record("harness", "derived.kill_matrix", tok, comparisons=len(rows), differences=len(wrong),
+                  unit="control", details={"statuses": status, "pattern": admission_of(tok).pattern})
+    unbroken = [r for r in rows if r.status in ("clean", "dirty")]
+    assert len(unbroken) == 2 and all(r.status == "clean" for r in unbroken), status
+    cut = {c: s for c, s in status.items() if c.startswith("cut.")}
+    assert all(s in ("killed", "survives-by-proof", "not applicable") for s in cut.values()), cut
+    assert cut["cut.no_crlf_carveout"] == "survives-by-proof" and cut["cut.add_N_N"] == "killed"

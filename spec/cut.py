@@ -26,7 +26,7 @@ from functools import lru_cache
 from frozen.loader import FrozenTokenizer
 from spec.admission import STRIP_REFUSAL, admission_of
 from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
-from spec.families import is_apostrophe_free, is_family, pairs_of
+from spec.families import is_apostrophe_free, is_crlf_free, is_family, pairs_of
 from spec.guard import GUARD_MODES, cut_inside_special, special_touches
 from spec.normalization import anchors_around, nfc_split
 from spec.special_cut import SPECIAL_RULE_MODES, at_selected_edge, premises_hold
@@ -113,7 +113,8 @@ def rules_for_family(family: str | None, rules: CutRules = DEFAULT_CUT_RULES) ->
     if family is None or family == "floor":
         return replace(rules, pattern_pairs="floor")
     return replace(rules, pairs=rules.pairs | pairs_of(family), pattern_pairs="floor",
-                   apostrophe_carveout=rules.apostrophe_carveout and not is_apostrophe_free(family))
+                   apostrophe_carveout=rules.apostrophe_carveout and not is_apostrophe_free(family),
+                   cr_lf_carveout=rules.cr_lf_carveout and not is_crlf_free(family))
 
 
 def pair_verdict(left: str, right: str, table: bytes, rules: CutRules) -> str:

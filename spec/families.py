@@ -35,12 +35,13 @@ PREFIX_SPACE_REFUSAL = ("byte_level_add_prefix_space:the reference prepends a sp
 @dataclass(frozen=True)
 class DerivedFamily:
     """A family admitted by proof: its stages, the pairs proved sound beyond the floor (adopted), and whether the
-    apostrophe carve-out is proved unnecessary (L->' sound)."""
+    apostrophe carve-out (L->' sound) and the CR/LF carve-out (O->CR/LF sound) are proved unnecessary."""
 
     name: str
     stages: tuple[str, ...]
     pairs: frozenset[tuple[int, int]]
     apostrophe_free: bool
+    crlf_free: bool = False
 
 
 _DERIVED: dict[str, DerivedFamily] = {}
@@ -127,6 +128,14 @@ def removed_inverted_regexes(pre_tokenizer: dict | None) -> list[str]:
     stages = pre_tokenizer.get("pretokenizers") if pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
     return [s["pattern"]["Regex"] for s in stages or [] if s.get("type") == "Split"
             and (s.get("behavior"), bool(s.get("invert"))) == ("Removed", True) and "Regex" in (s.get("pattern") or {})]
+
+
+def is_crlf_free(family: str) -> bool:
+    """Whether no punctuation run of the family takes a CR or LF after it (O->CR/LF proved sound): only derived
+    families are (no known one is)."""
+    if family in SPLIT_PATTERNS:
+        return False
+    return derived(family).crlf_free
 
 
 def family_of_stages(stages: tuple[str, ...]) -> str | None:

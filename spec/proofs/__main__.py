@@ -174,9 +174,10 @@ def tokenizer_main(path: Path) -> int:
     if "symbols" in details:
         print(f"  {details['symbols']} symbols; accepted pairs proved (separating stage): "
               f"{details['accepted_pairs_proved']}")
-        carveout = "dropped (L→' sound)" if d.apostrophe_free else "kept"
+        apostrophe = "dropped (L→' sound)" if d.apostrophe_free else "kept"
+        crlf = "dropped (O→CR/LF sound)" if d.crlf_free else "kept"
         print(f"  outside the floor, sound: {details['excluded_sound']}; adopted: {d.as_dict()['pairs']}, "
-              f"apostrophe carve-out {carveout}; sound, not adopted: {details.get('sound_not_adopted', [])}")
+              f"apostrophe carve-out {apostrophe}, CR/LF carve-out {crlf}")
         for label, cx in details["counterexamples"].items():
             print(f"  {label} excluded: {json.dumps(cx['text'], ensure_ascii=False)} cut {cx['cut']} "
                   f"({cx['obligation']}; confirmed on the reference pre-tokenizer)")

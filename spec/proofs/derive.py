@@ -22,11 +22,11 @@ floor reduced would be sound for the cut rule alone (each pair's soundness is pr
 sync witness (`spec.repair`), the controls and the array cut evaluation read the floor as a fixed set, and none of
 them takes a per-family floor: a reduced floor would leave them claiming boundaries the proof refuted.
 
-Beyond the floor a derived family adopts exactly what the six families adopt (and `spec.transitions` records for
-them): every whole class pair outside the floor that the split-level proof shows sound (and the pipeline proof
-finds sound to its bound), and "apostrophe-free" when the apostrophe part of L->O is sound. The CR/LF part of
-O->S, when sound, is not adopted (no known family has it; the carve-out stays, which is conservative) and is listed
-as `sound_not_adopted`. An excluded pair the prover neither proves nor confirms stays excluded (conservative) and
+Beyond the floor a derived family adopts what the split-level proof shows sound (and the pipeline proof finds sound
+to its bound), as the six families adopt it (`spec.transitions` records theirs): every whole class pair outside
+the floor, "apostrophe-free" when the apostrophe part of L->O is sound, and "CR/LF-free" when the CR/LF part of
+O->S is (no known family is: their punctuation runs take the newlines after them). An excluded pair the prover
+neither proves nor confirms stays excluded (conservative) and
 is listed (`unresolved_exclusions`); it does not refuse.
 
 The result is cached per stages digest under `$DELTA_HOME/derived-families/<digest>.json` (written atomically) and
@@ -51,7 +51,7 @@ import z3
 
 from frozen.cache import cache_root
 from frozen.errors import SuiteError
-from spec.classes import CLASS_NAMES
+from spec.classes import CLASS_NAMES, O, S
 from spec.families import DerivedFamily, derived_name, register, register_total, stages_digest
 from spec.proofs.alphabet import partition
 from spec.proofs.coverage import regex_coverage
@@ -105,35 +105,36 @@ class Derivation:
     apostrophe_free: bool = False
     details: dict = field(default_factory=dict)
     cached: bool = False
+    crlf_free: bool = False
 
     def family(self) -> DerivedFamily:
-        return DerivedFamily(self.name, self.stages, frozenset(self.pairs), self.apostrophe_free)
+        return DerivedFamily(self.name, self.stages, frozenset(self.pairs), self.apostrophe_free, self.crlf_free)
 
     def as_dict(self) -> dict:
         return {"name": self.name, "stages": list(self.stages), "admitted": self.admitted, "reason": self.reason,
                 "pairs": [f"{CLASS_NAMES[a]}→{CLASS_NAMES[b]}" for a, b in self.pairs],
-                "apostrophe_free": self.apostrophe_free, "details": self.details, "cached": self.cached}
+                "apostrophe_free": self.apostrophe_free, "crlf_free": self.crlf_free, "details": self.details,
+                "cached": self.cached}
 
 
-def adopted(proof: FamilyProof) -> tuple[frozenset[tuple[int, int]], bool, list[str]]:
+def adopted(proof: FamilyProof) -> tuple[frozenset[tuple[int, int]], bool, bool, list[str]]:
     """What a family adopts from its split-level proof: the whole class pairs outside the floor proved sound, whether
-    the apostrophe part of L->O is sound, and the sound parts not adopted (the CR/LF part of O->S)."""
-    pairs, apostrophe, not_adopted = set(), False, []
+    the apostrophe part of L->O is sound, whether the CR/LF part of O->S is, and the labels of all three."""
+    pairs, apostrophe, crlf, labels = set(), False, False, []
     for r in proof.excluded():
         if not r.sound:
             continue
         cls_pair = (r.pair.left_cls, r.pair.right_cls)
+        labels.append(r.pair.label)
         if cls_pair not in ACCEPTED_PAIRS:
             pairs.add(cls_pair)
         elif r.pair.label == APOSTROPHE_LABEL:
             apostrophe = True
+        elif cls_pair == (O, S):
+            crlf = True
         else:
-            not_adopted.append(r.pair.label)
-    return frozenset(pairs), apostrophe, not_adopted
-
-
-def _label(pair: tuple[int, int]) -> str:
-    return f"{CLASS_NAMES[pair[0]]}→{CLASS_NAMES[pair[1]]}"
+            raise ValueError(f"unexpected sound carve-out {r.pair.label}")
+    return frozenset(pairs), apostrophe, crlf, labels
 
 
 def _refused(name: str, stages: tuple[str, ...], reason: str, details: dict) -> Derivation:
@@ -176,8 +177,7 @@ def _decide(name: str, stages: tuple[str, ...], asts: tuple, bound: int, details
     if proof.accepted_failures():
         labels = ",".join(r.pair.label for r in proof.accepted_failures())
         return _refused(name, stages, f"{UNPROVED}:accepted pairs refuted: {labels}", details)
-    pairs, apostrophe_free, not_adopted = adopted(proof)
-    details["sound_not_adopted"] = not_adopted
+    pairs, apostrophe_free, crlf_free, adopted_labels = adopted(proof)
     pipeline = prove_pipeline(name, stages, bound, alphabet=proof.alphabet)
     p = pipeline.summary()
     details["pipeline"] = {"faithful": p["faithful"], "faithfulness_strings": p["faithfulness_strings"],
@@ -189,7 +189,6 @@ def _decide(name: str, stages: tuple[str, ...], asts: tuple, bound: int, details
         return _refused(name, stages, f"{UNPROVED}:pipeline encoding differs from the reference", details)
     if not pipeline.accepted_proved:
         return _refused(name, stages, f"{UNPROVED}:pipeline refuted an accepted cut", details)
-    adopted_labels = [_label(pair) for pair in sorted(pairs)] + ([APOSTROPHE_LABEL] if apostrophe_free else [])
     unsound = [label for label in adopted_labels if label not in p["excluded_sound_to_bound"]]
     if unsound:
         return _refused(name, stages, f"{UNPROVED}:pipeline refuted pairs the split-level proof found sound: "
@@ -199,7 +198,8 @@ def _decide(name: str, stages: tuple[str, ...], asts: tuple, bound: int, details
     if not details["resync"]["holds"]:
         details["resync"]["confirmed"] = resync_confirmed(stages, details["resync"])
         return _refused(name, stages, f"{UNPROVED}:re-synchronization refuted", details)
-    return Derivation(name, stages, True, "admitted", tuple(sorted(pairs)), apostrophe_free, details)
+    return Derivation(name, stages, True, "admitted", tuple(sorted(pairs)), apostrophe_free, details,
+                      crlf_free=crlf_free)
 
 
 def resync_confirmed(stages: tuple[str, ...], resync: dict) -> bool:
@@ -244,7 +244,7 @@ def read_cached(stages: tuple[str, ...]) -> Derivation | None:
     d = data.get("derivation") or {}
     return Derivation(d["name"], stages, bool(d["admitted"]), str(d["reason"]),
                       tuple((int(a), int(b)) for a, b in d.get("pairs") or ()), bool(d.get("apostrophe_free")),
-                      dict(d.get("details") or {}), cached=True)
+                      dict(d.get("details") or {}), cached=True, crlf_free=bool(d.get("crlf_free")))
 
 
 def write_cached(derivation: Derivation) -> Path | None:
@@ -253,7 +253,8 @@ def write_cached(derivation: Derivation) -> Path | None:
     record = {"stages": list(derivation.stages), "versions": versions(),
               "derivation": {"name": derivation.name, "admitted": derivation.admitted, "reason": derivation.reason,
                              "pairs": [list(p) for p in derivation.pairs],
-                             "apostrophe_free": derivation.apostrophe_free, "details": derivation.details}}
+                             "apostrophe_free": derivation.apostrophe_free, "crlf_free": derivation.crlf_free,
+                             "details": derivation.details}}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
