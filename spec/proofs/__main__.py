@@ -25,12 +25,12 @@ from pathlib import Path
 from frozen.errors import SuiteError
 from frozen.loader import load_tokenizer_file
 from frozen.registry import TOKENIZER_FILE
-from spec.families import split_stages, stages_of
+from spec.families import is_total, removed_inverted_regexes, split_stages, stages_of
 from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES, identify
 from spec.proofs.alphabet import family_alphabet
 from spec.proofs.bounded import bounded_check, default_lengths
 from spec.proofs.coverage import family_coverage
-from spec.proofs.derive import UNPROVED, cache_path, derive
+from spec.proofs.derive import UNPROVED, cache_path, derive, prove_total
 from spec.proofs.pieces import family_pieces
 from spec.proofs.pipeline_proof import DEFAULT_BOUND, family_resync, prove_family_pipeline
 from spec.proofs.prove import examine_family
@@ -153,8 +153,12 @@ def tokenizer_main(path: Path) -> int:
     except SuiteError as exc:
         print(f"error: {file}: {exc}", file=sys.stderr)
         return 2
-    stages, problem = split_stages(tok.admission_inputs.pre_tokenizer)
+    pre_tokenizer = tok.admission_inputs.pre_tokenizer
     print(f"{file} (sha256 {tok.sha256})")
+    for regex in removed_inverted_regexes(pre_tokenizer):
+        print(f"  Removed + inverted stage {regex!r}: " + ("total" if is_total(regex) or prove_total(regex) else
+                                                          "NOT total (its gaps would be dropped)"))
+    stages, problem = split_stages(pre_tokenizer)
     if problem is not None:
         print(f"  refused before any proof: not_byte_level:{problem}")
         return 2
