@@ -28,7 +28,8 @@ from controls.proofs import (
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
 from spec.classes import L, M, N, O, S, class_table
-from spec.cut import ACCEPTED_TRANSITION, DEFAULT_CUT_RULES, CutRules, pair_verdict
+from spec.cut import ACCEPTED_TRANSITION, DEFAULT_CUT_RULES, CutRules, pair_verdict, rules_for_family
+from spec.families import is_derived
 from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 from spec.transitions import ACCEPTED_PAIRS
 
@@ -89,8 +90,20 @@ class Control:
         return self.derive(tok) if self.derive is not None else tok
 
     def redundant_on(self, tok: FrozenTokenizer) -> bool:
-        """Whether the redundancy proof covers `tok`: its pattern family is claimed and its premise holds there."""
-        return admission_of(tok).pattern in self.redundant_for and self.premise(tok)
+        """Whether the redundancy proof covers `tok`: its pattern family is claimed and its premise holds there.
+        A derived family (admitted by proof, `spec.proofs.derive`) is covered by the claims made for every family
+        (their arguments rest on the per-pattern proofs its derivation repeats), and by any cut control whose rules
+        are, for that family, the specification's own rules (its derived pairs or apostrophe rule make the
+        control's change a no-op: the equality is the proof, as `pattern_pairs_equal` is for qwen2; the array
+        evaluation's CR/LF fault is a no-op where the family applies no CR/LF carve-out)."""
+        family = admission_of(tok).pattern
+        if is_derived(family):
+            own = rules_for_family(family)
+            fault_inert = self.cut_fault is None or (self.cut_fault == "crlf_carveout_misses_cr"
+                                                     and not own.cr_lf_carveout)
+            same_rules = self.rules is not None and fault_inert and rules_for_family(family, self.rules) == own
+            return (self.redundant_for == ALL_FAMILIES or same_rules) and self.premise(tok)
+        return family in self.redundant_for and self.premise(tok)
 
     def status_if_survives(self, tok: FrozenTokenizer) -> str:
         """What a survival on `tok` means: "survives-by-proof" where proven redundant, else "survived" (a finding)."""

@@ -235,3 +235,30 @@ def power_tokenizer(kind: str, folder: Path) -> FrozenTokenizer:
     name = f"synthetic_{kind}"
     path, _ = write(folder, power_config(kind), name=name)
     return load_tokenizer_file(path, name=name)
+
+
+# --- tokenizers with split patterns none of the six families have (admission by proof, spec.proofs.derive) ------
+
+
+def stages_config(regexes: tuple[str, ...], use_regex: bool = False, add_prefix_space: bool = False,
+                  removed_inverted: bool = False) -> dict:
+    """The shared power vocabulary (`power_vocabulary`: merges across letter + apostrophe, space + word,
+    punctuation + newline, digit groups, ...) and `<|endoftext|>`, pre-tokenized by one Split stage per regex of
+    `regexes` (Isolated, or Removed and inverted with `removed_inverted`), then a ByteLevel stage with `use_regex`
+    and `add_prefix_space` as given."""
+    cfg = base_config()
+    vocab, merges = power_vocabulary()
+    cfg["model"]["vocab"], cfg["model"]["merges"] = vocab, merges
+    behavior, invert = ("Removed", True) if removed_inverted else ("Isolated", False)
+    splits = [{"type": "Split", "pattern": {"Regex": r}, "behavior": behavior, "invert": invert} for r in regexes]
+    byte_level = {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": False,
+                  "use_regex": use_regex}
+    cfg["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [*splits, byte_level]}
+    cfg["added_tokens"] = [_added(END, len(vocab))]
+    return cfg
+
+
+def stages_tokenizer(name: str, folder: Path, regexes: tuple[str, ...], **byte_level: bool) -> FrozenTokenizer:
+    """Write `stages_config(regexes, **byte_level)` into `folder` and load it as `name` (provenance "file")."""
+    path, _ = write(folder, stages_config(regexes, **byte_level), name=name)
+    return load_tokenizer_file(path, name=name)

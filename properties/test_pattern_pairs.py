@@ -31,6 +31,7 @@ from spec.admission import admission_of
 from spec.classes import CLASS_NAMES
 from spec.cut import CutRules, explain_cut, rules_for
 from spec.patterns import SPLIT_PATTERNS
+from spec.proofs.derive import adopted
 from spec.proofs.prove import prove_family
 from spec.reference import reference_encode
 from spec.transitions import ACCEPTED_PAIRS, APOSTROPHE_FREE, PATTERN_PAIRS
@@ -56,6 +57,9 @@ def test_pattern_pairs_are_what_the_prover_finds_sound(family: str, ledger) -> N
                   details={"family": family, "declared": sorted(declared), "proved_sound": sorted(sound)})
     assert not PATTERN_PAIRS[family] & ACCEPTED_PAIRS
     assert declared == sound, (sorted(declared - sound), sorted(sound - declared))
+    # a derived family adopts from its proof by the same rule (spec.proofs.derive.adopted), nothing left over
+    pairs, apostrophe_free, crlf_free, _ = adopted(proof)
+    assert (pairs, apostrophe_free, crlf_free) == (PATTERN_PAIRS[family], family in APOSTROPHE_FREE, False)
 
 
 @pytest.mark.parametrize("name", ADMITTED)

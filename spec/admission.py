@@ -1,10 +1,14 @@
 """Admission: which tokenizer configurations the cut and repair propositions may be applied to.
 
 A configuration is admitted only if (1) its model is BPE without dropout, (2) it is byte-level (a ByteLevel
-pre-tokenizer stage with use_regex=false and add_prefix_space=false after Split stages whose regexes are one of the
-six known split patterns, each Isolated and not inverted, or Removed and inverted over a pattern whose matches
-tile every text (`TOTAL_STAGES`, proved by `spec.proofs.coverage`): such a stage keeps exactly the Isolated
-pieces), (3) its normalizer is none, the empty Sequence, or NFC,
+pre-tokenizer stage with add_prefix_space=false after Split stages, each Isolated and not inverted, or Removed and
+inverted over a pattern whose matches tile every text (`TOTAL_STAGES`, or any other regex `spec.proofs.coverage`
+proves total at admission, `spec.proofs.derive.prove_total`): such a stage keeps exactly the Isolated pieces;
+a ByteLevel stage with use_regex=true splits every piece it receives with the GPT-2 pattern, Isolated, before
+mapping bytes, so it counts as that pattern's Split stage followed by a plain ByteLevel, `split_stages`), and its
+stages are one of the six known split patterns or are admitted by proof under
+a derived family (`spec.proofs.derive`: refused by name for a construct the proofs do not model or a transition
+the proof refutes), (3) its normalizer is none, the empty Sequence, or NFC,
 (4) no added token sets lstrip, rstrip or single_word, and (5) no added token is matched after normalization
 unless the normalizer is the identity. Everything else is refused with a named reason code, and callers fall
 back to the reference encode. Reason codes are stable strings; consumers must tolerate unknown ones.
@@ -16,11 +20,14 @@ import weakref
 from dataclasses import dataclass
 
 from frozen.loader import FrozenTokenizer, normalizer_kind
-from spec.patterns import TOTAL_STAGES, identify
+from spec.families import PREFIX_SPACE_REFUSAL, is_total, removed_inverted_regexes, split_stages
+from spec.patterns import identify
+from spec.proofs.derive import derive, prove_total
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
 ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc")
 STRIP_REFUSAL = "added_token_strip_or_single_word"
+__all__ = ["PREFIX_SPACE_REFUSAL", "split_stages"]  # re-exported from spec.families, where they live
 
 
 @dataclass(frozen=True)
@@ -35,33 +42,6 @@ class Admission:
         return self.admitted
 
 
-def split_stages(pre_tokenizer: dict | None) -> tuple[tuple[str, ...], str | None]:
-    """The Split regexes in order, and a refusal detail when the pre-tokenizer is not Split* then ByteLevel."""
-    if pre_tokenizer is None:
-        return (), "no pre-tokenizer"
-    stages = pre_tokenizer.get("pretokenizers") if pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
-    stages = stages or []
-    if not stages or stages[-1].get("type") != "ByteLevel":
-        return (), "last pre-tokenizer stage is not ByteLevel"
-    last = stages[-1]
-    if last.get("use_regex", True) or last.get("add_prefix_space", True):
-        return (), "ByteLevel stage has use_regex or add_prefix_space set"
-    regexes = []
-    for stage in stages[:-1]:
-        if stage.get("type") != "Split":
-            return (), f"stage {stage.get('type')} is not Split"
-        pattern = stage.get("pattern", {})
-        if "Regex" not in pattern:
-            return (), "Split stage matches a string, not a regex"
-        form = (stage.get("behavior"), bool(stage.get("invert")))
-        if form == ("Removed", True) and pattern["Regex"] not in TOTAL_STAGES:
-            return (), "split_removed_inverted_not_total"
-        if form not in (("Isolated", False), ("Removed", True)):
-            return (), "Split stage is neither Isolated nor Removed and inverted"
-        regexes.append(pattern["Regex"])
-    return tuple(regexes), None
-
-
 def admit(config: dict, added_tokens: list[dict]) -> Admission:
     """Decide admission for a parsed tokenizer.json and the full list of added tokens of the loaded configuration."""
     model = config.get("model") or {}
@@ -69,7 +49,12 @@ def admit(config: dict, added_tokens: list[dict]) -> Admission:
         return Admission(False, f"model_not_bpe:{model.get('type')}")
     if model.get("dropout") not in (None, 0, 0.0):
         return Admission(False, "bpe_dropout")
+    for regex in removed_inverted_regexes(config.get("pre_tokenizer")):
+        if not is_total(regex):
+            prove_total(regex)  # a total one is registered; split_stages then admits its Removed + inverted form
     stages, problem = split_stages(config.get("pre_tokenizer"))
+    if problem == PREFIX_SPACE_REFUSAL:
+        return Admission(False, problem)
     if problem is not None:
         return Admission(False, f"not_byte_level:{problem}")
     kind = normalizer_kind(config.get("normalizer"))
@@ -82,7 +67,10 @@ def admit(config: dict, added_tokens: list[dict]) -> Admission:
             return Admission(False, f"normalized_added_token_under_normalizer:{tok.get('content')}")
     family = identify(stages)
     if family is None:
-        return Admission(False, "split_pattern_unknown")
+        derivation = derive(stages)
+        if not derivation.admitted:
+            return Admission(False, derivation.reason)
+        family = derivation.name
     return Admission(True, "admitted", family)
 
 

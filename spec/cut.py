@@ -26,10 +26,11 @@ from functools import lru_cache
 from frozen.loader import FrozenTokenizer
 from spec.admission import STRIP_REFUSAL, admission_of
 from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
+from spec.families import is_apostrophe_free, is_crlf_free, is_family, pairs_of
 from spec.guard import GUARD_MODES, cut_inside_special, special_touches
 from spec.normalization import anchors_around, nfc_split
 from spec.special_cut import SPECIAL_RULE_MODES, at_selected_edge, premises_hold
-from spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, APOSTROPHE_FREE, CR_LF, PATTERN_PAIRS
+from spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, CR_LF
 
 CLASS_SOURCES = ("engine", "python")
 ACCEPTED_TRANSITION = "accepted:transition"
@@ -64,7 +65,7 @@ class CutRules:
             raise ValueError(f"special_rule must be one of {SPECIAL_RULE_MODES}, not {self.special_rule!r}")
         if self.guard not in GUARD_MODES:
             raise ValueError(f"guard must be one of {GUARD_MODES}, not {self.guard!r}")
-        if self.pattern_pairs not in ("own", "floor", *PATTERN_PAIRS):
+        if self.pattern_pairs not in ("own", "floor") and not is_family(self.pattern_pairs):
             raise ValueError(f"pattern_pairs must be 'own', 'floor' or a family, not {self.pattern_pairs!r}")
         if self.class_source not in CLASS_SOURCES:
             raise ValueError(f"class_source must be one of {CLASS_SOURCES}, not {self.class_source!r}")
@@ -106,13 +107,14 @@ def rules_for(tok: FrozenTokenizer, rules: CutRules = DEFAULT_CUT_RULES) -> CutR
 
 
 def rules_for_family(family: str | None, rules: CutRules = DEFAULT_CUT_RULES) -> CutRules:
-    """`rules_for` by pattern family (None or "floor": the floor)."""
+    """`rules_for` by pattern family, known or derived (`spec.families`; None or "floor": the floor)."""
     if rules.pattern_pairs != "own" and family != rules.pattern_pairs:
         family = rules.pattern_pairs
-    if family not in PATTERN_PAIRS:
+    if family is None or family == "floor":
         return replace(rules, pattern_pairs="floor")
-    return replace(rules, pairs=rules.pairs | PATTERN_PAIRS[family], pattern_pairs="floor",
-                   apostrophe_carveout=rules.apostrophe_carveout and family not in APOSTROPHE_FREE)
+    return replace(rules, pairs=rules.pairs | pairs_of(family), pattern_pairs="floor",
+                   apostrophe_carveout=rules.apostrophe_carveout and not is_apostrophe_free(family),
+                   cr_lf_carveout=rules.cr_lf_carveout and not is_crlf_free(family))
 
 
 def pair_verdict(left: str, right: str, table: bytes, rules: CutRules) -> str:

@@ -34,6 +34,12 @@ DEEPSEEK = (
     "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
 )
 
+# the pattern a ByteLevel pre-tokenizer with use_regex=true splits with (tokenizers, pre_tokenizers/byte_level.rs,
+# its RE): admission reads such a stage as this Split stage, Isolated, followed by a plain ByteLevel. It is none of
+# the six families (its contractions are case-sensitive and its letter, digit and punctuation runs take one space
+# before them), so it is decided by proof (spec.proofs.derive).
+GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
 # family name -> the regex of each Split stage, in order (all Isolated, not inverted, then ByteLevel without regex)
 SPLIT_PATTERNS: dict[str, tuple[str, ...]] = {
     "qwen2": (QWEN2,),

@@ -4,7 +4,15 @@ the solver time, then the pipeline-level proof: every Split stage in order with 
 accepted transition proved to leave the pieces unchanged (end of input and right side) for every string up to a
 length bound (`python -m spec.proofs [--bounded] [--pipeline-bound N] [FAMILY...]`). Exit 0 when every claimed proof
 holds, 1 when one fails (an accepted pair refuted, an exclusion neither proved nor confirmed, a coverage claim
-wrong, the pipeline encoding disagreeing with the reference), 2 on a usage error."""
+wrong, the pipeline encoding disagreeing with the reference), 2 on a usage error.
+
+`python -m spec.proofs --tokenizer PATH` shows the decision for one tokenizer.json (or a folder holding one): its
+Split stages (a ByteLevel stage with use_regex read as the GPT-2 pattern's stage), the known family they are, or
+the derivation of a derived family (`spec.proofs.derive`: cached or proved now, with the pairs adopted, the
+counterexamples of the excluded pairs confirmed on the reference, the pipeline and re-synchronization proofs, the
+seconds it took and the versions it was made with). Exit 0 when admitted, 1 when the proof refutes the stages
+(`split_pattern_unproved`), 2 when the file is refused before any proof (not byte-level, a construct the proofs do
+not model) or cannot be loaded."""
 
 from __future__ import annotations
 
@@ -12,11 +20,17 @@ import argparse
 import json
 import re
 import sys
+from pathlib import Path
 
-from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES
+from frozen.errors import SuiteError
+from frozen.loader import load_tokenizer_file
+from frozen.registry import TOKENIZER_FILE
+from spec.families import is_total, removed_inverted_regexes, split_stages, stages_of
+from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES, identify
 from spec.proofs.alphabet import family_alphabet
 from spec.proofs.bounded import bounded_check, default_lengths
 from spec.proofs.coverage import family_coverage
+from spec.proofs.derive import UNPROVED, cache_path, derive, prove_total
 from spec.proofs.pieces import family_pieces
 from spec.proofs.pipeline_proof import DEFAULT_BOUND, family_resync, prove_family_pipeline
 from spec.proofs.prove import examine_family
@@ -87,7 +101,7 @@ def witness_mechanisms(family: str) -> tuple[str, ...]:
     the vocabulary joins a newline with the blank after it, spec.repair.newline_joins_whitespace) and "mark_tail"
     (a letter alternative taking marks beside a punctuation class that takes them too: wrong IDs only where the
     vocabulary joins a mark with the punctuation after it, spec.repair.mark_joins_punctuation)."""
-    stages = SPLIT_PATTERNS[family]
+    stages = stages_of(family)
     found = []
     if any(GROUPS_DIGITS in stage for stage in stages):
         found.append("digit_phase")
@@ -131,13 +145,77 @@ def witness_verdict(family: str) -> str:
             "The controls' status per tokenizer: controls/findings.py")
 
 
+def tokenizer_main(path: Path) -> int:
+    """Print the decision on one tokenizer file's split stages (module docstring) and return the exit status."""
+    file = path / TOKENIZER_FILE if path.is_dir() else path
+    try:
+        tok = load_tokenizer_file(file)
+    except SuiteError as exc:
+        print(f"error: {file}: {exc}", file=sys.stderr)
+        return 2
+    pre_tokenizer = tok.admission_inputs.pre_tokenizer
+    print(f"{file} (sha256 {tok.sha256})")
+    for regex in removed_inverted_regexes(pre_tokenizer):
+        print(f"  Removed + inverted stage {regex!r}: " + ("total" if is_total(regex) or prove_total(regex) else
+                                                          "NOT total (its gaps would be dropped)"))
+    stages, problem = split_stages(pre_tokenizer)
+    if problem is not None:
+        print(f"  refused before any proof: not_byte_level:{problem}")
+        return 2
+    for i, stage in enumerate(stages):
+        print(f"  stage {i}: {stage}")
+    family = identify(stages)
+    if family is not None:
+        print(f"  known family {family}: its proof is `python -m spec.proofs {family}`")
+        return 0
+    d = derive(stages)
+    details = d.details
+    source = f"cached: {cache_path(stages)}" if d.cached else f"proved now, cached at {cache_path(stages)}"
+    print(f"  derived family {d.name} ({source}; {details.get('seconds')} s; versions {details.get('versions')})")
+    print(f"  decision: {'ADMITTED' if d.admitted else 'REFUSED'} ({d.reason})")
+    if "error" in details:
+        print(f"  {details['error']}")
+    if "symbols" in details:
+        print(f"  {details['symbols']} symbols; accepted pairs proved (separating stage): "
+              f"{details['accepted_pairs_proved']}")
+        apostrophe = "dropped (L→' sound)" if d.apostrophe_free else "kept"
+        crlf = "dropped (O→CR/LF sound)" if d.crlf_free else "kept"
+        print(f"  outside the floor, sound: {details['excluded_sound']}; adopted: {d.as_dict()['pairs']}, "
+              f"apostrophe carve-out {apostrophe}, CR/LF carve-out {crlf}")
+        for label, cx in details["counterexamples"].items():
+            print(f"  {label} excluded: {json.dumps(cx['text'], ensure_ascii=False)} cut {cx['cut']} "
+                  f"({cx['obligation']}; confirmed on the reference pre-tokenizer)")
+        if details.get("unresolved_exclusions"):
+            print(f"  excluded, neither proved nor confirmed (conservative): {details['unresolved_exclusions']}")
+    if "pipeline" in details:
+        pl = details["pipeline"]
+        print(f"  pipeline to {details['bound']} symbols: encoding {'agrees' if pl['faithful'] else 'DISAGREES'} "
+              f"with the reference on {pl['faithfulness_strings']} strings; accepted set "
+              f"{'proved' if pl['accepted_proved'] else 'REFUTED'} ({pl['sides']}); excluded pairs sound to the "
+              f"bound: {pl['excluded_sound_to_bound']}")
+    if "resync" in details:
+        r = details["resync"]
+        print(f"  re-synchronization: {'proved' if r['holds'] else 'REFUTED'} to length {r['proved_to']}"
+              + ("" if r["holds"] else f": {r['counterexample']!r}, window start {r['window_start']}, common "
+                                       f"boundary {r['common_boundary']}"))
+    if d.admitted:
+        return 0
+    return 1 if d.reason.startswith(UNPROVED) else 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spec.proofs", description=__doc__)
     parser.add_argument("families", nargs="*", help=f"pattern families (default: all of {', '.join(SPLIT_PATTERNS)})")
     parser.add_argument("--bounded", action="store_true", help="also run the default bounded enumeration")
     parser.add_argument("--pipeline-bound", type=int, default=DEFAULT_BOUND, metavar="N",
                         help=f"string length of the pipeline-level proof (default {DEFAULT_BOUND}; 0 skips it)")
+    parser.add_argument("--tokenizer", metavar="PATH", type=Path,
+                        help="decide one tokenizer.json (or a folder holding one): its family, or its derivation")
     args = parser.parse_args(argv)
+    if args.tokenizer is not None:
+        if args.families:
+            parser.error("--tokenizer takes no family arguments")
+        return tokenizer_main(args.tokenizer)
     unknown = [f for f in args.families if f not in SPLIT_PATTERNS]
     if unknown:
         parser.error(f"unknown pattern family: {', '.join(unknown)}")

@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 
 from spec.classes import CLASS_NAMES, L, M, N, O, S
 from spec.engine_classes import CODE_SPACE, engine_mask
+from spec.families import stages_of
 from spec.patterns import SPLIT_PATTERNS
 from spec.proofs.regex import Atom, atoms, parse
 
@@ -155,7 +156,7 @@ def partition(name: str, pattern_atoms: list[Atom]) -> Alphabet:
 def family_atoms(family: str) -> list[Atom]:
     """Every atom of every Split stage of a pattern family, in order of appearance."""
     out: dict[str, Atom] = {}
-    for stage in SPLIT_PATTERNS[family]:
+    for stage in stages_of(family):
         for atom in atoms(parse(stage)):
             out.setdefault(atom.source, atom)
     return list(out.values())

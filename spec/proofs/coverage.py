@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import z3
 
-from spec.patterns import SPLIT_PATTERNS
-from spec.proofs.alphabet import family_alphabet
+from spec.families import stages_of
+from spec.proofs.alphabet import Alphabet, family_alphabet
 from spec.proofs.regex import parse
 from spec.proofs.z3_encoding import Encoder
 
@@ -44,12 +44,13 @@ class Coverage:
 
 def stage_coverage(family: str, stage: int) -> Coverage:
     """Prove or refute that stage `stage` of `family` matches a non-empty string at every position."""
-    return regex_coverage(SPLIT_PATTERNS[family][stage], family, stage)
+    return regex_coverage(stages_of(family)[stage], family, stage)
 
 
-def regex_coverage(regex: str, family: str, stage: int = 0) -> Coverage:
-    """The coverage verdict of `regex` over `family`'s abstract alphabet (its atoms must be among the family's)."""
-    alphabet = family_alphabet(family)
+def regex_coverage(regex: str, family: str, stage: int = 0, alphabet: Alphabet | None = None) -> Coverage:
+    """The coverage verdict of `regex` over `family`'s abstract alphabet, or over `alphabet` when given (its atoms
+    must be among the alphabet's)."""
+    alphabet = alphabet or family_alphabet(family)
     enc = Encoder(alphabet)
     ast = parse(regex)
     start = time.perf_counter()
@@ -78,4 +79,4 @@ def regex_coverage(regex: str, family: str, stage: int = 0) -> Coverage:
 
 def family_coverage(family: str) -> list[Coverage]:
     """The coverage verdict of every stage of a family."""
-    return [stage_coverage(family, i) for i in range(len(SPLIT_PATTERNS[family]))]
+    return [stage_coverage(family, i) for i in range(len(stages_of(family)))]

@@ -38,7 +38,6 @@ from itertools import islice
 from frozen.errors import NotProvisioned
 from frozen.loader import FrozenTokenizer, byte_decoder, load_tokenizer
 from frozen.registry import rows
-from spec.admission import admission_of
 from spec.proofs.alphabet import Alphabet
 from spec.proofs.pieces import Pieces, cut_changes_pieces
 from spec.reference import reference_encode_units
@@ -130,15 +129,18 @@ def effects_depth(effects: Iterable[CutEffect]) -> str:
 
 @cache
 def family_tokenizers(family: str) -> tuple[FrozenTokenizer, ...]:
-    """The provisioned registry tokenizers whose admitted split pattern is `family` (registry order)."""
+    """The provisioned registry tokenizers whose split pattern is `family` (registry order): the registry's
+    `split_pattern`, which properties/test_admission.py checks equals the admitted pattern of every provisioned
+    row (read from the registry so that nothing in spec.proofs imports spec.admission, which imports the
+    derivation of unseen patterns, `spec.proofs.derive`). A derived family has no registry row: none."""
     out = []
     for row in rows():
+        if row.split_pattern != family:
+            continue
         try:
-            tok = load_tokenizer(row.name)
+            out.append(load_tokenizer(row.name))
         except NotProvisioned:
             continue
-        if admission_of(tok).pattern == family:
-            out.append(tok)
     return tuple(out)
 
 

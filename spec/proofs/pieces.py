@@ -13,7 +13,7 @@ from functools import cache
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import PreTokenizer, Sequence, Split
 
-from spec.patterns import SPLIT_PATTERNS
+from spec.families import stages_of
 
 Pieces = Callable[[str], list[str]]
 
@@ -26,7 +26,7 @@ def stages_pre_tokenizer(stages: tuple[str, ...]) -> PreTokenizer:
 
 def family_pre_tokenizer(family: str) -> PreTokenizer:
     """The Split stages of a pattern family."""
-    return stages_pre_tokenizer(SPLIT_PATTERNS[family])
+    return stages_pre_tokenizer(stages_of(family))
 
 
 def pieces_of(pre_tokenizer: PreTokenizer) -> Pieces:

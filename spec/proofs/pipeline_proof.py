@@ -33,7 +33,7 @@ from functools import cache
 import z3
 
 from frozen.errors import SuiteError
-from spec.patterns import SPLIT_PATTERNS
+from spec.families import stages_of
 from spec.proofs.alphabet import Alphabet, family_alphabet, partition
 from spec.proofs.bounded import reduced_representatives
 from spec.proofs.pieces import Pieces, pieces_of, stages_pre_tokenizer
@@ -277,7 +277,7 @@ def alphabet_pair_matches(pair: PairSet, word: tuple[int, ...], cut: int) -> boo
 @cache
 def prove_family_pipeline(family: str, bound: int = DEFAULT_BOUND) -> PipelineProof:
     """`prove_pipeline` for one of the six families, over its abstract alphabet."""
-    return prove_pipeline(family, SPLIT_PATTERNS[family], bound, alphabet=family_alphabet(family))
+    return prove_pipeline(family, stages_of(family), bound, alphabet=family_alphabet(family))
 
 
 @dataclass(frozen=True)
@@ -342,4 +342,4 @@ def prove_resync(pipeline: Pipeline, name: str, bound: int) -> Resync:
 def family_resync(family: str, bound: int = DEFAULT_BOUND) -> Resync:
     """`prove_resync` for one of the six families over its abstract alphabet."""
     alphabet = family_alphabet(family)
-    return prove_resync(Pipeline(alphabet, tuple(parse(r) for r in SPLIT_PATTERNS[family])), family, bound)
+    return prove_resync(Pipeline(alphabet, tuple(parse(r) for r in stages_of(family))), family, bound)

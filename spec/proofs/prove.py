@@ -50,7 +50,8 @@ import z3
 from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer
 from spec.classes import CLASS_NAMES
-from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS
+from spec.families import stages_of
+from spec.patterns import RECONSTRUCTED
 from spec.proofs.alphabet import Alphabet, partition
 from spec.proofs.depth import (
     CONTEXT_BOUND,
@@ -466,7 +467,7 @@ def examine_ids(proof: FamilyProof, tokenizers: tuple[FrozenTokenizer, ...]) -> 
 
 def prove_family(family: str) -> FamilyProof:
     """`prove_stages` for one of the six pattern families of spec.patterns (pattern level: pieces only)."""
-    return prove_stages(family, SPLIT_PATTERNS[family])
+    return prove_stages(family, stages_of(family))
 
 
 @cache

