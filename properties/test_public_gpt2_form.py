@@ -80,7 +80,9 @@ def test_public_file_stages_are_the_gpt2_form_admitted_by_proof(claude_file: Pat
     stages, problem = split_stages(pre)
     assert problem is None and stages == (GPT2,)
     a, d = admission_of(tok), derive(stages)
-    ledger.record("harness", "derived.public_file_admission", tok, comparisons=2, differences=0, unit="decision",
+    wrong = int(not (d.admitted and d.name == derived_name((GPT2,)))) + int(
+        a.admitted or a.reason != "normalizer_not_supported:nfkc")
+    ledger.record("harness", "derived.public_file_admission", tok, comparisons=2, differences=wrong, unit="decision",
                   details={"package": f"{PACKAGE}@{VERSION}", "reason": a.reason, "stages": d.as_dict()})
     assert d.admitted and d.name == derived_name((GPT2,)), d.reason
     assert not a.admitted and a.reason == "normalizer_not_supported:nfkc", a.reason
