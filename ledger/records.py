@@ -85,7 +85,10 @@ def make_record(
     """One ledger record; `unit` says what `comparisons` counts (strings, documents, cuts, turns, code points...)."""
     if level not in LEVELS:
         raise ValueError(f"unknown ledger level {level!r}; one of {LEVELS}")
-    return {
+    user_file = user_tokenizer_file(tokenizer)
+    if user_file is not None:
+        tokenizer_sha256 = tokenizer_sha256 or user_file["sha256"]
+    record = {
         "schema": SCHEMA,
         "kind": kind,
         "level": level,
@@ -100,6 +103,27 @@ def make_record(
         "details": details or {},
         "provenance": provenance(),
     }
+    if user_file is not None:
+        record["tokenizer_file"] = user_file
+    return record
+
+
+USER_TABLE_ENV = "DELTA_USER_TOKENIZERS"  # written by frozen.user_table (its sibling floor; no import across it)
+
+
+def user_tokenizer_file(tokenizer: str | None) -> dict | None:
+    """The facts of a user tokenizer named in this run (`frozen.user_table`): source "user file", name, path,
+    sha256 and size of its tokenizer.json, the config's path and digest; None for a registry row or no tokenizer.
+    Every record of a user tokenizer carries them under `tokenizer_file`, so a report never counts it as one of
+    the eleven and never merges two files of one name."""
+    raw = os.environ.get(USER_TABLE_ENV)
+    if not tokenizer or not raw:
+        return None
+    try:
+        entry = json.loads(raw).get(tokenizer)
+    except (ValueError, AttributeError):
+        return None
+    return {"source": "user file", **entry} if isinstance(entry, dict) else None
 
 
 def unloadable_record(kind: str, check: str, tokenizer: str, reason: str, remedy: str) -> dict:
