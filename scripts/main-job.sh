@@ -12,17 +12,28 @@
 # was interrupted or never ran, and prints the verdict line. No step stops the job: the report is written whatever
 # happens (even when nothing is provisioned or a tokenizer is corrupt), and the job exits with the first failing
 # step's status (1 difference, 2 input, 3 environment, 130 interrupted), else the verdict's (0 only on PASS).
+# --tokenizer PATH (repeatable): also run the whole table on a user's tokenizer.json or snapshot folder (admission,
+# smoke, a campaign, the corpus, cut-gain and the kill matrix, each its own step); --only: on those files alone,
+# the eleven left out (their steps recorded as not selected).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${DELTA_OUT:-out}
 L="$OUT/ledgers/main"
 FULL=0
-for arg in "$@"; do
-  case "$arg" in
+ONLY=0
+USER_FILES=()
+usage() { echo "usage: ./run main [--full] [--tokenizer PATH]... [--only]" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
     --full) FULL=1 ;;
-    *) echo "usage: ./run main [--full]" >&2; exit 2 ;;
+    --only|--no-registry) ONLY=1 ;;
+    --tokenizer) [ $# -ge 2 ] || usage; USER_FILES+=("$2"); shift ;;
+    --tokenizer=*) USER_FILES+=("${1#--tokenizer=}") ;;
+    *) usage ;;
   esac
+  shift
 done
+if [ "$ONLY" = 1 ] && [ ${#USER_FILES[@]} -eq 0 ]; then echo "--only needs at least one --tokenizer PATH" >&2; exit 2; fi
 EXHAUSTIVE=${DELTA_EXHAUSTIVE:-}
 if [ "$FULL" = 1 ]; then BUDGET=120s; STRIDE=1; EXHAUSTIVE=full; else BUDGET=${DELTA_MAIN_BUDGET:-8s}; STRIDE=16; fi
 # DELTA_MAIN_STEPS (default all): a comma-separated subset of smoke,fuzz,corpus,checks to run; the others are
@@ -33,6 +44,8 @@ for s in ${STEPS//,/ }; do
     exit 2 ;; esac
 done
 selected() { [[ "$STEPS" == *",$1,"* ]]; }
+# registry STEP: a step of the eleven, run unless --only (then recorded as not selected, like DELTA_MAIN_STEPS)
+registry() { [ "$ONLY" = 0 ] && selected "$1"; }
 status=0
 # step NAME COMMAND...: run a step, record its status, keep the first failing status without stopping the job
 step() {
@@ -45,6 +58,7 @@ step() {
   # (pytest reports its own interruption as 2)
   if [ "$rc" -eq 130 ] || [ "$interrupted" = 1 ]; then interrupted=1; rc=130; fi
   record "$name" "$rc" "$((t1 - t0))e-3" "$@"
+  last=$rc
   if [ "$status" -eq 0 ]; then status=$rc; fi
 }
 # record NAME STATUS SECONDS COMMAND...: the job's own ledger row of one step (or -1: not run)
@@ -56,15 +70,17 @@ record() {
 # skip NAME COMMAND...: a step not run because the job was interrupted before it
 skip() { local name=$1; shift; echo "[main] $name: not run (interrupted)" >&2; record "$name" -1 "" "$@"; }
 # unselected NAME: a step left out by DELTA_MAIN_STEPS
-unselected() { echo "[main] $1: not selected (DELTA_MAIN_STEPS)" >&2; record "$1" -2 ""; }
+unselected() { echo "[main] $1: not selected ($([ "$ONLY" = 1 ] && echo "--only" || echo DELTA_MAIN_STEPS))" >&2
+  record "$1" -2 ""; }
 interrupted=0
+last=0
 trap 'interrupted=1' INT TERM
 
 # the embedded default is one self-contained run: its report counts only this run's ledgers
 rm -rf "$L" "$OUT/ledgers/fuzz"
 mkdir -p "$L"
 
-if selected smoke; then step smoke corpora smoke --out "$L/smoke"; else unselected smoke; fi
+if registry smoke; then step smoke corpora smoke --out "$L/smoke"; else unselected smoke; fi
 # the campaign's tokenizers: every installed row that is admitted, and every installed row that cannot be loaded
 # (its campaign records it as not loadable, with the remedy, and exits 2; the others run)
 names=$(python - <<'PY'
@@ -85,12 +101,12 @@ for row in rows():
         print(row.name)
 PY
 ) || names=""
-selected fuzz || { unselected fuzz; names=""; }
+registry fuzz || { unselected fuzz; names=""; }
 for name in $names; do
   if [ "$interrupted" = 1 ]; then skip "fuzz $name" fuzz --tokenizer "$name"; continue; fi
   step "fuzz $name" fuzz --tokenizer "$name" --budget "$BUDGET" --out "$L/fuzz/$name" --regressions "$OUT/fuzz-regressions"
 done
-if ! selected corpus; then unselected corpus
+if ! registry corpus; then unselected corpus
 elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; else
   step corpus corpora compare --profile small --tokenizer all --workers 2 --out "$L/corpus"
   # the cuts each pattern's proved pairs add over the floor, on the same corpus, every gained cut checked (up to
@@ -99,7 +115,7 @@ elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; e
     --out "$L/cut-gain"; fi
 # admission, the spec's properties and knobs, the battery, kill matrix, proofs, sampled exhaustive tables and chat
 # replays: the gate's own checks, which write the records the obligations table reads
-if ! selected checks; then unselected checks
+if ! registry checks; then unselected checks
 elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else step checks env DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
   DELTA_EXHAUSTIVE="$EXHAUSTIVE" python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" \
   properties/test_admission.py properties/test_reference.py properties/test_cut_spec.py \
@@ -108,6 +124,25 @@ elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else 
   properties/test_battery.py properties/test_kill_matrix.py properties/test_control_proofs.py \
   properties/test_proofs.py properties/test_pipeline_proof.py properties/test_coverage.py properties/test_bounded.py \
   properties/test_cut_exhaustive.py properties/test_chat_replay.py properties/test_obligations.py; fi
+
+# --- the user's files: each its own tokenizer (named after its folder or file, its digest in every record) -------
+# admission first: a refused file's other steps are not run (its refusal, with the stage and the reason, is the
+# admission step's output and status 2)
+for i in "${!USER_FILES[@]}"; do
+  p=${USER_FILES[$i]}; u="$L/user-$i"
+  if [ "$interrupted" = 1 ]; then skip "admission $p" python -m spec.admission_cli "$p"; continue; fi
+  step "admission $p" python -m spec.admission_cli "$p"
+  if [ "$last" -ne 0 ] || [ "$interrupted" = 1 ]; then continue; fi
+  if selected smoke; then step "smoke $p" corpora smoke --tokenizer "$p" --out "$u/smoke"; fi
+  if selected fuzz; then step "fuzz $p" fuzz --tokenizer "$p" --budget "$BUDGET" --out "$u/fuzz"; fi
+  if selected corpus; then
+    step "corpus $p" corpora compare --profile small --tokenizer "$p" --workers 2 --out "$u/corpus"
+    step "cut-gain $p" corpora cut-gain --profile small --tokenizer "$p" --max-characters 1000000 --verify 2000 \
+      --out "$u/cut-gain"
+  fi
+  if selected checks; then step "kill-matrix $p" python -m controls.kill_matrix --tokenizer "$p" \
+    --progress-every 100000 --ledger "$u/kill-matrix/kill-matrix.jsonl" >/dev/null; fi
+done
 
 # --- report: always written, from whatever ledgers exist -----------------------------------------------------
 trap '' INT TERM  # the report is written even after Ctrl-C (it takes seconds)
