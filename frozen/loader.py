@@ -135,6 +135,8 @@ def compute_bound(config: dict, added: list[dict]) -> int:
     maximum as reading them all, in a fraction of the time (a vocabulary has about a million entries)."""
     decoder = byte_decoder()
     vocab = config.get("model", {}).get("vocab", {})
+    if isinstance(vocab, list):  # Unigram: [piece, score] pairs
+        vocab = [entry[0] for entry in vocab if isinstance(entry, list) and entry and isinstance(entry[0], str)]
     longest = 0
     for token in sorted(vocab, key=len, reverse=True):
         if 4 * len(token) <= longest:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 METASPACE = "\u2581"
 
-# code -> (stage, what breaks, what a user can do); DETAIL is appended where the code carries one
+# code -> (stage, why: the premise it breaks and what a user can do); DETAIL follows the stage in parentheses, or
+# is the stage itself where the stage is left empty
 MESSAGES: dict[str, tuple[str, str]] = {
     "model_not_bpe": (
         "model",
@@ -25,7 +26,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "BPE dropout makes the encode random, so no cut can equal the whole encode every time; set dropout to "
         "null to be admitted"),
     "sentencepiece_style": (
-        "normalizer/pre-tokenizer",
+        "",  # the detail names the stage
         "a SentencePiece-style configuration: the stage named rewrites the text before BPE sees it (spaces become "
         "U+2581; a Prepend, or a Metaspace prepend_scheme, adds U+2581 at the start), so the pieces are neither "
         "the raw text's characters nor split at its character-class transitions, and a piece's IDs can depend on "
@@ -103,5 +104,5 @@ def refusal_message(reason: str) -> str:
     if code not in MESSAGES:
         return f"refused: {reason}"
     stage, why = MESSAGES[code]
-    where = f"{stage} ({detail})" if detail else stage
+    where = (f"{stage} ({detail})" if stage else detail) if detail else stage
     return f"refused at {where}: {why} [code {reason}]"
