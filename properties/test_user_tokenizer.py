@@ -95,10 +95,14 @@ def test_names_follow_the_file_the_folder_or_the_name_given(tmp_path: Path) -> N
             resolve_tokenizer(str(inside), registry_name)
 
 
-def test_the_path_rule_keeps_registry_names_and_takes_paths(tmp_path: Path) -> None:
+def test_the_path_rule_keeps_registry_names_and_takes_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    snapshot(tmp_path / "my-snapshot")
+    (tmp_path / "qwen3").mkdir()  # a folder that bears a registry alias does not shadow the registry row
     assert not is_path_argument("qwen3") and not is_path_argument(rows()[0].name)
     assert is_path_argument("x/tokenizer.json") and is_path_argument("tokenizer.json")
-    assert is_path_argument(str(snapshot(tmp_path / "s")))
+    assert is_path_argument("my-snapshot") and not is_path_argument("no-such-snapshot")
+    assert resolve_tokenizer("my-snapshot").name == "my-snapshot"
 
 
 def test_what_is_not_a_tokenizer_file_is_named_with_exit_2(tmp_path: Path) -> None:
