@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-controls", action="store_true", help="print the controls a campaign can run and exit")
     p.add_argument("--replay", metavar="FILE", nargs="+",
                    help="run saved cases again (on --subject if given, else the subject each was saved with); "
-                   "exit 1 if any still differs or faults")
+                   "exit 1 if any still differs or faults; cases found on a user file need --tokenizer PATH (and "
+                   "the same --name) again")
     return p
 
 
@@ -303,6 +304,10 @@ def replay_files(files: list[str], subject: str | None) -> int:
     failing = 0
     for name in files:
         reg = load_regression(Path(name))
+        entry = user_entry(reg.tokenizer)
+        if entry is not None and entry.sha256 != reg.tokenizer_sha256:
+            raise UsageError(f"{name} was found on {reg.tokenizer} with sha256 {reg.tokenizer_sha256[:16]}…; "
+                             f"{entry.path} has {entry.sha256[:16]}…: a different tokenizer")
         verdict = replay_on_subject(reg, subject)
         failing += verdict != "same"
         who = subject or reg.subject or reg.control or "delta"
@@ -340,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(control_names()))
             return 0
         if args.replay:
+            if args.tokenizer:  # the user file the saved cases were found on, named again so that they load
+                resolve_tokenizer(args.tokenizer, args.name)
             return replay_files(args.replay, None if is_default_subject(args.subject) else args.subject)
         print("fuzz: setting up (loading tokenizers, checking admission)", file=sys.stderr, flush=True)
         try:

@@ -280,3 +280,22 @@ def test_a_public_gpt4o_file_through_the_corpus_comparison_and_the_kill_matrix(t
     rows_ = [json.loads(line) for line in matrix.stdout.splitlines()]
     assert {r["status"] for r in rows_ if r["control"].startswith("unbroken")} == {"clean"}
     assert any(r["status"] == "killed" for r in rows_)
+
+
+def test_a_case_found_on_a_user_file_replays_on_that_file_only(tmp_path: Path) -> None:
+    """A control killed on a user file saves its case; replaying it needs the file named again (else exit 2, the
+    name unknown), replays there (the control still differs: exit 1), and refuses the file once it changed."""
+    folder = snapshot(tmp_path / "snap")
+    killed = run("fuzz.cli", "--tokenizer", str(folder), "--control", "cut.no_guard", "--examples", "64",
+                 "--stop-on-first", "--out", str(tmp_path / "f"))
+    assert killed.returncode == 1 and "KILLED" in killed.stdout, killed.stdout[-1500:] + killed.stderr[-1500:]
+    (saved,) = sorted((tmp_path / "f" / "regressions").glob("snap-cut.no_guard-*.json"))
+    unnamed = run("fuzz.cli", "--replay", str(saved))
+    assert unnamed.returncode == 2 and "unknown tokenizer 'snap'" in unnamed.stderr
+    again = run("fuzz.cli", "--replay", str(saved), "--tokenizer", str(folder))
+    assert again.returncode == 1 and "cut.no_guard on snap" in again.stdout and "differs" in again.stdout
+    changed = base_config()
+    changed["added_tokens"][0]["content"] = "<|stop|>"
+    write(folder, changed)
+    other = run("fuzz.cli", "--replay", str(saved), "--tokenizer", str(folder))
+    assert other.returncode == 2 and "a different tokenizer" in other.stderr, other.stderr[-800:]
