@@ -83,6 +83,9 @@ def pytest_configure(config: pytest.Config) -> None:
     timeout = config.getoption("--delta-timeout")
     if timeout is not None:
         os.environ["DELTA_SUBJECT_TIMEOUT"] = str(timeout)  # read by the subject adapters (workers inherit it)
+    name, user_name = config.getoption("--delta-tokenizer"), config.getoption("--delta-tokenizer-name")
+    if name != "all" and (user_name is not None or is_path_argument(name)):
+        selected_tokenizers(name, user_name)  # a user file: named (for every xdist worker) or refused before collection
     if str(GATE) not in config.args:
         config.args.append(str(GATE))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -280,6 +281,7 @@ def test_a_public_gpt4o_file_through_the_corpus_comparison_and_the_kill_matrix(t
     rows_ = [json.loads(line) for line in matrix.stdout.splitlines()]
     assert {r["status"] for r in rows_ if r["control"].startswith("unbroken")} == {"clean"}
     assert any(r["status"] == "killed" for r in rows_)
+    assert not [r["control"] for r in rows_ if r["status"] == "survived"]  # every control that applies: killed
 
 
 def test_a_case_found_on_a_user_file_replays_on_that_file_only(tmp_path: Path) -> None:
@@ -299,3 +301,24 @@ def test_a_case_found_on_a_user_file_replays_on_that_file_only(tmp_path: Path) -
     write(folder, changed)
     other = run("fuzz.cli", "--replay", str(saved), "--tokenizer", str(folder))
     assert other.returncode == 2 and "a different tokenizer" in other.stderr, other.stderr[-800:]
+
+
+@pytest.mark.slow
+def test_the_pytest_plugin_runs_the_gate_on_a_user_file(tmp_path: Path) -> None:
+    """`pytest --delta-subject=... --delta-tokenizer PATH`: the subject gate's four tests run on the user's file
+    (its name in the test ids and in every record, with the file's digest); a refused file is a usage error."""
+    folder = snapshot(tmp_path / "gate-snap")
+    work = tmp_path / "user-repo"
+    work.mkdir()
+    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "--delta-examples", "20",
+            "--delta-subject=properties.user_subjects:reference_wrapper", "--delta-ledger", str(tmp_path / "l")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    got = subprocess.run([*base, "--delta-tokenizer", str(folder)], capture_output=True, text=True, timeout=600,
+                         cwd=work, env=env)
+    assert got.returncode == 0 and "4 passed" in got.stdout, got.stdout[-2000:] + got.stderr[-2000:]
+    recs = read_ledgers([tmp_path / "l"]).records
+    digest = sha256_file(folder / "tokenizer.json")
+    assert recs and all(r["tokenizer"] == "gate-snap" and r["tokenizer_file"]["sha256"] == digest for r in recs)
+    refused = subprocess.run([*base, "--delta-tokenizer", str(snapshot(tmp_path / "sp", sentencepiece_config()))],
+                             capture_output=True, text=True, timeout=600, cwd=work, env=env)
+    assert refused.returncode == 4 and "SentencePiece-style" in refused.stderr, refused.stderr[-1500:]
