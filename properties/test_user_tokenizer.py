@@ -322,3 +322,29 @@ def test_the_pytest_plugin_runs_the_gate_on_a_user_file(tmp_path: Path) -> None:
     refused = subprocess.run([*base, "--delta-tokenizer", str(snapshot(tmp_path / "sp", sentencepiece_config()))],
                              capture_output=True, text=True, timeout=600, cwd=work, env=env)
     assert refused.returncode == 4 and "SentencePiece-style" in refused.stderr, refused.stderr[-1500:]
+
+
+def test_corpus_compare_runs_a_user_file_and_never_reuses_a_changed_files_units(tmp_path: Path) -> None:
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "text": t * 20}) + "\n" for i, t in enumerate(SAMPLES)))
+    folder = snapshot(tmp_path / "cmp")
+    args = ("compare", "--corpus", str(corpus), "--tokenizer", str(folder), "--levels", "1,2", "--out",
+            str(tmp_path / "o"))
+    first = run("corpora.cli", *args)
+    assert first.returncode == 0 and "ran 2 units, reused 0" in first.stdout, first.stdout[-1500:] + first.stderr
+    recs = read_ledgers([tmp_path / "o" / "corpus-ledger.jsonl"]).records
+    assert {r["level"] for r in recs} == {"encoder", "chunked"} and all(r["comparisons"] > 0 for r in recs)
+    assert all(r["tokenizer_file"]["sha256"] == sha256_file(folder / "tokenizer.json") for r in recs)
+    assert "ran 0 units, reused 2" in run("corpora.cli", *args).stdout  # the same file: its units are re-used
+    changed = base_config()
+    changed["added_tokens"][0]["content"] = "<|stop|>"
+    write(folder, changed)
+    second = run("corpora.cli", *args)  # the same name, another file: a different tokenizer, every unit runs
+    assert second.returncode == 0 and "ran 2 units, reused 0" in second.stdout, second.stdout[-1500:]
+    sp = snapshot(tmp_path / "sp", sentencepiece_config())
+    refused = run("corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", str(sp), "--out",
+                  str(tmp_path / "p"))
+    assert refused.returncode == 2 and "SentencePiece-style" in refused.stderr and "--levels 1" in refused.stderr
+    encoder_only = run("corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", str(sp), "--levels", "1",
+                       "--out", str(tmp_path / "p"))
+    assert encoder_only.returncode == 0, encoder_only.stdout[-1500:] + encoder_only.stderr[-1500:]
