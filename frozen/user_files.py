@@ -131,3 +131,4 @@ def resolve_tokenizer(arg: str, name: str | None = None) -> FrozenTokenizer:
     if name is not None:
         raise UserFileRefused(f"--name {name!r} applies to a tokenizer path; {arg!r} is a registry name")
     return load_tokenizer(arg)
+

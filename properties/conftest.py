@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
+from frozen.user_table import user_table
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
 from spec.proofs.obligations import declare
@@ -132,7 +133,10 @@ def provisioned() -> list[str]:
 
 @lru_cache(maxsize=1)
 def admitted_names() -> list[str]:
-    return [n for n in provisioned() if admission_of(load_tokenizer(n)).admitted]
+    """The admitted provisioned rows, then the admitted user files named in DELTA_USER_TOKENIZERS (exported by
+    `python -m frozen.export_user_files PATH...`: the gate's per-tokenizer properties run on them too)."""
+    names = provisioned() + sorted(user_table())
+    return [n for n in names if admission_of(load_tokenizer(n)).admitted]
 
 
 def __getattr__(name: str) -> list[str]:

@@ -113,18 +113,7 @@ elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; e
   # 2,000 per tokenizer) on the reference
   step cut-gain corpora cut-gain --profile small --tokenizer all --max-characters 1000000 --verify 2000 \
     --out "$L/cut-gain"; fi
-# admission, the spec's properties and knobs, the battery, kill matrix, proofs, sampled exhaustive tables and chat
-# replays: the gate's own checks, which write the records the obligations table reads
-if ! registry checks; then unselected checks
-elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else step checks env DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
-  DELTA_EXHAUSTIVE="$EXHAUSTIVE" python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" \
-  properties/test_admission.py properties/test_reference.py properties/test_cut_spec.py \
-  properties/test_cut_properties.py properties/test_cut_knobs.py properties/test_repair_spec.py \
-  properties/test_repair_properties.py properties/test_repair_knobs.py properties/test_store_stateful.py \
-  properties/test_battery.py properties/test_kill_matrix.py properties/test_control_proofs.py \
-  properties/test_proofs.py properties/test_pipeline_proof.py properties/test_coverage.py properties/test_bounded.py \
-  properties/test_cut_exhaustive.py properties/test_chat_replay.py properties/test_obligations.py; fi
-
+ADMITTED=()
 # --- the user's files: each its own tokenizer (named after its folder or file, its digest in every record) -------
 # admission first: a refused file's other steps are not run (its refusal, with the stage and the reason, is the
 # admission step's output and status 2)
@@ -133,6 +122,7 @@ for i in "${!USER_FILES[@]}"; do
   if [ "$interrupted" = 1 ]; then skip "admission $p" python -m spec.admission_cli "$p"; continue; fi
   step "admission $p" python -m spec.admission_cli "$p"
   if [ "$last" -ne 0 ] || [ "$interrupted" = 1 ]; then continue; fi
+  ADMITTED+=("$p")
   if selected smoke; then step "smoke $p" corpora smoke --tokenizer "$p" --out "$u/smoke"; fi
   if selected fuzz; then step "fuzz $p" fuzz --tokenizer "$p" --budget "$BUDGET" --out "$u/fuzz"; fi
   if selected corpus; then
@@ -143,6 +133,22 @@ for i in "${!USER_FILES[@]}"; do
   if selected checks; then step "kill-matrix $p" python -m controls.kill_matrix --tokenizer "$p" \
     --progress-every 100000 --ledger "$u/kill-matrix/kill-matrix.jsonl" >/dev/null; fi
 done
+
+# admission, the spec's properties and knobs, the battery, kill matrix, proofs, sampled exhaustive tables and chat
+# replays: the gate's own checks, which write the records the obligations table reads
+if ! registry checks; then unselected checks
+elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else
+  # the admitted user files join the gate's per-tokenizer properties (frozen.export_user_files)
+  USER_TABLE=""
+  if [ ${#ADMITTED[@]} -gt 0 ]; then USER_TABLE=$(python -m frozen.export_user_files "${ADMITTED[@]}") || USER_TABLE=""; fi
+  step checks env DELTA_USER_TOKENIZERS="$USER_TABLE" DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
+  DELTA_EXHAUSTIVE="$EXHAUSTIVE" python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" \
+  properties/test_admission.py properties/test_reference.py properties/test_cut_spec.py \
+  properties/test_cut_properties.py properties/test_cut_knobs.py properties/test_repair_spec.py \
+  properties/test_repair_properties.py properties/test_repair_knobs.py properties/test_store_stateful.py \
+  properties/test_battery.py properties/test_kill_matrix.py properties/test_control_proofs.py \
+  properties/test_proofs.py properties/test_pipeline_proof.py properties/test_coverage.py properties/test_bounded.py \
+  properties/test_cut_exhaustive.py properties/test_chat_replay.py properties/test_obligations.py; fi
 
 # --- report: always written, from whatever ledgers exist -----------------------------------------------------
 trap '' INT TERM  # the report is written even after Ctrl-C (it takes seconds)
