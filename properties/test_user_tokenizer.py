@@ -348,3 +348,21 @@ def test_corpus_compare_runs_a_user_file_and_never_reuses_a_changed_files_units(
     encoder_only = run("corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", str(sp), "--levels", "1",
                        "--out", str(tmp_path / "p"))
     assert encoder_only.returncode == 0, encoder_only.stdout[-1500:] + encoder_only.stderr[-1500:]
+
+
+def test_the_gate_runs_its_per_tokenizer_properties_on_user_files_named_in_the_environment(tmp_path: Path) -> None:
+    """`export DELTA_USER_TOKENIZERS=$(python -m frozen.export_user_files NAME=PATH)`: the gate's `tok` tests are
+    collected once more, for the user's file; a path that is not a tokenizer file exports nothing (exit 2)."""
+    folder = snapshot(tmp_path / "gate-user")
+    exported = run("frozen.export_user_files", f"mine={folder}")
+    assert exported.returncode == 0, exported.stderr
+    table = json.loads(exported.stdout)
+    assert table["mine"]["sha256"] == sha256_file(folder / "tokenizer.json")
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                                "-n", "0", "properties/test_reference.py"], cwd=ROOT, capture_output=True, text=True,
+                               timeout=300, env={**os.environ, USER_TABLE_ENV: exported.stdout.strip(),
+                                                 "DELTA_LEDGER_DIR": str(tmp_path / "gate")})
+    assert collected.returncode == 0, collected.stdout[-1500:] + collected.stderr[-1500:]
+    assert "[mine]" in collected.stdout
+    bad = run("frozen.export_user_files", str(tmp_path / "none.json"))
+    assert bad.returncode == 2 and "none.json: no such file" in bad.stderr and not bad.stdout
