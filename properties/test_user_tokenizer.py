@@ -286,7 +286,8 @@ def test_a_public_gpt4o_file_through_the_corpus_comparison_and_the_kill_matrix(t
 
 def test_a_case_found_on_a_user_file_replays_on_that_file_only(tmp_path: Path) -> None:
     """A control killed on a user file saves its case; replaying it needs the file named again (else exit 2, the
-    name unknown), replays there (the control still differs: exit 1), and refuses the file once it changed."""
+    name unknown), replays there (the control still differs: exit 1), and refuses the file once it changed, as
+    does resuming the campaign."""
     folder = snapshot(tmp_path / "snap")
     killed = run("fuzz.cli", "--tokenizer", str(folder), "--control", "cut.no_guard", "--examples", "64",
                  "--stop-on-first", "--out", str(tmp_path / "f"))
@@ -301,6 +302,8 @@ def test_a_case_found_on_a_user_file_replays_on_that_file_only(tmp_path: Path) -
     write(folder, changed)
     other = run("fuzz.cli", "--replay", str(saved), "--tokenizer", str(folder))
     assert other.returncode == 2 and "a different tokenizer" in other.stderr, other.stderr[-800:]
+    resumed = run("fuzz.cli", "--resume", str(tmp_path / "f"))  # the campaign is not resumed on the changed file
+    assert resumed.returncode == 2 and "a different tokenizer" in resumed.stderr, resumed.stderr[-800:]
 
 
 @pytest.mark.slow
