@@ -12,7 +12,7 @@
 # was interrupted or never ran, and prints the verdict line. No step stops the job: the report is written whatever
 # happens (even when nothing is provisioned or a tokenizer is corrupt), and the job exits with the first failing
 # step's status (1 difference, 2 input, 3 environment, 130 interrupted), else the verdict's (0 only on PASS).
-# --tokenizer PATH (repeatable): also run the whole table on a user's tokenizer.json or snapshot folder (admission,
+# --tokenizer [NAME=]PATH (repeatable): also run the whole table on a user's tokenizer.json or snapshot folder (admission,
 # smoke, a campaign, the corpus, cut-gain and the kill matrix, each its own step); --only: on those files alone,
 # the eleven left out (their steps recorded as not selected).
 set -euo pipefail
@@ -22,7 +22,7 @@ L="$OUT/ledgers/main"
 FULL=0
 ONLY=0
 USER_FILES=()
-usage() { echo "usage: ./run main [--full] [--tokenizer PATH]... [--only]" >&2; exit 2; }
+usage() { echo "usage: ./run main [--full] [--tokenizer [NAME=]PATH]... [--only]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) FULL=1 ;;
@@ -118,19 +118,21 @@ ADMITTED=()
 # admission first: a refused file's other steps are not run (its refusal, with the stage and the reason, is the
 # admission step's output and status 2)
 for i in "${!USER_FILES[@]}"; do
-  p=${USER_FILES[$i]}; u="$L/user-$i"
+  arg=${USER_FILES[$i]}; p=$arg; u="$L/user-$i"; named=()
+  # NAME=PATH names the file in records and reports (default: its folder's name, or its stem)
+  if [[ "$arg" == *=* && "${arg%%=*}" != */* && ! -e "$arg" ]]; then p=${arg#*=}; named=(--name "${arg%%=*}"); fi
   if [ "$interrupted" = 1 ]; then skip "admission $p" python -m spec.admission_cli "$p"; continue; fi
-  step "admission $p" python -m spec.admission_cli "$p"
+  step "admission $p" python -m spec.admission_cli "$p" "${named[@]}"
   if [ "$last" -ne 0 ] || [ "$interrupted" = 1 ]; then continue; fi
-  ADMITTED+=("$p")
-  if selected smoke; then step "smoke $p" corpora smoke --tokenizer "$p" --out "$u/smoke"; fi
-  if selected fuzz; then step "fuzz $p" fuzz --tokenizer "$p" --budget "$BUDGET" --out "$u/fuzz"; fi
+  ADMITTED+=("$arg")
+  if selected smoke; then step "smoke $p" corpora smoke --tokenizer "$p" "${named[@]}" --out "$u/smoke"; fi
+  if selected fuzz; then step "fuzz $p" fuzz --tokenizer "$p" "${named[@]}" --budget "$BUDGET" --out "$u/fuzz"; fi
   if selected corpus; then
-    step "corpus $p" corpora compare --profile small --tokenizer "$p" --workers 2 --out "$u/corpus"
-    step "cut-gain $p" corpora cut-gain --profile small --tokenizer "$p" --max-characters 1000000 --verify 2000 \
-      --out "$u/cut-gain"
+    step "corpus $p" corpora compare --profile small --tokenizer "$p" "${named[@]}" --workers 2 --out "$u/corpus"
+    step "cut-gain $p" corpora cut-gain --profile small --tokenizer "$p" "${named[@]}" --max-characters 1000000 \
+      --verify 2000 --out "$u/cut-gain"
   fi
-  if selected checks; then step "kill-matrix $p" python -m controls.kill_matrix --tokenizer "$p" \
+  if selected checks; then step "kill-matrix $p" python -m controls.kill_matrix --tokenizer "$p" "${named[@]}" \
     --progress-every 100000 --ledger "$u/kill-matrix/kill-matrix.jsonl" >/dev/null; fi
 done
 
@@ -140,7 +142,13 @@ if ! registry checks; then unselected checks
 elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else
   # the admitted user files join the gate's per-tokenizer properties (frozen.export_user_files)
   USER_TABLE=""
-  if [ ${#ADMITTED[@]} -gt 0 ]; then USER_TABLE=$(python -m frozen.export_user_files "${ADMITTED[@]}") || USER_TABLE=""; fi
+  if [ ${#ADMITTED[@]} -gt 0 ] && ! USER_TABLE=$(python -m frozen.export_user_files "${ADMITTED[@]}"); then
+    # never silent: the gate then runs without them, and the job says so (a failed step, status 2)
+    echo "[main] checks: the user files could not be named for the gate (above); it runs without them" >&2
+    record "checks: user files" 2 "" python -m frozen.export_user_files "${ADMITTED[@]}"
+    if [ "$status" -eq 0 ]; then status=2; fi
+    USER_TABLE=""
+  fi
   step checks env DELTA_USER_TOKENIZERS="$USER_TABLE" DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
   DELTA_EXHAUSTIVE="$EXHAUSTIVE" python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" \
   properties/test_admission.py properties/test_reference.py properties/test_cut_spec.py \
