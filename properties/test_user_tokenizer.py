@@ -369,3 +369,26 @@ def test_the_gate_runs_its_per_tokenizer_properties_on_user_files_named_in_the_e
     assert "[mine]" in collected.stdout
     bad = run("frozen.export_user_files", str(tmp_path / "none.json"))
     assert bad.returncode == 2 and "none.json: no such file" in bad.stderr and not bad.stdout
+
+
+def test_the_main_job_runs_on_user_files_only(tmp_path: Path) -> None:
+    """`./run main --only --tokenizer NAME=PATH --tokenizer PATH`: the admitted file's steps run and its report
+    rows are a user tokenizer's; the refused one stops at its admission step (status 2, the stage named), so the job
+    exits 2; the eleven's steps are recorded as not selected."""
+    good = snapshot(tmp_path / "good")
+    refused = snapshot(tmp_path / "sp", sentencepiece_config())
+    env = {**os.environ, "DELTA_OUT": str(tmp_path / "out"), "DELTA_MAIN_STEPS": "fuzz", "DELTA_MAIN_BUDGET": "2s",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop(USER_TABLE_ENV, None)
+    job = subprocess.run(["bash", str(ROOT / "scripts" / "main-job.sh"), "--only", "--tokenizer", f"mine={good}",
+                          "--tokenizer", str(refused)], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env=env)
+    assert job.returncode == 2, job.stdout[-2000:] + job.stderr[-2000:]
+    assert "refused at normalizer Prepend U+2581" in job.stdout
+    model = json.loads((tmp_path / "out" / "report" / "table3.json").read_text())
+    steps = {s["step"]: s["status"] for s in model["job_steps"]}
+    assert steps[f"admission {good}"] == 0 and steps[f"fuzz {good}"] == 0 and steps[f"admission {refused}"] == 2
+    assert f"fuzz {refused}" not in steps and steps["smoke"] == steps["checks"] == -2
+    (mine,) = [t for t in model["tokenizers"] if t["name"] == "mine"]
+    assert mine["alias"].startswith("user tokenizer: mine, sha256 ") and not mine["in_registry"]
+    assert "(of which 1 user files)" in model["verdict"]["line"]
