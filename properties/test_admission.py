@@ -1,4 +1,5 @@
-"""Admission: the five provisioned tokenizers are admitted; synthetic bad configurations are refused by name."""
+"""Admission: the eight provisioned tokenizers are admitted with their split pattern; synthetic bad configurations are
+refused by name."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ EXPECTED_PATTERN = {
     "deepseek_v4_flash": "deepseek",
     "olmo_3_7b": "llama3",  # its Split stage is Removed and inverted over the Llama 3 pattern (spec.proofs.coverage)
     "ministral_3_8b": "tekken",
+    "nemotron_3_nano_4b": "tekken",
 }
 
 

@@ -100,15 +100,40 @@ def test_quick_run_writes_wellformed_records(part: str, tmp_path: Path, ledger) 
 def test_campaign_goals_are_computed_not_assumed() -> None:
     """The campaign figure's goals come from the points: library share >= 60% and 3x the baseline's cases/s on
     one worker, 1.8x the 1-worker cases/s on two; a missing point leaves a goal unmeasured (None), never met."""
-    one = {"cases_per_s": 3.0 * campaign.BASELINE_CASES_PER_S, "library_share": 0.61,
-           "speedup_over_baseline": 3.0}
+    baseline = {"cases_per_s": 400.0, "source": "measured", "error": None}
+    one = {"cases_per_s": 1200.0, "library_share": 0.61, "speedup_over_baseline": 3.0}
     two = {"cases_per_s": 1.79 * one["cases_per_s"]}
-    g = campaign.goals({1: one, 2: two})
+    g = campaign.goals({1: one, 2: two}, baseline)
     assert g["library_share"]["met"] is True and g["speedup"]["met"] is True
+    assert g["speedup"]["baseline_cases_per_s"] == 400.0
     assert g["scaling_2_workers"]["met"] is False and abs(g["scaling_2_workers"]["value"] - 1.79) < 1e-9
     assert campaign.goals({1: {**one, "library_share": 0.59}})["library_share"]["met"] is False
     assert campaign.goals({1: one})["scaling_2_workers"]["met"] is None
     assert campaign.goals({})["speedup"]["met"] is None
+
+
+@pytest.mark.skipif("qwen3_8b" not in ADMITTED, reason="qwen3_8b not provisioned")
+def test_the_speedup_baseline_is_measured_in_the_same_run(ledger) -> None:
+    """The 3x goal's baseline is a campaign of the baseline commit run now, beside the current one (a 1 s budget:
+    the structure, no timing): the record's baseline rate is that campaign's cases / elapsed, the speedup is the
+    current rate over it, and no rate is a constant of the module. A baseline commit that does not exist leaves
+    the baseline and the goal "not measured", with the reason, and runs no campaign."""
+    tok = load_tokenizer("qwen3_8b")
+    assert not [n for n in vars(campaign) if "CASES_PER_S" in n]
+    (rec,) = [r for r in campaign.campaign_figures(tok, quick=True, budget="1s") if r["check"] == "benchmark.campaign"]
+    d = rec["details"]
+    base, speedup = d["baseline"], d["goals"]["speedup"]
+    assert base["commit"] == campaign.BASELINE_COMMIT and base["error"] is None, base
+    assert base["cases"] > 0 and base["cases_per_s"] == base["cases"] / base["elapsed_s"]
+    assert speedup["baseline_cases_per_s"] == base["cases_per_s"]
+    assert speedup["value"] == d["cases_per_s"] / base["cases_per_s"] == d["speedup_over_baseline"]
+    missing = campaign.baseline_campaign(tok, "1s", commit="0" * 40)
+    assert missing["cases_per_s"] is None and missing["returncode"] is None and "git archive" in missing["error"]
+    g = campaign.goals({1: {"cases_per_s": 1200.0, "library_share": 0.61, "speedup_over_baseline": None}}, missing)
+    assert g["speedup"]["met"] is None and g["speedup"]["baseline_cases_per_s"] is None
+    ledger.record("benchmark", "benchmark.campaign_baseline_in_run", tok, comparisons=2,
+                  differences=int(base["cases_per_s"] is None) + int(g["speedup"]["met"] is not None),
+                  unit="baselines", details={"baseline": base})
 
 
 # a pytest JUnit XML as `pytest --junitxml` writes it (xunit2), by hand: times in seconds, one test of each outcome

@@ -10,7 +10,10 @@ from __future__ import annotations
 import pytest
 
 from frozen.loader import load_tokenizer
-from properties.conftest import ADMITTED
+from ledger.records import make_record
+from properties.conftest import ADMITTED, GateLedger
+from reports.table3 import build_table3
+from reports.verdict import verdict
 from spec.classes import L, M, S, class_table
 from spec.cut import CutRules, is_safe_cut
 from spec.normalization import is_anchor
@@ -24,20 +27,60 @@ def _breaks(tok, text: str, b: int) -> bool:
 
 
 def _kills(ledger, knob: str, rules: CutRules, cases: list[tuple[str, str, int]]) -> None:
-    """Each (tokenizer, text, b): the broken rules accept b, the correct rules refuse it, and it breaks the encode."""
+    """Each (tokenizer, text, b): the broken rules accept b, the correct rules refuse it, and it breaks the encode.
+
+    A record kills (`killed`, and its one difference) only when the broken rules accepted the cut and the cut changes
+    the reference IDs: a cut that would change them but that the broken rules refuse kills nothing."""
     killed = []
     for name, text, b in cases:
         if name not in ADMITTED:
             continue
-        tok = load_tokenizer(name)
-        broken_accepts = is_safe_cut(tok, text, b, rules)
-        spec_refuses = not is_safe_cut(tok, text, b)
-        differs = _breaks(tok, text, b)
-        ledger.record("control", f"knob_{knob}", tok, comparisons=1, differences=int(differs),
-                      details={"text": text, "cut": b, "broken_accepts": broken_accepts, "spec_refuses": spec_refuses})
-        if broken_accepts and spec_refuses and differs:
+        rec = _knob_record(ledger, knob, rules, load_tokenizer(name), text, b)
+        if rec["details"]["killed"] and rec["details"]["spec_refuses"]:
             killed.append(name)
     assert killed, f"knob {knob}: no provisioned tokenizer shows a difference on {cases}"
+
+
+def _knob_record(ledger, knob: str, rules: CutRules, tok, text: str, b: int) -> dict:
+    """The control record of one knob on one input: killed iff the broken rules accept b and the cut at b changes
+    the reference IDs; its one difference is that kill (a cut the broken rules refuse is no difference of theirs)."""
+    broken_accepts = is_safe_cut(tok, text, b, rules)
+    spec_refuses = not is_safe_cut(tok, text, b)
+    differs = _breaks(tok, text, b)
+    kill = broken_accepts and differs
+    return ledger.record("control", f"knob_{knob}", tok, comparisons=1, differences=int(kill),
+                         details={"text": text, "cut": b, "broken_accepts": broken_accepts,
+                                  "spec_refuses": spec_refuses, "cut_changes_reference": differs, "killed": kill})
+
+
+@pytest.mark.skipif(not ADMITTED, reason="no admitted tokenizer provisioned")
+def test_a_control_whose_broken_rules_refuse_is_not_killed(ledger) -> None:
+    """Test of the test: a planted "control" whose rules refuse the cut (the specification's own rules) on an input
+    whose cut would change the reference IDs ("a|hello") kills nothing: its record says killed false with no
+    difference, the report's kill matrix calls it survived and the verdict counts it among the survivors, never
+    killed. A record of the same run that does not say whether it killed (no `killed`, one difference) is not
+    counted killed either, and the report lists it as such."""
+    tok = load_tokenizer(ADMITTED[0])
+    planted = GateLedger("planted-refusing-control")
+    rec = _knob_record(planted, "planted_refusing", CutRules(), tok, "a hello", 2)
+    assert rec["details"]["cut_changes_reference"] and not rec["details"]["broken_accepts"]
+    assert rec["details"]["killed"] is False and rec["differences"] == 0
+    unstated = make_record("gate", "control", "knob_planted_unstated", tokenizer=tok.name,
+                           tokenizer_sha256=tok.sha256, comparisons=1, differences=1)
+    compared = make_record("gate", "encoder", "corpus.whole", tokenizer=tok.name, tokenizer_sha256=tok.sha256,
+                           comparisons=1, unit="documents")
+    model = build_table3([compared, *planted.records, unstated], provisioning=[
+        {"name": tok.name, "alias": tok.name, "status": "provisioned (exact)", "sha256": tok.sha256}],
+        with_mutation=False)
+    cells = {name: model.kill_matrix.cells[name][tok.name].status for name in model.kill_matrix.controls}
+    assert cells == {"knob_planted_refusing": "survived", "knob_planted_unstated": "survived"}, cells
+    assert sorted(model.kill_matrix.survivors) == ["knob_planted_refusing", "knob_planted_unstated"]
+    assert any("no details.killed" in n and f"knob_planted_unstated on {tok.name}" in n
+               for n in model.kill_matrix.notes), model.kill_matrix.notes
+    line = verdict(model).line
+    assert "controls killed or proven 0/2" in line and not verdict(model).passed, line
+    ledger.record("harness", "control_records.refusing_plant", tok, comparisons=2,
+                  differences=sum(status != "survived" for status in cells.values()), unit="controls")
 
 
 def test_pairs_knob_killed(ledger) -> None:
@@ -100,7 +143,8 @@ def test_guard_selected_accepts_more_but_is_not_killed_here(ledger) -> None:
         differs = [(t, b) for t, b in extra if _breaks(tok, t, b)]
         extra_total += len(extra)
         ledger.record("control", "knob_guard_selected", tok, comparisons=len(extra), differences=len(differs),
-                      details={"overlap_texts": len(texts), "killable": bool(differs), "examples": differs[:3]})
+                      details={"overlap_texts": len(texts), "killable": bool(differs), "killed": bool(differs),
+                               "examples": differs[:3]})
     assert extra_total > 0, "guard='selected' never differs from 'all' on the provisioned overlaps"
 
 
@@ -128,7 +172,8 @@ def test_anchor_probe_knobs_change_nothing_or_only_hangul(ledger) -> None:
     reorder = [cp for cp in sample if anchor(chr(cp), table[cp]) != anchor(chr(cp), table[cp], False, True)]
     hangul = [cp for cp in sample if anchor(chr(cp), table[cp]) != anchor(chr(cp), table[cp], True, False)]
     ledger.record("control", "knob_anchor_probes", None, comparisons=len(sample), differences=0,
-                  details={"reorder_changed": len(reorder), "hangul_changed": len(hangul), "killable": False})
+                  details={"reorder_changed": len(reorder), "hangul_changed": len(hangul), "killable": False,
+                           "killed": False})
     assert reorder == []
     assert hangul == [*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)]
     assert all(table[cp] == L for cp in hangul) and all(table[cp] == M for cp in range(0x300, 0x370))

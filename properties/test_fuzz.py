@@ -122,8 +122,9 @@ def test_control_is_killed_and_saved_case_replays(tmp_path, capsys, ledger) -> N
     assert result.real_difference is None
     assert result.control_difference is not None
     assert result.reference_ids == reg.expected
-    ledger.record("control", f"fuzz.kill.{control}", load_tokenizer("qwen3"), comparisons=1, differences=1,
-                  unit="campaigns", details={"case_chars": len(reg.case.text)})
+    killed = rc == 1 and result.control_difference is not None  # the campaign and its saved case both fail it
+    ledger.record("control", f"fuzz.kill.{control}", load_tokenizer("qwen3"), comparisons=1, differences=int(killed),
+                  unit="campaigns", details={"case_chars": len(reg.case.text), "killed": killed})
 
 
 def test_shrink_is_minimal_deterministic_and_still_fails() -> None:

@@ -121,7 +121,7 @@ def test_unprovisioned_tokenizers_reported(ledger) -> None:
         with pytest.raises(NotProvisioned):
             load_tokenizer(name)
         ledger.record("control", "control.kill_matrix", None, comparisons=0, differences=0, unit="battery strings",
-                      details={"tokenizer": name, "status": "not provisioned", "controls": names()})
+                      details={"tokenizer": name, "status": "not provisioned", "controls": names(), "killed": False})
     assert len(missing) + len(PROVISIONED) == len(registry_rows())
 
 

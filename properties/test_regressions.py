@@ -43,5 +43,6 @@ def test_saved_case_replays(path, ledger) -> None:
     if reg.control:
         killed = result.control_difference is not None
         ledger.record("control", f"regression.control.{reg.control}", tok, comparisons=1,
-                      differences=int(killed), unit="cases", details={"file": path.name, "control": reg.control})
+                      differences=int(killed), unit="cases",
+                      details={"file": path.name, "control": reg.control, "killed": killed})
         assert killed, f"{path.name}: control {reg.control} no longer fails on its saved case"

@@ -126,8 +126,9 @@ def test_property_catches_unchecked_reuse(ledger) -> None:
         settings=settings(max_examples=300, database=None, derandomize=True, phases=[Phase.generate]),
     )
     assert append_differs(tok, example, DEFAULT_REPAIR_PARAMS) is None
-    ledger.record("control", "repair_property_unchecked_reuse", tok, comparisons=2, differences=1, unit="example",
-                  details={"example": example.notes})
+    killed = append_differs(tok, example, broken) is not None
+    ledger.record("control", "repair_property_unchecked_reuse", tok, comparisons=2, differences=int(killed),
+                  unit="example", details={"example": example.notes, "killed": killed})
 
 
 class _RecordingLedger:

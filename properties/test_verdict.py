@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ledger.job import step_record
+from ledger.job import plan_record, step_record
 from ledger.records import append_records, make_record
 from reports.cli import main as reports_main
 from reports.table3 import build_table3
@@ -133,8 +133,9 @@ def test_a_partial_job_says_so_in_its_verdict_line() -> None:
     def step(name: str, status: int) -> dict:
         return step_record(name, status, 1.0, ["true"])
 
-    partial = _verdict([*CLEAN, step("smoke", 0), step("corpus", -2), step("checks", -2)])
+    partial = _verdict([*CLEAN, plan_record(["smoke", "corpus", "checks"]), step("smoke", 0), step("corpus", -2),
+                        step("checks", -2)])
     assert partial.passed, partial.problems
     assert partial.line.endswith("(partial run: corpus, checks not selected)"), partial.line
-    whole = _verdict([*CLEAN, step("smoke", 0), step("corpus", 0)])
+    whole = _verdict([*CLEAN, plan_record(["smoke", "corpus"]), step("smoke", 0), step("corpus", 0)])
     assert whole.passed and "partial run" not in whole.line

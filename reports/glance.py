@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from frozen.registry import lookup
 from reports.table3 import Table3
 from reports.text import checks_by_sampling
 
@@ -56,12 +57,22 @@ def levels(model: Table3) -> list[LevelRow]:
     return out
 
 
+def is_hub_only(name: str) -> bool:
+    """Whether the registry row `name` can come only from the model hub (`RegistryRow.hub_only`)."""
+    return lookup(name).hub_only
+
+
 def missing(model: Table3) -> list[str]:
     """What this report does not cover: tokenizers not provisioned, provisioned ones no record names, empty levels."""
     out = []
-    absent = [t.alias for t in model.tokenizers if t.in_registry and not t.provisioned]
-    if absent:
-        out.append(f"not provisioned (not checked at all): {', '.join(absent)}")
+    absent = [t for t in model.tokenizers if t.in_registry and not t.provisioned]
+    hub_only = [t.alias for t in absent if is_hub_only(t.name)]
+    others = [t.alias for t in absent if not is_hub_only(t.name)]
+    if hub_only:
+        out.append("not provisioned (not checked at all), hub only: no package ships them and no recipe rebuilds "
+                   f"them, only the model hub has them: {', '.join(hub_only)}")
+    if others:
+        out.append(f"not provisioned (not checked at all): {', '.join(others)}")
     named = {c for r in model.rows for c, cell in r.cells.items() if cell.status == "figures"}
     idle = [t.alias for t in model.tokenizers if t.provisioned and t.name not in named]
     if idle:

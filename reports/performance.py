@@ -514,10 +514,17 @@ def scale_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[st
 
 CAMPAIGN_GOAL_TEXT = {
     "library_share": "at least {goal:.0%} of a 1-worker campaign's checking time inside the reference library",
-    "speedup": "at least {goal:.1f}x the cases per second before the array cut evaluation ({baseline_cases_per_s:.0f}"
-               "/s)",
+    "speedup": "at least {goal:.1f}x the cases per second before the array cut evaluation ({baseline})",
     "scaling_2_workers": "2 workers reach at least {goal:.1f}x the 1-worker cases per second",
 }
+
+
+def _baseline_text(goal: dict) -> str:
+    """The speedup goal's baseline as recorded: its rate and where it was measured, or why it was not."""
+    rate = goal.get("baseline_cases_per_s")
+    if not isinstance(rate, (int, float)):
+        return f"baseline not measured: {goal.get('baseline_error') or 'no baseline recorded'}"
+    return f"{rate:.0f}/s: {goal.get('baseline') or 'source not recorded'}"
 
 
 def campaign_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list[str], dict]:
@@ -537,13 +544,12 @@ def campaign_figure(recs: list[dict]) -> tuple[list[Goal], list[PerfTable], list
     for key, text in CAMPAIGN_GOAL_TEXT.items():
         g = recorded.get(key)
         if g is None:
-            goals.append(Goal(text.format(goal=0, baseline_cases_per_s=0), "not measured", "no record"))
+            goals.append(Goal(text.format(goal=0, baseline="not measured"), "not measured", "no record"))
             continue
         status = "met" if g.get("met") else "not measured" if g.get("met") is None else "not met"
         value = g.get("value")
         detail = "not measured" if value is None else f"{value:.0%}" if key == "library_share" else f"{value:.2f}x"
-        goals.append(Goal(text.format(goal=g["goal"], baseline_cases_per_s=g.get("baseline_cases_per_s", 0)),
-                          status, detail))
+        goals.append(Goal(text.format(goal=g["goal"], baseline=_baseline_text(g)), status, detail))
     ref = recs[-1]["details"].get("reference", {}) if recs else {}
     notes = [f"The reference alone encodes the same case mix at {_num(ref, 'chars_per_s') or 0:,.0f} characters per "
              "second (one thread, each text once, whole); a campaign encodes each character several times (the "

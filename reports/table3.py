@@ -28,7 +28,9 @@ Record conventions (how a writer's records land in the right row; see ledger/rec
   "(no tokenizer)" column. A tokenizer with no record in a row is "not provisioned" (files absent here) or
   "not run" -- never 0.
 - Controls: level "control", `details["control"]` = the control's name (default: the check name),
-  `details["killed"]` = bool (default: differences > 0), `details["strings_to_first_kill"]` = int or None,
+  `details["killed"]` = bool, set by the writer from what the broken variant did (a record without it is listed
+  as such and never counted killed: a kill is not inferred from `differences`), `details["strings_to_first_kill"]`
+  = int or None,
   `details["failing_share"]` = float; `differences` are the strings the control failed (expected > 0) and
   `comparisons` the strings it ran. `details["killable"] = False` declares the removed condition redundant
   (shown as "redundant", apart from the survivors; only with a proof or test that says why).
@@ -62,6 +64,7 @@ from pathlib import Path
 
 from frozen.errors import SuiteError
 from frozen.registry import rows as registry_rows
+from ledger.job import PLAN_CHECK, step_rows
 from ledger.records import LEVELS, SCHEMA, deduplicate, read_located
 from reports.mutation_score import mutation_summary
 from reports.performance import Performance, build_performance
@@ -637,9 +640,9 @@ def control_outcome(recs: list[dict]) -> str:
 
 
 def _killed(rec: dict) -> bool:
-    """A control record kills when it says so (`details["killed"]`), else when it found a difference."""
-    flag = rec["details"].get("killed")
-    return bool(flag) if isinstance(flag, bool) else rec["differences"] > 0
+    """A control record kills only when it says so (`details["killed"]` is true); a difference count is never read
+    as a kill (it may count what the broken variant was shown, not what it accepted)."""
+    return rec["details"].get("killed") is True
 
 
 def build_kill_matrix(records: list[dict], tokenizers: list[TokenizerInfo]) -> KillMatrix:
@@ -650,8 +653,11 @@ def build_kill_matrix(records: list[dict], tokenizers: list[TokenizerInfo]) -> K
     columns = [t.name for t in tokenizers] + [NO_TOKENIZER]
     info = {t.name: t for t in tokenizers}
     notes = []
-    if any("killed" not in r["details"] for r in controls):
-        notes.append("some control records carry no details.killed; for them a kill means differences > 0")
+    unstated = sorted({f"{control_name(r)} on {r['tokenizer'] or NO_TOKENIZER}" for r in controls
+                       if not isinstance(r["details"].get("killed"), bool)})
+    if unstated:
+        notes.append("control records that do not say whether they killed (no details.killed), never counted "
+                     "killed: " + ", ".join(unstated))
     grouped: dict[tuple[str, str], list[dict]] = {}
     for r in controls:
         key = (control_name(r), r["tokenizer"] or NO_TOKENIZER)
@@ -893,8 +899,9 @@ def build_table3(
 ) -> Table3:
     """The report model from validated records and the provisioning status of the eleven tokenizers."""
     steps = [r for r in records if r["kind"] == "job" and r["check"] == "job.step"]
+    plans = [r for r in records if r["kind"] == "job" and r["check"] == PLAN_CHECK]
     unloadable = [r for r in records if r["details"].get("status") == "not loadable"]
-    records = _without(records, steps + unloadable)
+    records = _without(records, steps + plans + unloadable)
     separate_user_files(records)
     tokenizers = tokenizer_infos(records, provisioning)
     subject_recs = [r for r in records if third_party_subject(r)]
@@ -914,7 +921,7 @@ def build_table3(
         transcripts=transcript_figures(own),
         transcripts_recorded=read_results(results_file) if results_file is not None else None,
         mutation=mutation_summary() if with_mutation else None,
-        job_steps=[{k: r["details"].get(k) for k in ("step", "status", "outcome", "seconds")} for r in steps],
+        job_steps=step_rows(steps, plans),  # every planned step: a step without a row is listed as such
         unloadable=_unloadable(unloadable),
         refused_documents=_refused(own),
         skipped_documents=_skipped(own),

@@ -3,9 +3,10 @@
 PASS needs: some comparison ran; no difference outside the controls; no failed test record; no control that
 survives without a kill, a proof or a stated open finding; no obligation cell of a provisioned tokenizer that
 failed; no unusable ledger line; no corpus document refused; no tokenizer that could not be loaded; no job step
-that failed, was interrupted or did not run. A step left out on purpose (`DELTA_MAIN_STEPS`) fails nothing, and
-the line names it ("partial run: ... not selected"), so a PASS of part of the job never reads as the whole job's.
-The line counts what ran (`N tokenizers, M comparisons, D
+that failed, was interrupted or did not run, nor a planned step without a row (ledger.job.step_rows: the job
+writes its plan first, so a step it meant to run and lost is named). A step left out on purpose (`DELTA_MAIN_STEPS`)
+fails nothing, and the line names it ("partial run: ... not selected"), so a PASS of part of the job never reads as
+the whole job's. The line counts what ran (`N tokenizers, M comparisons, D
 differences`), the controls killed or proven out of all (open findings named apart), and the obligation cells
 discharged out of those that apply to provisioned tokenizers. Third-party subjects are outside it (their own section).
 """

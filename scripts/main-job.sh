@@ -9,8 +9,10 @@
 #   campaigns   a fuzz campaign of its own per tokenizer (cut and repair), 8 s each (--full: 120 s)
 # Every step writes ledgers under "$OUT/ledgers/main/<step>", and the job records each step's exit status in
 # "$OUT/ledgers/main/job/steps.jsonl" (python -m ledger.job): the report reads them all, states any step that failed,
-# was interrupted or never ran, and prints the verdict line. No step stops the job: the report is written whatever
-# happens (even when nothing is provisioned or a tokenizer is corrupt), and the job exits with the first failing
+# was interrupted or never ran, and prints the verdict line. Before any checking step the job lists the campaign's
+# tokenizers (step "list tokenizers") and writes its plan (every step it means to run): the report names a planned
+# step without a row as a failure, and a row that cannot be written fails the job (3). No step stops the job: the
+# report is written whatever happens (even when nothing is provisioned or a tokenizer is corrupt), and the job exits with the first failing
 # step's status (1 difference, 2 input, 3 environment, 130 interrupted), else the verdict's (0 only on PASS).
 # --tokenizer [NAME=]PATH (repeatable): also run the whole table on a user's tokenizer.json or snapshot folder (admission,
 # smoke, a campaign, the corpus, cut-gain and the kill matrix, each its own step); --only: on those files alone,
@@ -65,13 +67,19 @@ step() {
 record() {
   local name=$1 rc=$2 secs=$3; shift 3
   python -m ledger.job --ledger "$L/job/steps.jsonl" --step "$name" --status "$rc" ${secs:+--seconds "$secs"} \
-    -- "$@" || true
+    -- "$@" || lost "$name"
 }
+# lost NAME: a job row that could not be written; the job exits 3 (unless a step failed first), and the report names
+# the planned step that has no row
+lost() { echo "[main] error: the job's row of $1 could not be written ($L/job/steps.jsonl)" >&2; rows_lost=1; }
+rows_lost=0
 # skip NAME COMMAND...: a step not run because the job was interrupted before it
 skip() { local name=$1; shift; echo "[main] $name: not run (interrupted)" >&2; record "$name" -1 "" "$@"; }
 # unselected NAME: a step left out by DELTA_MAIN_STEPS
 unselected() { echo "[main] $1: not selected ($([ "$ONLY" = 1 ] && echo "--only" || echo DELTA_MAIN_STEPS))" >&2
   record "$1" -2 ""; }
+# plan STEP...: the job's plan, written before any checking step runs
+plan() { echo "[main] plan: $*" >&2; python -m ledger.job --ledger "$L/job/steps.jsonl" --plan "$@" || lost plan; }
 interrupted=0
 last=0
 trap 'interrupted=1' INT TERM
@@ -80,59 +88,68 @@ trap 'interrupted=1' INT TERM
 rm -rf "$L" "$OUT/ledgers/fuzz"
 mkdir -p "$L"
 
-if registry smoke; then step smoke corpora smoke --out "$L/smoke"; else unselected smoke; fi
+# the user's files (--tokenizer [NAME=]PATH): NAME=PATH names the file in records and reports (default: its
+# folder's name, or its stem); each starts with its admission step, planned with the others
+USER_PATHS=(); USER_NAMES=(); user_plan=()
+for arg in ${USER_FILES[@]+"${USER_FILES[@]}"}; do
+  if [[ "$arg" == *=* && "${arg%%=*}" != */* && ! -e "$arg" ]]; then USER_PATHS+=("${arg#*=}"); USER_NAMES+=("${arg%%=*}")
+  else USER_PATHS+=("$arg"); USER_NAMES+=(""); fi
+  user_plan+=("admission ${USER_PATHS[-1]}")
+done
+
 # the campaign's tokenizers: every installed row that is admitted, and every installed row that cannot be loaded
-# (its campaign records it as not loadable, with the remedy, and exits 2; the others run)
-names=$(python - <<'PY'
-from frozen.errors import SuiteError
-from frozen.loader import load_tokenizer
-from frozen.provision import installed
-from frozen.registry import rows
-from spec.admission import admission_of
-for row in rows():
-    if installed(row) is None:
-        continue
-    try:
-        tok = load_tokenizer(row.name)
-    except SuiteError:
-        print(row.name)
-        continue
-    if admission_of(tok).admitted:
-        print(row.name)
-PY
-) || names=""
-registry fuzz || { unselected fuzz; names=""; }
+# (its campaign records it as not loadable, with the remedy, and exits 2; the others run). The listing is a step:
+# if it fails, that step's row says so and no fuzz step is planned (never an empty loop that reads as clean)
+names=""
+if registry fuzz; then
+  step "list tokenizers" python -m fuzz.campaign_tokenizers --out "$L/job/tokenizers.txt"
+  if [ -f "$L/job/tokenizers.txt" ]; then names=$(cat "$L/job/tokenizers.txt"); fi
+  fuzz_steps=()
+  for name in $names; do fuzz_steps+=("fuzz $name"); done
+  plan "list tokenizers" smoke ${fuzz_steps[@]+"${fuzz_steps[@]}"} corpus cut-gain ${user_plan[@]+"${user_plan[@]}"} \
+    checks
+else plan smoke fuzz corpus cut-gain ${user_plan[@]+"${user_plan[@]}"} checks; fi
+
+if registry smoke; then step smoke corpora smoke --out "$L/smoke"; else unselected smoke; fi
+registry fuzz || unselected fuzz
 for name in $names; do
   if [ "$interrupted" = 1 ]; then skip "fuzz $name" fuzz --tokenizer "$name"; continue; fi
   step "fuzz $name" fuzz --tokenizer "$name" --budget "$BUDGET" --out "$L/fuzz/$name" --regressions "$OUT/fuzz-regressions"
 done
-if ! registry corpus; then unselected corpus
-elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; else
+if ! registry corpus; then unselected corpus; unselected cut-gain
+elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; skip cut-gain corpora cut-gain; else
   step corpus corpora compare --profile small --tokenizer all --workers 2 --out "$L/corpus"
   # the cuts each pattern's proved pairs add over the floor, on the same corpus, every gained cut checked (up to
   # 2,000 per tokenizer) on the reference
   step cut-gain corpora cut-gain --profile small --tokenizer all --max-characters 1000000 --verify 2000 \
     --out "$L/cut-gain"; fi
 ADMITTED=()
+# ustep NAME COMMAND...: a user file's step, or its "not run" row once the job was interrupted
+ustep() { if [ "$interrupted" = 1 ]; then skip "$@"; else step "$@"; fi; }
 # --- the user's files: each its own tokenizer (named after its folder or file, its digest in every record) -------
 # admission first: a refused file's other steps are not run (its refusal, with the stage and the reason, is the
 # admission step's output and status 2)
-for i in "${!USER_FILES[@]}"; do
-  arg=${USER_FILES[$i]}; p=$arg; u="$L/user-$i"; named=()
-  # NAME=PATH names the file in records and reports (default: its folder's name, or its stem)
-  if [[ "$arg" == *=* && "${arg%%=*}" != */* && ! -e "$arg" ]]; then p=${arg#*=}; named=(--name "${arg%%=*}"); fi
+for i in "${!USER_PATHS[@]}"; do
+  p=${USER_PATHS[$i]}; u="$L/user-$i"; named=()
+  if [ -n "${USER_NAMES[$i]}" ]; then named=(--name "${USER_NAMES[$i]}"); fi
   if [ "$interrupted" = 1 ]; then skip "admission $p" python -m spec.admission_cli "$p"; continue; fi
   step "admission $p" python -m spec.admission_cli "$p" "${named[@]}"
   if [ "$last" -ne 0 ] || [ "$interrupted" = 1 ]; then continue; fi
-  ADMITTED+=("$arg")
-  if selected smoke; then step "smoke $p" corpora smoke --tokenizer "$p" "${named[@]}" --out "$u/smoke"; fi
-  if selected fuzz; then step "fuzz $p" fuzz --tokenizer "$p" "${named[@]}" --budget "$BUDGET" --out "$u/fuzz"; fi
+  ADMITTED+=("${USER_FILES[$i]}")
+  file_steps=()  # an admitted file's own steps join the plan
+  if selected smoke; then file_steps+=("smoke $p"); fi
+  if selected fuzz; then file_steps+=("fuzz $p"); fi
+  if selected corpus; then file_steps+=("corpus $p" "cut-gain $p"); fi
+  if selected checks; then file_steps+=("kill-matrix $p"); fi
+  if [ ${#file_steps[@]} -gt 0 ]; then plan "${file_steps[@]}"; fi
+  if selected smoke; then ustep "smoke $p" corpora smoke --tokenizer "$p" "${named[@]}" --out "$u/smoke"; fi
+  if selected fuzz; then ustep "fuzz $p" fuzz --tokenizer "$p" "${named[@]}" --budget "$BUDGET" --out "$u/fuzz"; fi
   if selected corpus; then
-    step "corpus $p" corpora compare --profile small --tokenizer "$p" "${named[@]}" --workers 2 --out "$u/corpus"
-    step "cut-gain $p" corpora cut-gain --profile small --tokenizer "$p" "${named[@]}" --max-characters 1000000 \
+    ustep "corpus $p" corpora compare --profile small --tokenizer "$p" "${named[@]}" --workers 2 --out "$u/corpus"
+    ustep "cut-gain $p" corpora cut-gain --profile small --tokenizer "$p" "${named[@]}" --max-characters 1000000 \
       --verify 2000 --out "$u/cut-gain"
   fi
-  if selected checks; then step "kill-matrix $p" python -m controls.kill_matrix --tokenizer "$p" "${named[@]}" \
+  if selected checks; then ustep "kill-matrix $p" python -m controls.kill_matrix --tokenizer "$p" "${named[@]}" \
     --progress-every 100000 --ledger "$u/kill-matrix/kill-matrix.jsonl" >/dev/null; fi
 done
 
@@ -165,4 +182,5 @@ reports table3 --ledgers "$L" --out "$OUT/report" --format md,html,json,csv --re
 echo "report: $OUT/report/table3.html (also table3.md, table3.json and table3*.csv in $OUT/report)"
 if [ "$interrupted" = 1 ]; then echo "interrupted: the report covers the steps that finished" >&2; exit 130; fi
 if [ "$status" -ne 0 ]; then exit "$status"; fi
+if [ "$rows_lost" = 1 ]; then exit 3; fi
 exit "$report"

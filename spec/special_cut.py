@@ -23,6 +23,9 @@ Premises, each a predicate below that the tests check against the reference itse
   that composes with its first letter), so a raw occurrence need not be a normalized one; under NFC such
   tokens are refused (and `spec.admission` refuses the tokenizer outright). Tokens with normalized=false match
   raw text before any normalization, under every normalizer, so NFC does not reach across their edges.
+- P4 (`scans_special_tokens`, read from the loaded reference at each use): the scans' literals are the added
+  tokens the reference scans for, special or not, unless its run-time `encode_special_tokens` is on (see
+  "Special or not" below).
 
 Argument (beside the paper's §3.3.2). Call a position p clear when no occurrence of any string strictly contains
 it. A leftmost-longest scan never selects a match across a clear position, so the scan of S restricted to
@@ -36,6 +39,22 @@ S[b:]. P2 keeps the edges where the scan put them; P3 keeps the second scan on r
 no class transition and no normalization window: a role marker next to CR/LF, an apostrophe, a digit run or a
 decomposed accent is still a cut. The containment condition is stronger than the argument needs (a containing
 occurrence of an edge of a selected one is never selected itself); it is kept as the guard of both rules.
+
+Special or not. "Special-token string" here means the content of any added token, whatever its `special` flag,
+because the reference's scan ignores that flag. `tokenizers` (0.23: `AddedVocabulary::refresh_added_tokens`)
+builds its two tries from every added token, split by `normalized` alone, and `find_matches` reads `special`
+only when the run-time setting `encode_special_tokens` is on (not stored in tokenizer.json, off by default), to
+skip the special tokens, which are then encoded as text while the non-special ones are still matched. So a
+non-special token with normalized=false (nemotron_3_nano_4b's and qwen3_8b's `<think>` ... `</tool_response>`,
+olmo_3_7b's PII markers) is selected in the raw text by the first scan exactly as a special one is: a cut at
+its edge is the same scan and the same argument, and the loader's `special_strings` (margin, guard) count it
+like any other. Elsewhere the flag changes only decoding (`decode(skip_special_tokens=True)`, the library's
+default, drops the special tokens and keeps the non-special ones; the suite decodes with skip_special_tokens
+False) and what a chat template treats as a marker. With `encode_special_tokens` set, P4 leaves only the
+non-special tokens in the scans (handled, not refused: a special string is then text, and its edge is judged by
+the transition rule; the guard still counts it, which only refuses more); before P4 the rule accepted "a <s> b"
+at 2 on nemotron_3_nano_4b, where the reference joins the blank to "<". properties/test_non_special_tokens.py
+checks this section on the reference, exhaustively over nemotron's six non-special tokens and their neighbours.
 
 Selection is computed locally: from the clear positions around b (found by walking left and right over
 overlapping occurrences), so the cost does not grow with the text except across chains of overlapping strings.
@@ -57,10 +76,21 @@ def _normalized_flag(token: dict) -> bool:
     return bool(token.get("normalized", False))
 
 
-@lru_cache(maxsize=64)
+def scans_special_tokens(tok: FrozenTokenizer) -> bool:
+    """P4: whether the loaded reference's added-token scan looks for the special tokens too: True unless its
+    run-time setting `encode_special_tokens` is on (then only the non-special added tokens are matched)."""
+    return not tok.tokenizer.encode_special_tokens
+
+
 def stage_tries(tok: FrozenTokenizer) -> tuple[LiteralTrie, LiteralTrie]:
-    """The literals of the two scans of P1: (normalized=false tokens, normalized=true tokens)."""
-    tokens = tok.admission_inputs.added_tokens
+    """The literals of the two scans of P1: (normalized=false tokens, normalized=true tokens), among the added
+    tokens the reference scans for (P4)."""
+    return _stage_tries(tok, scans_special_tokens(tok))
+
+
+@lru_cache(maxsize=64)
+def _stage_tries(tok: FrozenTokenizer, with_special: bool) -> tuple[LiteralTrie, LiteralTrie]:
+    tokens = [t for t in tok.admission_inputs.added_tokens if with_special or not t.get("special", False)]
     raw = tuple(sorted({t["content"] for t in tokens if not _normalized_flag(t)}))
     normalized = tuple(sorted({t["content"] for t in tokens if _normalized_flag(t)}))
     return LiteralTrie(raw), LiteralTrie(normalized)

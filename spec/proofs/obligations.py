@@ -14,10 +14,11 @@ pattern (scope "pattern") that pattern-level records discharge, and "not provisi
 
 Passing means: the run compared something (comparisons > 0), found no difference, and its test did not fail;
 for a control record (level "control") it means the broken variant was killed (details.status "killed", or
-details.killed true, or differences > 0) or proved redundant for that tokenizer (status "survives-by-proof");
-a control record that found no difference is no evidence (one check need not reach every control), "not
-applicable" is none either, and it fails only when it says so (status "survived" or killed false), unless the
-survival is a stated open finding (details.open_finding), which leaves the mechanism open. Control records count
+details.killed true: a kill is never inferred from a difference count) or proved redundant for that tokenizer
+(status "survives-by-proof"); a control record that did not kill (killed false: one check's inputs need not reach
+every control), or does not say, is no evidence, "not applicable" and "not provisioned" are none either, and it
+fails only when it says the control survives (status "survived"), unless the survival is a stated open finding
+(details.open_finding), which leaves the mechanism open. Control records count
 only for the "control kill" mechanism.
 """
 
@@ -103,7 +104,9 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "statement": "A cut at the start or end of a special-token occurrence that the reference's two-stage scan "
         "selects (raw-text strings over the whole text, then normalized ones per stretch) splits the reference "
         "exactly: the reference splits there before normalizing and pre-tokenizing, its markers neither strip "
-        "whitespace nor match as single words, and normalized markers take part only under an identity normalizer.",
+        "whitespace nor match as single words, and normalized markers take part only under an identity normalizer; "
+        "markers are all added tokens whatever their special flag (the scan reads it only under the reference's "
+        "encode_special_tokens, when the special ones are text).",
         "discharge": [
             _m(PROPERTY, "special_cut.*", "battery.cut"),
             _m(CONTROL, "*special_any_occurrence*", "*special_ignores_strip*", level="control"),
@@ -269,11 +272,9 @@ def record_passed(record: dict) -> bool | None:
         if status == "survived":
             # a listed open finding (controls.findings) is neither a discharge nor a failure of the suite: open
             return None if details.get("open_finding") else False
-        if status == "not applicable":
+        if status in ("not applicable", NOT_PROVISIONED):
             return None
-        if "killed" in details:
-            return bool(details["killed"])
-        return True if differences > 0 else None
+        return True if details.get("killed") is True else None
     if differences > 0:
         return False
     return True if comparisons > 0 else None
