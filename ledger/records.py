@@ -85,10 +85,7 @@ def make_record(
     """One ledger record; `unit` says what `comparisons` counts (strings, documents, cuts, turns, code points...)."""
     if level not in LEVELS:
         raise ValueError(f"unknown ledger level {level!r}; one of {LEVELS}")
-    user_file = user_tokenizer_file(tokenizer)
-    if user_file is not None:
-        tokenizer_sha256 = tokenizer_sha256 or user_file["sha256"]
-    record = {
+    return {
         "schema": SCHEMA,
         "kind": kind,
         "level": level,
@@ -102,13 +99,20 @@ def make_record(
         "fallbacks": fallbacks,
         "details": details or {},
         "provenance": provenance(),
+        **user_tokenizer_fields(tokenizer, tokenizer_sha256),
     }
-    if user_file is not None:
-        record["tokenizer_file"] = user_file
-    return record
 
 
 USER_TABLE_ENV = "DELTA_USER_TOKENIZERS"  # written by frozen.user_table (its sibling floor; no import across it)
+
+
+def user_tokenizer_fields(tokenizer: str | None, tokenizer_sha256: str | None) -> dict:
+    """What a record of a user tokenizer adds: `tokenizer_file` (`user_tokenizer_file`) and, when the writer gave
+    none, `tokenizer_sha256` = the file's digest; nothing for a registry row or no tokenizer."""
+    facts = user_tokenizer_file(tokenizer)
+    if facts is None:
+        return {}
+    return {"tokenizer_file": facts, "tokenizer_sha256": tokenizer_sha256 or facts["sha256"]}
 
 
 def user_tokenizer_file(tokenizer: str | None) -> dict | None:
