@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+import frozen.user_table
 from frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
-from frozen.user_table import user_table
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
 from spec.proofs.obligations import declare
@@ -135,7 +135,7 @@ def provisioned() -> list[str]:
 def admitted_names() -> list[str]:
     """The admitted provisioned rows, then the admitted user files named in DELTA_USER_TOKENIZERS (exported by
     `python -m frozen.export_user_files PATH...`: the gate's per-tokenizer properties run on them too)."""
-    names = provisioned() + sorted(user_table())
+    names = provisioned() + sorted(frozen.user_table.user_table())
     return [n for n in names if admission_of(load_tokenizer(n)).admitted]
 
 
