@@ -39,10 +39,12 @@ from checks.palette import derived_seed
 from controls.findings import open_finding
 from controls.registry import Control, get, names
 from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer, load_tokenizer
+from frozen.loader import FrozenTokenizer
+from frozen.user_files import resolve_tokenizer
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
 from spec.proofs.obligations import declare
+from spec.refusals import refusal_message
 from subjects.protocol import SubjectFault, SubjectUnavailable
 from subjects.records import subject_record, unavailable_record
 from subjects.wiring import PATHS, check_on_subject, open_subject, supports
@@ -326,7 +328,7 @@ def _subject_main(args: argparse.Namespace) -> int:
     try:
         get_profile(args.profile)
         for name in args.tokenizer:
-            tok = load_tokenizer(name)
+            tok = resolve_tokenizer(name, args.name)
             try:
                 records += run_subject_battery(tok, args.subject, args.profile, args.seed, args.start, args.stop)
             except SubjectUnavailable as exc:
@@ -356,10 +358,22 @@ def _progress_printer(every: int):
     return show
 
 
+def admitted_tokenizer(arg: str, name: str | None = None) -> FrozenTokenizer:
+    """The tokenizer `arg` names (`frozen.resolve_tokenizer`), which the matrix needs admitted: a refused one has no
+    cut or repair path for a control to break, so it is a usage error (exit 2) with the stage that refuses it."""
+    tok = resolve_tokenizer(arg, name)
+    decided = admission_of(tok)
+    if not decided.admitted:
+        raise SuiteError(f"tokenizer refused: {tok.name}: {refusal_message(decided.reason)}")
+    return tok
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m controls.kill_matrix", description=__doc__.splitlines()[0])
     p.add_argument("--profile", default="ci", help="battery profile: ci or full")
-    p.add_argument("--tokenizer", action="append", required=True, help="tokenizer name or alias (repeatable)")
+    p.add_argument("--tokenizer", action="append", required=True, help="tokenizer name or alias, or a path to a "
+                   "tokenizer.json or a folder holding one (a user file) (repeatable)")
+    p.add_argument("--name", help="the name of a --tokenizer path (default: the folder's name, or the file's stem)")
     p.add_argument("--control", action="append", help="control name (repeatable; default: all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--start", type=int, default=0, help="first case index")
@@ -371,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="run only the unbroken battery on this implementation of subjects/ (controls are variants of "
                    "the minimal one); exit 1 on a difference, 2 if it cannot run")
     args = p.parse_args(argv)
+    if args.name is not None and len(args.tokenizer) > 1:
+        print("error: --name names one --tokenizer path; give one --tokenizer with it", file=sys.stderr)
+        return 2
     if args.subject is not None:
         if args.control:
             print("error: --control and --subject exclude each other (controls break the minimal implementation)",
@@ -387,12 +404,12 @@ def main(argv: list[str] | None = None) -> int:
                 raise UnknownControlName(str(exc.args[0])) from None
         rows: list[KillRow] = []
         for name in args.tokenizer:
-            tok = load_tokenizer(name)
+            tok = admitted_tokenizer(name, args.name)
             rows += run_matrix(tok, chosen, args.profile, args.seed, not args.no_unbroken, args.start, args.stop,
                                _progress_printer(max(1, args.progress_every)))
     except SuiteError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     for r in rows:
         print(json.dumps(r.as_json(), ensure_ascii=False))
     if args.ledger:

@@ -66,6 +66,7 @@ from delta.session import Session
 from frozen.digests import sha256_file
 from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer, load_tokenizer
+from frozen.user_table import tokenizer_key
 from ledger.records import SCHEMA, make_record
 from spec.cut import ACCEPTED_SPECIAL, explain_cut
 from spec.proofs.obligations import declare
@@ -138,8 +139,9 @@ class Unit:
 
     @property
     def key(self) -> str:
-        """A stable name, unique per shard content, tokenizer, level and subject."""
-        return f"{self.shard.name}.{self.shard.sha256[:12]}.{self.tokenizer}.L{self.level}.{subject_slug(self.subject)}"
+        """A stable name, unique per shard content, tokenizer (a user file's: with its digest), level and subject."""
+        return (f"{self.shard.name}.{self.shard.sha256[:12]}.{tokenizer_key(self.tokenizer)}.L{self.level}."
+                f"{subject_slug(self.subject)}")
 
     @property
     def weight(self) -> int:

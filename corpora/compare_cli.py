@@ -1,6 +1,6 @@
 """`corpora compare`: compare a corpus's shards under tokenizers at levels 1-3, here, on a pool or on a cluster.
 
-    corpora compare [--profile small|full | --corpus PATH|GLOB [--column C]] [--tokenizer NAME|all]
+    corpora compare [--profile small|full | --corpus PATH|GLOB [--column C]] [--tokenizer NAME|all|PATH [--name N]]
                     [--workers N] [--shard i/N] [--distributed dask://HOST:PORT | --local-cluster N]
                     [--out DIR] [--subject NAME[==VERSION]] [--levels 1,2,3] [--chunks 2,4,8]
                     [--transcripts small|full|none]
@@ -54,8 +54,12 @@ from corpora.transcripts import TRANSCRIPT_PROFILES, build_transcripts
 from frozen.errors import EnvironmentFault, NotProvisioned, SuiteError
 from frozen.loader import load_tokenizer
 from frozen.registry import lookup, rows
+from frozen.user_files import is_path_argument, resolve_tokenizer
+from frozen.user_table import user_entry
 from ledger.lock import FolderBusy, FolderLock
 from ledger.records import append_records, unloadable_record
+from spec.admission import admission_of
+from spec.refusals import refusal_message
 
 
 def _ints(text: str, what: str) -> tuple[int, ...]:
@@ -77,10 +81,14 @@ def _per_s(chars: float, seconds: float) -> str:
     return f"{chars / seconds:,.0f}" if seconds > 0 else "-"
 
 
-def select_tokenizers(name: str, broken: list[tuple[str, str]] | None = None) -> tuple[list[str], list[str]]:
+def select_tokenizers(name: str, broken: list[tuple[str, str]] | None = None,
+                      user_name: str | None = None) -> tuple[list[str], list[str]]:
     """(provisioned names to compare, names that are not provisioned); a provisioned tokenizer that cannot be
     loaded (changed since install, corrupt) goes to `broken` as (name, reason) and is not compared, so the others
-    still are."""
+    still are. A path (a user's tokenizer.json or snapshot folder) is loaded as a user file, named `user_name` or
+    after the file; a path that is not a tokenizer file is an error (exit 2; unreadable: 3)."""
+    if name != "all" and (user_name is not None or is_path_argument(name)):
+        return [resolve_tokenizer(name, user_name).name], []
     names = [r.name for r in rows()] if name == "all" else [lookup(name).name]
     ready, missing = [], []
     for n in names:
@@ -219,7 +227,8 @@ def _cmd(args: argparse.Namespace) -> int:
     _positive(args.local_cluster, "--local-cluster")
     options = Options(chunk_counts=chunks)
     broken: list[tuple[str, str]] = []
-    ready, missing = select_tokenizers(args.tokenizer, broken)
+    ready, missing = select_tokenizers(args.tokenizer, broken, args.name)
+    refuse_user_files(ready, levels, args)
     for n in missing:
         print(f"{n:20s} not provisioned (run: corpora tokenizers pull {n}); not compared")
     for n, reason in broken:
@@ -245,6 +254,22 @@ def _cmd(args: argparse.Namespace) -> int:
               f"{', '.join(n for n, _ in broken)} (recorded in {out / UNLOADABLE_LEDGER})", file=sys.stderr)
         return 2
     return code
+
+
+def refuse_user_files(ready: list[str], levels: tuple[int, ...], args: argparse.Namespace) -> None:
+    """A user tokenizer runs on this machine's workers only (a cluster is sent registry rows), and levels 2 and 3
+    compare the cut and repair paths, which need it admitted: otherwise a usage error (exit 2) with the reason."""
+    for n in ready:
+        if user_entry(n) is None:
+            continue
+        if args.distributed or args.local_cluster:
+            raise SuiteError(f"tokenizer {n} is a user file: it runs on local workers (--workers N); a Dask cluster "
+                             "is sent registry rows only")
+        decided = admission_of(load_tokenizer(n))
+        if not decided.admitted and set(levels) & {2, 3}:
+            raise SuiteError(f"tokenizer refused: {n} ({user_entry(n).path}): {refusal_message(decided.reason)}; "
+                             "levels 2 and 3 compare the cut and repair paths, which it does not have (--levels 1 "
+                             "compares its encoder alone)")
 
 
 def _run(args: argparse.Namespace, levels: tuple[int, ...], options: Options, ready: list[str], missing: list[str],
@@ -341,7 +366,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--column", default="text", help="text column of --corpus files")
     p.add_argument("--corpus-dir", help="where the built-in corpus is (default: $DELTA_HOME/corpus/PROFILE); a URL "
                    "(http(s)://, s3://, ...) reads a built corpus served there, for workers that share no folder")
-    p.add_argument("--tokenizer", default="all", help="a registry name or alias, or all")
+    p.add_argument("--tokenizer", default="all", help="a registry name or alias, all, or a path to a tokenizer.json "
+                   "or a folder holding one (a user file)")
+    p.add_argument("--name", help="the name of a --tokenizer path in records and reports (default: the folder's "
+                   "name, or the file's stem)")
     p.add_argument("--workers", type=int, default=1, help="local worker processes")
     p.add_argument("--shard", help="run only slice i/N (0-based) of the units, for job arrays")
     cl = p.add_mutually_exclusive_group()

@@ -1,7 +1,7 @@
 """`corpora cut-gain`: how many more cuts each tokenizer's per-pattern transition set accepts than the floor alone, on
 real text, with every gained cut checked on the reference (checks.pattern_pairs_gain).
 
-    corpora cut-gain [--profile small | --corpus PATH|GLOB [--column C]] [--tokenizer NAME|all]
+    corpora cut-gain [--profile small | --corpus PATH|GLOB [--column C]] [--tokenizer NAME|all|PATH [--name N]]
                      [--max-characters N] [--verify N] [--out DIR]
 
 Reads the built-in corpus (built if needed) or the given files, an equal share of --max-characters from each
@@ -23,7 +23,10 @@ from corpora.compare_cli import select_tokenizers
 from corpora.readers import expand, read_documents
 from frozen.errors import NotProvisioned, SuiteError
 from frozen.loader import load_tokenizer
+from frozen.user_table import user_entry
 from ledger.records import append_records, make_record
+from spec.admission import admission_of
+from spec.refusals import refusal_message
 
 LEDGER = "cut-gain-ledger.jsonl"
 
@@ -56,7 +59,12 @@ def _paths(args: argparse.Namespace) -> list[Path]:
 def _cmd(args: argparse.Namespace) -> int:
     if args.max_characters < 1 or args.verify < 0:
         raise SuiteError("--max-characters must be at least 1 and --verify at least 0")
-    ready, missing = select_tokenizers(args.tokenizer)
+    ready, missing = select_tokenizers(args.tokenizer, user_name=args.name)
+    for name in ready:
+        decided = admission_of(load_tokenizer(name))
+        if not decided.admitted:  # a refused registry row is measured (no own cuts); a refused user file is refused
+            if user_entry(name) is not None:
+                raise SuiteError(f"tokenizer refused: {name}: {refusal_message(decided.reason)}")
     for n in missing:
         print(f"{n:20s} not provisioned (run: corpora tokenizers pull {n}); not measured")
     if not ready:
@@ -89,7 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--profile", choices=PROFILES, default="small", help="the built-in corpus (built if needed)")
     p.add_argument("--corpus", help="JSONL or Parquet files (a path or glob) instead of the built-in corpus")
     p.add_argument("--column", default="text", help="the text column of --corpus files")
-    p.add_argument("--tokenizer", default="all", help="a registry name or alias, or all (default)")
+    p.add_argument("--tokenizer", default="all", help="a registry name or alias, all (default), or a path to a "
+                   "tokenizer.json or a folder holding one (a user file)")
+    p.add_argument("--name", help="the name of a --tokenizer path (default: the folder's name, or the file's stem)")
     p.add_argument("--max-characters", type=int, default=2_000_000, help="characters read in all (default 2,000,000)")
     p.add_argument("--verify", type=int, default=5_000, help="gained cuts checked on the reference per tokenizer")
     p.add_argument("--out", help="output folder (default out/cut-gain/PROFILE)")

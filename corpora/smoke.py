@@ -14,32 +14,39 @@ from corpora.samples import SAMPLES
 from frozen.errors import NotProvisioned, SuiteError
 from frozen.loader import load_tokenizer
 from frozen.registry import rows
+from frozen.user_files import resolve_tokenizer
 from ledger.records import append_records, make_record, unloadable_record
 from spec.admission import admission_of
 from spec.proofs.obligations import declare
 from spec.reference import post_process, reference_encode, reference_encode_batch, reference_encode_full
 
 
-def run_smoke(out: Path, skipped: list[str] | None = None) -> int:
-    """Run the check on every provisioned tokenizer; print a line each; return the number of differences.
+def run_smoke(out: Path, skipped: list[str] | None = None, tokenizers: list[str] | None = None,
+              name: str | None = None) -> int:
+    """Run the check on every provisioned tokenizer (or on `tokenizers`: registry names, aliases or paths of user
+    files, a path named `name`); print a line each; return the number of differences.
 
     A provisioned tokenizer that cannot be loaded is recorded as "not loadable" (with the remedy), named in
-    `skipped`, and the others still run."""
+    `skipped`, and the others still run. A named tokenizer that cannot be loaded is an error (`SuiteError`)."""
     total_diff = 0
     records = []
-    for row in rows():
-        try:
-            tok = load_tokenizer(row.name)
-        except NotProvisioned:
-            print(f"{row.name:20s} not provisioned")
-            continue
-        except SuiteError as exc:
-            print(f"{row.name:20s} cannot be loaded: {exc}", file=sys.stderr)
-            records.append(unloadable_record("smoke", "samples.load", row.name, str(exc),
-                                             f"corpora tokenizers pull {row.alias} --force"))
-            if skipped is not None:
-                skipped.append(row.name)
-            continue
+    chosen = [resolve_tokenizer(t, name) for t in tokenizers] if tokenizers else None
+    for row in chosen or rows():
+        if chosen is not None:
+            tok = row
+        else:
+            try:
+                tok = load_tokenizer(row.name)
+            except NotProvisioned:
+                print(f"{row.name:20s} not provisioned")
+                continue
+            except SuiteError as exc:
+                print(f"{row.name:20s} cannot be loaded: {exc}", file=sys.stderr)
+                records.append(unloadable_record("smoke", "samples.load", row.name, str(exc),
+                                                 f"corpora tokenizers pull {row.alias} --force"))
+                if skipped is not None:
+                    skipped.append(row.name)
+                continue
         batch = reference_encode_batch(tok, list(SAMPLES))
         diffs = 0
         for text, ids in zip(SAMPLES, batch, strict=True):
@@ -49,7 +56,7 @@ def run_smoke(out: Path, skipped: list[str] | None = None) -> int:
         total_diff += diffs
         n = 2 * len(SAMPLES)
         admitted = "admitted" if admission_of(tok).admitted else f"refused:{admission_of(tok).reason}"
-        print(f"{row.name:20s} {tok.provenance:8s} {admitted:10s} compared {n} encodes, {diffs} differ")
+        print(f"{tok.name:20s} {tok.provenance:8s} {admitted:10s} compared {n} encodes, {diffs} differ")
         records.append(
             declare(make_record("smoke", "encoder", "samples.single_vs_batch_and_postprocess", tokenizer=tok.name,
                                 tokenizer_sha256=tok.sha256, comparisons=n, differences=diffs, unit="encodes"))
@@ -61,7 +68,9 @@ def run_smoke(out: Path, skipped: list[str] | None = None) -> int:
 def _cmd(args: argparse.Namespace) -> int:
     """Exit 1 on a difference, else 2 if a provisioned tokenizer could not be loaded, else 0."""
     skipped: list[str] = []
-    if run_smoke(Path(args.out), skipped):
+    if args.name is not None and len(args.tokenizer or []) > 1:
+        raise SuiteError("--name names one --tokenizer path; give one --tokenizer with it")
+    if run_smoke(Path(args.out), skipped, args.tokenizer, args.name):
         return 1
     if skipped:
         print(f"error: {len(skipped)} provisioned tokenizer(s) could not be loaded and were skipped: "
@@ -73,4 +82,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("smoke", help="short differential check of the provisioned tokenizers on built-in samples")
     p.add_argument("--out", default="out/ledgers/main", help="ledger folder")
+    p.add_argument("--tokenizer", action="append", help="only this tokenizer (repeatable): a registry name or alias, "
+                   "or a path to a tokenizer.json or a folder holding one (a user file); default every provisioned one")
+    p.add_argument("--name", help="the name of a --tokenizer path (default: the folder's name, or the file's stem)")
     p.set_defaults(func=_cmd)

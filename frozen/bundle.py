@@ -24,6 +24,7 @@ from frozen.errors import DigestMismatch, NotProvisioned, SuiteError
 from frozen.loader import load_tokenizer
 from frozen.provision import install, installed, verify_staged
 from frozen.registry import lookup
+from frozen.user_table import USER_FILE, user_entry
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,12 @@ def ensure_provisioned(name: str, bundle: TokenizerBundle | None) -> str:
     """Make row `name` loadable here and say where its installed files came from (the install record's source: a
     mirror, a package, or "bundle from the client ..."). When the local cache does not hold the row, or holds a
     copy that changed since install, the client's bundle is installed (verified); without a bundle the loader's
-    error stands (NotProvisioned, DigestMismatch)."""
+    error stands (NotProvisioned, DigestMismatch). A user tokenizer of this run loads from its path, digest-checked
+    (its source: "user file PATH"); a worker that cannot read that path refuses the unit with the loader's error."""
+    entry = user_entry(name)
+    if entry is not None:
+        load_tokenizer(name)
+        return f"{USER_FILE} {entry.path}"
     row = lookup(name)
     try:
         load_tokenizer(row.name)

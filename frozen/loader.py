@@ -8,7 +8,7 @@ config are added to the reference object with their flags, and their assigned ID
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from frozen.cache import PROVENANCE, tokenizers_dir
 from frozen.digests import sha256_bytes
 from frozen.errors import CorruptTokenizerFile, InstalledFileChanged, NotProvisioned, SuiteError
 from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup, rows
+from frozen.user_table import USER_FILE, UserEntry, user_entry
 
 MIN_MARGIN = 8
 
@@ -49,13 +50,14 @@ class AdmissionInputs:
     normalizer: dict | None
     pre_tokenizer: dict | None
     added_tokens: tuple[dict, ...]
+    byte_fallback: bool | None = None
 
     @classmethod
     def of(cls, config: dict, added: list[dict]) -> AdmissionInputs:
         """The inputs of a parsed tokenizer.json and the full list of added tokens."""
         model = config.get("model") or {}
         return cls(model.get("type"), model.get("dropout"), config.get("normalizer"), config.get("pre_tokenizer"),
-                   tuple(dict(t) for t in added))
+                   tuple(dict(t) for t in added), model.get("byte_fallback"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,10 +74,17 @@ class FrozenTokenizer:
     margin: int
     bound: int
     admission_inputs: AdmissionInputs
-    provenance: str = "exact"  # exact | sibling | file
+    provenance: str = "exact"  # exact | sibling | file | user file
     config_sha256: str | None = None
     chat_template: str | None = None
     config: dict = field(default_factory=dict, repr=False)
+    size: int | None = None  # bytes of tokenizer.json
+    source_path: str | None = None  # a user file's tokenizer.json (absolute); None for the registry's rows
+
+    @property
+    def is_user_file(self) -> bool:
+        """Whether this tokenizer was named by a user's path: never one of the eleven."""
+        return self.provenance == USER_FILE
 
     @property
     def is_nfc(self) -> bool:
@@ -126,6 +135,8 @@ def compute_bound(config: dict, added: list[dict]) -> int:
     maximum as reading them all, in a fraction of the time (a vocabulary has about a million entries)."""
     decoder = byte_decoder()
     vocab = config.get("model", {}).get("vocab", {})
+    if isinstance(vocab, list):  # Unigram: [piece, score] pairs
+        vocab = [entry[0] for entry in vocab if isinstance(entry, list) and entry and isinstance(entry[0], str)]
     longest = 0
     for token in sorted(vocab, key=len, reverse=True):
         if 4 * len(token) <= longest:
@@ -198,6 +209,7 @@ def build(
         config_sha256=sha256_bytes(config_bytes) if config_bytes is not None else None,
         chat_template=_chat_template(tok_config),
         config=tok_config or {},
+        size=len(tokenizer_bytes),
     )
 
 
@@ -256,7 +268,11 @@ def _cached(name: str, root: str) -> FrozenTokenizer:
 
 
 def load_tokenizer(name_or_alias: str, *, root: Path | None = None, fresh: bool = False) -> FrozenTokenizer:
-    """The frozen tokenizer for a registry name or alias (re-hashed on first load in this process)."""
+    """The frozen tokenizer for a registry name or alias (re-hashed on first load in this process), or for the name
+    of a user tokenizer named in this run (`frozen.user_table`; its file's digest re-checked)."""
+    entry = user_entry(name_or_alias)
+    if entry is not None:
+        return load_user_entry(entry) if fresh else _cached_user(entry)
     row = lookup(name_or_alias)
     folder = str(root or tokenizers_dir())
     if fresh:
@@ -272,6 +288,31 @@ def load_tokenizer_file(path: Path, config_path: Path | None = None, *, name: st
         _read(config_path) if config_path is not None else None,
         provenance="file",
     )
+
+
+class UserFileChanged(SuiteError):
+    """A user's tokenizer file whose bytes changed after the run named it: a different tokenizer, refused."""
+
+
+def load_user_entry(entry: UserEntry) -> FrozenTokenizer:
+    """Load a user tokenizer from its table entry, provenance "user file"; its tokenizer.json (and config) must
+    still have the digests recorded when the run named it (`UserFileChanged` otherwise)."""
+    data = _read(Path(entry.path))
+    digest = sha256_bytes(data)
+    if digest != entry.sha256:
+        raise UserFileChanged(f"user tokenizer {entry.name}: {entry.path} changed since this run named it (sha256 "
+                              f"{entry.sha256[:16]}…, now {digest[:16]}…); a changed file is a different "
+                              "tokenizer: start a new run on it")
+    config = _read(Path(entry.config_path)) if entry.config_path else None
+    if config is not None and sha256_bytes(config) != entry.config_sha256:
+        raise UserFileChanged(f"user tokenizer {entry.name}: {entry.config_path} changed since this run named it")
+    tok = build(entry.name, data, config, provenance=USER_FILE)
+    return replace(tok, source_path=entry.path)
+
+
+@lru_cache(maxsize=16)
+def _cached_user(entry: UserEntry) -> FrozenTokenizer:
+    return load_user_entry(entry)
 
 
 def provisioned_names() -> list[str]:

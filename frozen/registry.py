@@ -113,4 +113,5 @@ def lookup(name_or_alias: str) -> RegistryRow:
         if key in (r.name.lower(), r.alias.lower()):
             return r
     known = ", ".join(f"{r.name} ({r.alias})" for r in rows())
-    raise UnknownTokenizer(f"unknown tokenizer {name_or_alias!r}; known: {known}")
+    raise UnknownTokenizer(f"unknown tokenizer {name_or_alias!r}; known: {known}; a tokenizer of your own is named "
+                           "by its path (a tokenizer.json, or a folder holding one)")

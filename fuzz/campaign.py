@@ -68,6 +68,7 @@ class CampaignSpec:
     suite_version: str = field(default_factory=suite_version)
     generator: str = ""
     created: float = field(default_factory=time.time)
+    user_files: dict = field(default_factory=dict)  # name -> {path, sha256} of each user tokenizer (resumed by path)
 
     @property
     def streams(self) -> list[tuple[str, str]]:

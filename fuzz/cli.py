@@ -2,7 +2,8 @@
 
 Exit status: 0 clean (or a control that survived, or a finished campaign resumed: nothing to do), 1 a difference
 was found (against a control: it was killed; a third-party subject that crashed, hung or returned no IDs on some
-input counts as a finding too), 2 a usage or input error (unknown or refused tokenizer, bad budget,
+input counts as a finding too), 2 a usage or input error (unknown or refused tokenizer, a --tokenizer path that is
+not a tokenizer file (3 when it cannot be read), bad budget,
 unknown control or subject, a tokenizer of `--tokenizer all` that could not be loaded and was skipped, the folder
 in use by another process), 3 an environment or I/O error (an unwritable or full output folder: the path and the
 OS error are printed), 130 interrupted (Ctrl-C or SIGTERM: every finished batch is on disk; the summary says how
@@ -21,6 +22,8 @@ from pathlib import Path
 from frozen.errors import NotProvisioned, SuiteError, os_error_message
 from frozen.loader import load_tokenizer
 from frozen.registry import lookup, rows
+from frozen.user_files import is_path_argument, resolve_tokenizer
+from frozen.user_table import user_entry
 from fuzz.campaign import CampaignError, CampaignResult, CampaignSpec, latest_campaign, new_campaign_id, run_campaign
 from fuzz.checker import (
     SubjectChecker,
@@ -38,6 +41,7 @@ from fuzz.regressions import load as load_regression
 from ledger.lock import FolderBusy
 from ledger.records import append_records, unloadable_record
 from spec.admission import admission_of
+from spec.refusals import refusal_message
 from subjects.protocol import SubjectUnavailable
 from subjects.records import unavailable_record
 from subjects.wiring import add_subject_argument
@@ -77,11 +81,19 @@ def unloadable_row(item: Unloadable) -> dict:
                              f"corpora tokenizers pull {lookup(item.name).alias} --force")
 
 
-def resolve_tokenizers(name: str, unloadable: list[Unloadable] | None = None) -> tuple[list[str], list[str]]:
-    """(runnable names, refusal lines) for NAME, ALIAS or "all"; a single refused name is a setup error.
+def resolve_tokenizers(name: str, unloadable: list[Unloadable] | None = None,
+                       user_name: str | None = None) -> tuple[list[str], list[str]]:
+    """(runnable names, refusal lines) for NAME, ALIAS, "all", or a path to a user's tokenizer.json or snapshot
+    folder (named `user_name`, else after the file); a single refused name or a refused file is a setup error.
 
     A tokenizer that is provisioned but cannot be loaded goes to `unloadable` (when given) and is skipped, so the
     others of "all" still run."""
+    if name != "all" and (user_name is not None or is_path_argument(name)):
+        tok = resolve_tokenizer(name, user_name)
+        decided = admission_of(tok)
+        if not decided.admitted:
+            raise UsageError(f"tokenizer refused: {tok.name} ({name}): {refusal_message(decided.reason)}")
+        return [tok.name], []
     targets = [r.name for r in rows()] if name == "all" else [lookup(name).name]
     ok, refused = [], []
     for n in targets:
@@ -108,7 +120,10 @@ def resolve_tokenizers(name: str, unloadable: list[Unloadable] | None = None) ->
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fuzz", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tokenizer", help="registry name, alias, or 'all' (every provisioned admitted tokenizer)")
+    p.add_argument("--tokenizer", help="registry name, alias, 'all' (every provisioned admitted tokenizer), or a path "
+                   "to a tokenizer.json or a folder holding one (a user file; never one of the eleven)")
+    p.add_argument("--name", help="the name of a --tokenizer path in records and reports (default: the folder's "
+                   "name, or the file's stem)")
     p.add_argument("--path", choices=("cut", "repair", "both"), default="both", help="what to fuzz (default both)")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--budget", help="checking time, e.g. 90s, 15m, 2h (default 60s); setup (loading tokenizers, "
@@ -127,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-controls", action="store_true", help="print the controls a campaign can run and exit")
     p.add_argument("--replay", metavar="FILE", nargs="+",
                    help="run saved cases again (on --subject if given, else the subject each was saved with); "
-                   "exit 1 if any still differs or faults")
+                   "exit 1 if any still differs or faults; cases found on a user file need --tokenizer PATH (and "
+                   "the same --name) again")
     return p
 
 
@@ -148,16 +164,18 @@ def _spec_from_args(args: argparse.Namespace,
                                 f"{generator_digest()}, so its batches would differ")
         if budget is not None:
             spec.budget = budget
+        reopen_user_files(spec)
         return spec, out, []
     if not args.tokenizer:
-        raise UsageError("--tokenizer NAME|ALIAS|all is required (or --resume DIR)")
+        raise UsageError("--tokenizer NAME|ALIAS|all|PATH is required (or --resume DIR)")
     paths = ["cut", "repair"] if args.path == "both" else [args.path]
     if args.control:
         path = control_path(args.control)
         if args.path not in ("both", path):
             raise UsageError(f"control {args.control} breaks the {path} path, not {args.path}")
         paths = [path]
-    names, refused = resolve_tokenizers(args.tokenizer, unloadable)
+    names, refused = resolve_tokenizers(args.tokenizer, unloadable, args.name)
+    user_files = {n: {"path": e.path, "sha256": e.sha256} for n in names if (e := user_entry(n)) is not None}
     if args.control:
         inapplicable = [n for n in names if not control_applies(args.control, load_tokenizer(n))]
         refused += [f"{n}: control {args.control} not applicable (the condition it breaks does not exist here)"
@@ -183,11 +201,22 @@ def _spec_from_args(args: argparse.Namespace,
         campaign=new_campaign_id(args.seed), tokenizers=names, paths=paths, seed=args.seed, budget=budget,
         examples=args.examples, workers=args.workers, control=args.control, subject=args.subject,
         profile=args.profile, stop_on_first=args.stop_on_first,
-        regressions=args.regressions or str(out / "regressions" if args.control
+        regressions=args.regressions or str(out / "regressions" if args.control or user_files
                                             or not is_default_subject(args.subject) else CORPUS),
-        generator=generator_digest(),
+        generator=generator_digest(), user_files=user_files,
     )
     return spec, out, refused
+
+
+def reopen_user_files(spec: CampaignSpec) -> None:
+    """Name again the user files a resumed campaign ran on; each must still have the digest it had (a changed file
+    is a different tokenizer, never resumed as the same one)."""
+    for name, seen in spec.user_files.items():
+        tok = resolve_tokenizer(seen["path"], name)
+        if tok.sha256 != seen["sha256"]:
+            raise CampaignError(f"campaign {spec.campaign} ran on {name} = {seen['path']} with sha256 "
+                                f"{seen['sha256'][:16]}…; the file now has {tok.sha256[:16]}…: a different "
+                                "tokenizer, start a new campaign")
 
 
 def open_or_record(spec: str, tok, paths: list[str], out: Path, strict: bool) -> list[str]:
@@ -276,6 +305,10 @@ def replay_files(files: list[str], subject: str | None) -> int:
     failing = 0
     for name in files:
         reg = load_regression(Path(name))
+        entry = user_entry(reg.tokenizer)
+        if entry is not None and entry.sha256 != reg.tokenizer_sha256:
+            raise UsageError(f"{name} was found on {reg.tokenizer} with sha256 {reg.tokenizer_sha256[:16]}…; "
+                             f"{entry.path} has {entry.sha256[:16]}…: a different tokenizer")
         verdict = replay_on_subject(reg, subject)
         failing += verdict != "same"
         who = subject or reg.subject or reg.control or "delta"
@@ -313,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(control_names()))
             return 0
         if args.replay:
+            if args.tokenizer:  # the user file the saved cases were found on, named again so that they load
+                resolve_tokenizer(args.tokenizer, args.name)
             return replay_files(args.replay, None if is_default_subject(args.subject) else args.subject)
         print("fuzz: setting up (loading tokenizers, checking admission)", file=sys.stderr, flush=True)
         try:

@@ -2,6 +2,7 @@
 
     pip install delta-suite && corpora tokenizers pull qwen3
     pytest --delta-subject=my_pkg.module:factory -n auto          # or exec:COMMAND, or an entry-point name
+    pytest --delta-subject=my_pkg.module:factory --delta-tokenizer path/to/snapshot/   # your own tokenizer.json
 
 Installed with the package, the plugin is inert until `--delta-subject` is given (also `-p fuzz.pytest_plugin`).
 Then it adds the tests of `fuzz/subject_gate.py` to the session, once per tokenizer (and per path for the
@@ -20,16 +21,28 @@ from pathlib import Path
 
 import pytest
 
-from frozen.errors import NotProvisioned
+from frozen.errors import NotProvisioned, SuiteError
 from frozen.loader import load_tokenizer
 from frozen.registry import lookup, rows
+from frozen.user_files import is_path_argument, resolve_tokenizer
 from spec.admission import admission_of
+from spec.refusals import refusal_message
 
 GATE = Path(__file__).resolve().with_name("subject_gate.py")
 
 
-def selected_tokenizers(name: str) -> list[str]:
-    """NAME (a registry name or alias), or every provisioned admitted tokenizer for "all"."""
+def selected_tokenizers(name: str, user_name: str | None = None) -> list[str]:
+    """NAME (a registry name or alias), a path to a user's tokenizer.json or snapshot folder (named `user_name`,
+    else after the file; it must be admitted), or every provisioned admitted tokenizer for "all"."""
+    if name != "all" and (user_name is not None or is_path_argument(name)):
+        try:
+            tok = resolve_tokenizer(name, user_name)
+        except SuiteError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        decided = admission_of(tok)
+        if not decided.admitted:
+            raise pytest.UsageError(f"tokenizer refused: {tok.name} ({name}): {refusal_message(decided.reason)}")
+        return [tok.name]
     if name != "all":
         return [lookup(name).name]
     out = []
@@ -49,8 +62,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("delta-suite", "certify an implementation against the reference (delta-suite)")
     group.addoption("--delta-subject", metavar="SPEC",
                     help="the implementation under test: module:factory, exec:COMMAND, or an entry-point name")
-    group.addoption("--delta-tokenizer", default="all", metavar="NAME",
-                    help="registry name or alias, or all (every provisioned admitted tokenizer; default)")
+    group.addoption("--delta-tokenizer", default="all", metavar="NAME|PATH",
+                    help="registry name or alias, all (every provisioned admitted tokenizer; default), or a path to "
+                    "a tokenizer.json or a folder holding one (a user file, run as its own tokenizer)")
+    group.addoption("--delta-tokenizer-name", default=None, metavar="NAME",
+                    help="the name of a --delta-tokenizer path (default: the folder's name, or the file's stem)")
     group.addoption("--delta-examples", type=int, default=200, metavar="N",
                     help="Hypothesis examples of the property, and cases per path of each campaign (default 200)")
     group.addoption("--delta-ledger", default="out/ledgers/subject", metavar="DIR",
@@ -67,6 +83,9 @@ def pytest_configure(config: pytest.Config) -> None:
     timeout = config.getoption("--delta-timeout")
     if timeout is not None:
         os.environ["DELTA_SUBJECT_TIMEOUT"] = str(timeout)  # read by the subject adapters (workers inherit it)
+    name, user_name = config.getoption("--delta-tokenizer"), config.getoption("--delta-tokenizer-name")
+    if name != "all" and (user_name is not None or is_path_argument(name)):
+        selected_tokenizers(name, user_name)  # a user file: named (for every xdist worker) or refused before collection
     if str(GATE) not in config.args:
         config.args.append(str(GATE))
 
@@ -74,5 +93,6 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "delta_tokenizer" not in metafunc.fixturenames:
         return
-    names = selected_tokenizers(metafunc.config.getoption("--delta-tokenizer"))
+    names = selected_tokenizers(metafunc.config.getoption("--delta-tokenizer"),
+                                metafunc.config.getoption("--delta-tokenizer-name"))
     metafunc.parametrize("delta_tokenizer", names)

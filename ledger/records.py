@@ -99,7 +99,35 @@ def make_record(
         "fallbacks": fallbacks,
         "details": details or {},
         "provenance": provenance(),
+        **user_tokenizer_fields(tokenizer, tokenizer_sha256),
     }
+
+
+USER_TABLE_ENV = "DELTA_USER_TOKENIZERS"  # written by frozen.user_table (its sibling floor; no import across it)
+
+
+def user_tokenizer_fields(tokenizer: str | None, tokenizer_sha256: str | None) -> dict:
+    """What a record of a user tokenizer adds: `tokenizer_file` (`user_tokenizer_file`) and, when the writer gave
+    none, `tokenizer_sha256` = the file's digest; nothing for a registry row or no tokenizer."""
+    facts = user_tokenizer_file(tokenizer)
+    if facts is None:
+        return {}
+    return {"tokenizer_file": facts, "tokenizer_sha256": tokenizer_sha256 or facts["sha256"]}
+
+
+def user_tokenizer_file(tokenizer: str | None) -> dict | None:
+    """The facts of a user tokenizer named in this run (`frozen.user_table`): source "user file", name, path,
+    sha256 and size of its tokenizer.json, the config's path and digest; None for a registry row or no tokenizer.
+    Every record of a user tokenizer carries them under `tokenizer_file`, so a report never counts it as one of
+    the eleven and never merges two files of one name."""
+    raw = os.environ.get(USER_TABLE_ENV)
+    if not tokenizer or not raw:
+        return None
+    try:
+        entry = json.loads(raw).get(tokenizer)
+    except (ValueError, AttributeError):
+        return None
+    return {"source": "user file", **entry} if isinstance(entry, dict) else None
 
 
 def unloadable_record(kind: str, check: str, tokenizer: str, reason: str, remedy: str) -> dict:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+import frozen.user_table
 from frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
 from ledger.gate import RUN_KEY, did_not_pass, failed_test_record, new_run_id, session_record
 from ledger.records import append_records, make_record
@@ -133,7 +134,10 @@ def provisioned() -> list[str]:
 
 @lru_cache(maxsize=1)
 def admitted_names() -> list[str]:
-    return [n for n in provisioned() if admission_of(load_tokenizer(n)).admitted]
+    """The admitted provisioned rows, then the admitted user files named in DELTA_USER_TOKENIZERS (exported by
+    `python -m frozen.export_user_files PATH...`: the gate's per-tokenizer properties run on them too)."""
+    names = provisioned() + sorted(frozen.user_table.user_table())
+    return [n for n in names if admission_of(load_tokenizer(n)).admitted]
 
 
 def __getattr__(name: str) -> list[str]:

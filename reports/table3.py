@@ -151,10 +151,13 @@ class TokenizerInfo:
     status: str
     cache_sha256: str
     record_sha256: list[str] = field(default_factory=list)
+    user_file: dict | None = None  # a user tokenizer's file facts (path, sha256, size): never one of the eleven
 
     @property
     def digest_note(self) -> str:
         """Says when records were made with a file other than the one provisioned here (never silently merged)."""
+        if self.user_file is not None:
+            return f"user file {self.user_file.get('path', '')} ({self.user_file.get('size', '?')} bytes)"
         others = [d for d in self.record_sha256 if d and d != self.cache_sha256]
         if not self.record_sha256:
             return ""
@@ -487,11 +490,50 @@ def tokenizer_infos(records: list[dict], provisioning: list[dict]) -> list[Token
             )
         )
     known = {t.name for t in out}
+    users = user_files_of(records)
     for name in sorted(set(digests) - known):
+        facts = users.get(name)
+        if facts is not None:
+            sha = str(facts.get("sha256") or "")
+            out.append(TokenizerInfo(name, f"user tokenizer: {name}, sha256 {sha[:16]}…", False, False, "user file",
+                                     sha, sorted(d for d in digests[name] if d), user_file=facts))
+            continue
         out.append(
             TokenizerInfo(name, name, False, False, "not in the registry", "", sorted(d for d in digests[name] if d))
         )
     return out
+
+
+def user_files_of(records: list[dict]) -> dict[str, dict]:
+    """The file facts (`tokenizer_file`, source "user file") of each user tokenizer the records name."""
+    out: dict[str, dict] = {}
+    for r in records:
+        facts = r.get("tokenizer_file")
+        if r.get("tokenizer") and isinstance(facts, dict) and facts.get("source") == "user file":
+            out.setdefault(r["tokenizer"], facts)
+    return out
+
+
+def separate_user_files(records: list[dict]) -> None:
+    """A user tokenizer is its file, never one of the eleven: records of a user file are renamed, in place, so no
+    column merges two files or a user file with a registry row. A user name that records carry with two or more
+    digests becomes NAME@SHA12 per file (a changed file is a different tokenizer), and a user record that bears a
+    registry name or alias becomes user:NAME@SHA12 (a ledger not written by this suite's resolver)."""
+    digests: dict[str, set[str]] = {}
+    for r in records:
+        facts = r.get("tokenizer_file")
+        if r.get("tokenizer") and isinstance(facts, dict) and facts.get("source") == "user file":
+            digests.setdefault(r["tokenizer"], set()).add(str(facts.get("sha256")))
+    taken = {row.name.lower() for row in registry_rows()} | {row.alias.lower() for row in registry_rows()}
+    for r in records:
+        name = r.get("tokenizer")
+        if name not in digests:
+            continue
+        sha = str(r["tokenizer_file"].get("sha256"))[:12]
+        if name.lower() in taken:
+            r["tokenizer"] = f"user:{name}@{sha}"
+        elif len(digests[name]) > 1:
+            r["tokenizer"] = f"{name}@{sha}"
 
 
 def _cells(records: list[dict], tokenizers: list[TokenizerInfo]) -> dict[str, Cell]:
@@ -868,6 +910,7 @@ def build_table3(
     gate = gate_runs(records)  # the gate's session records are no row: reports.gate reads them
     sessions = [r for r in records if r["kind"] == GATE_KIND and r["check"] == SESSION_CHECK]
     records = _without(records, steps + plans + unloadable + sessions)
+    separate_user_files(records)
     tokenizers = tokenizer_infos(records, provisioning)
     subject_recs = [r for r in records if third_party_subject(r)]
     own = [r for r in records if not third_party_subject(r)]

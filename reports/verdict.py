@@ -62,7 +62,8 @@ def verdict(model: Table3) -> Verdict:
     comparisons = sum(r.total.comparisons for r in own_rows)
     differences = sum(r.total.differences for r in own_rows)
     failed_records = sum(r.total.failed_records for r in model.rows)
-    provisioned = {t.name for t in model.tokenizers if t.provisioned}
+    provisioned = {t.name for t in model.tokenizers if t.provisioned or t.user_file is not None}
+    users = {t.name for t in model.tokenizers if t.user_file is not None}  # counted, never as one of the eleven
     ran = {c for r in own_rows for c, cell in r.cells.items() if cell.status == "figures" and c in provisioned}
     km = model.kill_matrix
     killed = [n for n in km.controls if all(c.status in DONE_CONTROL for c in km.cells[n].values())
@@ -94,7 +95,8 @@ def verdict(model: Table3) -> Verdict:
     open_part = f" ({len(findings)} open findings: {', '.join(findings)})" if findings else ""
     still_open = applicable - discharged - len(failed_cells)
     head = ("FAIL" if not passed else f"PASS with {still_open} obligations open" if still_open else "PASS")
-    line = (f"{head}: {len(ran)} tokenizers, {comparisons:,} comparisons, "
+    user_part = f" (of which {len(ran & users)} user files)" if ran & users else ""
+    line = (f"{head}: {len(ran)} tokenizers{user_part}, {comparisons:,} comparisons, "
             f"{differences:,} differences; controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
             f"obligations discharged {discharged} of {applicable}")
     left_out = [str(st.get("step")) for st in model.job_steps if st.get("status") == NOT_SELECTED]

@@ -14,17 +14,28 @@
 # step without a row as a failure, and a row that cannot be written fails the job (3). No step stops the job: the
 # report is written whatever happens (even when nothing is provisioned or a tokenizer is corrupt), and the job exits with the first failing
 # step's status (1 difference, 2 input, 3 environment, 130 interrupted), else the verdict's (0 only on PASS).
+# --tokenizer [NAME=]PATH (repeatable): also run the whole table on a user's tokenizer.json or snapshot folder (admission,
+# smoke, a campaign, the corpus, cut-gain and the kill matrix, each its own step); --only: on those files alone,
+# the eleven left out (their steps recorded as not selected).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${DELTA_OUT:-out}
 L="$OUT/ledgers/main"
 FULL=0
-for arg in "$@"; do
-  case "$arg" in
+ONLY=0
+USER_FILES=()
+usage() { echo "usage: ./run main [--full] [--tokenizer [NAME=]PATH]... [--only]" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
     --full) FULL=1 ;;
-    *) echo "usage: ./run main [--full]" >&2; exit 2 ;;
+    --only|--no-registry) ONLY=1 ;;
+    --tokenizer) [ $# -ge 2 ] || usage; USER_FILES+=("$2"); shift ;;
+    --tokenizer=*) USER_FILES+=("${1#--tokenizer=}") ;;
+    *) usage ;;
   esac
+  shift
 done
+if [ "$ONLY" = 1 ] && [ ${#USER_FILES[@]} -eq 0 ]; then echo "--only needs at least one --tokenizer PATH" >&2; exit 2; fi
 EXHAUSTIVE=${DELTA_EXHAUSTIVE:-}
 if [ "$FULL" = 1 ]; then BUDGET=120s; STRIDE=1; EXHAUSTIVE=full; else BUDGET=${DELTA_MAIN_BUDGET:-8s}; STRIDE=16; fi
 # DELTA_MAIN_STEPS (default all): a comma-separated subset of smoke,fuzz,corpus,checks to run; the others are
@@ -35,6 +46,8 @@ for s in ${STEPS//,/ }; do
     exit 2 ;; esac
 done
 selected() { [[ "$STEPS" == *",$1,"* ]]; }
+# registry STEP: a step of the eleven, run unless --only (then recorded as not selected, like DELTA_MAIN_STEPS)
+registry() { [ "$ONLY" = 0 ] && selected "$1"; }
 status=0
 # step NAME COMMAND...: run a step, record its status, keep the first failing status without stopping the job
 step() {
@@ -47,6 +60,7 @@ step() {
   # (pytest reports its own interruption as 2)
   if [ "$rc" -eq 130 ] || [ "$interrupted" = 1 ]; then interrupted=1; rc=130; fi
   record "$name" "$rc" "$((t1 - t0))e-3" "$@"
+  last=$rc
   if [ "$status" -eq 0 ]; then status=$rc; fi
 }
 # record NAME STATUS SECONDS COMMAND...: the job's own ledger row of one step (or -1: not run)
@@ -62,45 +76,97 @@ rows_lost=0
 # skip NAME COMMAND...: a step not run because the job was interrupted before it
 skip() { local name=$1; shift; echo "[main] $name: not run (interrupted)" >&2; record "$name" -1 "" "$@"; }
 # unselected NAME: a step left out by DELTA_MAIN_STEPS
-unselected() { echo "[main] $1: not selected (DELTA_MAIN_STEPS)" >&2; record "$1" -2 ""; }
+unselected() { echo "[main] $1: not selected ($([ "$ONLY" = 1 ] && echo "--only" || echo DELTA_MAIN_STEPS))" >&2
+  record "$1" -2 ""; }
 # plan STEP...: the job's plan, written before any checking step runs
 plan() { echo "[main] plan: $*" >&2; python -m ledger.job --ledger "$L/job/steps.jsonl" --plan "$@" || lost plan; }
 interrupted=0
+last=0
 trap 'interrupted=1' INT TERM
 
 # the embedded default is one self-contained run: its report counts only this run's ledgers
 rm -rf "$L" "$OUT/ledgers/fuzz"
 mkdir -p "$L"
 
+# the user's files (--tokenizer [NAME=]PATH): NAME=PATH names the file in records and reports (default: its
+# folder's name, or its stem); each starts with its admission step, planned with the others
+USER_PATHS=(); USER_NAMES=(); user_plan=()
+for arg in ${USER_FILES[@]+"${USER_FILES[@]}"}; do
+  if [[ "$arg" == *=* && "${arg%%=*}" != */* && ! -e "$arg" ]]; then USER_PATHS+=("${arg#*=}"); USER_NAMES+=("${arg%%=*}")
+  else USER_PATHS+=("$arg"); USER_NAMES+=(""); fi
+  user_plan+=("admission ${USER_PATHS[-1]}")
+done
+
 # the campaign's tokenizers: every installed row that is admitted, and every installed row that cannot be loaded
 # (its campaign records it as not loadable, with the remedy, and exits 2; the others run). The listing is a step:
 # if it fails, that step's row says so and no fuzz step is planned (never an empty loop that reads as clean)
 names=""
-if selected fuzz; then
+if registry fuzz; then
   step "list tokenizers" python -m fuzz.campaign_tokenizers --out "$L/job/tokenizers.txt"
   if [ -f "$L/job/tokenizers.txt" ]; then names=$(cat "$L/job/tokenizers.txt"); fi
   fuzz_steps=()
   for name in $names; do fuzz_steps+=("fuzz $name"); done
-  plan "list tokenizers" smoke ${fuzz_steps[@]+"${fuzz_steps[@]}"} corpus cut-gain checks
-else plan smoke fuzz corpus cut-gain checks; fi
+  plan "list tokenizers" smoke ${fuzz_steps[@]+"${fuzz_steps[@]}"} corpus cut-gain ${user_plan[@]+"${user_plan[@]}"} \
+    checks
+else plan smoke fuzz corpus cut-gain ${user_plan[@]+"${user_plan[@]}"} checks; fi
 
-if selected smoke; then step smoke corpora smoke --out "$L/smoke"; else unselected smoke; fi
-selected fuzz || unselected fuzz
+if registry smoke; then step smoke corpora smoke --out "$L/smoke"; else unselected smoke; fi
+registry fuzz || unselected fuzz
 for name in $names; do
   if [ "$interrupted" = 1 ]; then skip "fuzz $name" fuzz --tokenizer "$name"; continue; fi
   step "fuzz $name" fuzz --tokenizer "$name" --budget "$BUDGET" --out "$L/fuzz/$name" --regressions "$OUT/fuzz-regressions"
 done
-if ! selected corpus; then unselected corpus; unselected cut-gain
+if ! registry corpus; then unselected corpus; unselected cut-gain
 elif [ "$interrupted" = 1 ]; then skip corpus corpora compare --profile small; skip cut-gain corpora cut-gain; else
   step corpus corpora compare --profile small --tokenizer all --workers 2 --out "$L/corpus"
   # the cuts each pattern's proved pairs add over the floor, on the same corpus, every gained cut checked (up to
   # 2,000 per tokenizer) on the reference
   step cut-gain corpora cut-gain --profile small --tokenizer all --max-characters 1000000 --verify 2000 \
     --out "$L/cut-gain"; fi
+ADMITTED=()
+# ustep NAME COMMAND...: a user file's step, or its "not run" row once the job was interrupted
+ustep() { if [ "$interrupted" = 1 ]; then skip "$@"; else step "$@"; fi; }
+# --- the user's files: each its own tokenizer (named after its folder or file, its digest in every record) -------
+# admission first: a refused file's other steps are not run (its refusal, with the stage and the reason, is the
+# admission step's output and status 2)
+for i in "${!USER_PATHS[@]}"; do
+  p=${USER_PATHS[$i]}; u="$L/user-$i"; named=()
+  if [ -n "${USER_NAMES[$i]}" ]; then named=(--name "${USER_NAMES[$i]}"); fi
+  if [ "$interrupted" = 1 ]; then skip "admission $p" python -m spec.admission_cli "$p"; continue; fi
+  step "admission $p" python -m spec.admission_cli "$p" "${named[@]}"
+  if [ "$last" -ne 0 ] || [ "$interrupted" = 1 ]; then continue; fi
+  ADMITTED+=("${USER_FILES[$i]}")
+  file_steps=()  # an admitted file's own steps join the plan
+  if selected smoke; then file_steps+=("smoke $p"); fi
+  if selected fuzz; then file_steps+=("fuzz $p"); fi
+  if selected corpus; then file_steps+=("corpus $p" "cut-gain $p"); fi
+  if selected checks; then file_steps+=("kill-matrix $p"); fi
+  if [ ${#file_steps[@]} -gt 0 ]; then plan "${file_steps[@]}"; fi
+  if selected smoke; then ustep "smoke $p" corpora smoke --tokenizer "$p" "${named[@]}" --out "$u/smoke"; fi
+  if selected fuzz; then ustep "fuzz $p" fuzz --tokenizer "$p" "${named[@]}" --budget "$BUDGET" --out "$u/fuzz"; fi
+  if selected corpus; then
+    ustep "corpus $p" corpora compare --profile small --tokenizer "$p" "${named[@]}" --workers 2 --out "$u/corpus"
+    ustep "cut-gain $p" corpora cut-gain --profile small --tokenizer "$p" "${named[@]}" --max-characters 1000000 \
+      --verify 2000 --out "$u/cut-gain"
+  fi
+  if selected checks; then ustep "kill-matrix $p" python -m controls.kill_matrix --tokenizer "$p" "${named[@]}" \
+    --progress-every 100000 --ledger "$u/kill-matrix/kill-matrix.jsonl" >/dev/null; fi
+done
+
 # admission, the spec's properties and knobs, the battery, kill matrix, proofs, sampled exhaustive tables and chat
 # replays: the gate's own checks, which write the records the obligations table reads
-if ! selected checks; then unselected checks
-elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else step checks env DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
+if ! registry checks; then unselected checks
+elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else
+  # the admitted user files join the gate's per-tokenizer properties (frozen.export_user_files)
+  USER_TABLE=""
+  if [ ${#ADMITTED[@]} -gt 0 ] && ! USER_TABLE=$(python -m frozen.export_user_files "${ADMITTED[@]}"); then
+    # never silent: the gate then runs without them, and the job says so (a failed step, status 2)
+    echo "[main] checks: the user files could not be named for the gate (above); it runs without them" >&2
+    record "checks: user files" 2 "" python -m frozen.export_user_files "${ADMITTED[@]}"
+    if [ "$status" -eq 0 ]; then status=2; fi
+    USER_TABLE=""
+  fi
+  step checks env DELTA_USER_TOKENIZERS="$USER_TABLE" DELTA_LEDGER_DIR="$L/checks" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" \
   DELTA_EXHAUSTIVE="$EXHAUSTIVE" python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" \
   properties/test_admission.py properties/test_reference.py properties/test_cut_spec.py \
   properties/test_cut_properties.py properties/test_cut_knobs.py properties/test_repair_spec.py \

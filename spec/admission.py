@@ -11,7 +11,9 @@ a derived family (`spec.proofs.derive`: refused by name for a construct the proo
 the proof refutes), (3) its normalizer is none, the empty Sequence, or NFC,
 (4) no added token sets lstrip, rstrip or single_word, and (5) no added token is matched after normalization
 unless the normalizer is the identity. Everything else is refused with a named reason code, and callers fall
-back to the reference encode. Reason codes are stable strings; consumers must tolerate unknown ones.
+back to the reference encode; a SentencePiece-style configuration (Metaspace, or a normalizer writing U+2581) is
+named as such first (`sentencepiece_style:STAGE`), and `spec.refusals.refusal_message` says in words which stage
+breaks which premise. Reason codes are stable strings; consumers must tolerate unknown ones.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from frozen.loader import FrozenTokenizer, normalizer_kind
 from spec.families import PREFIX_SPACE_REFUSAL, is_total, removed_inverted_regexes, split_stages
 from spec.patterns import identify
 from spec.proofs.derive import derive, prove_total
+from spec.refusals import sentencepiece_stage
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
 ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc")
@@ -49,6 +52,9 @@ def admit(config: dict, added_tokens: list[dict]) -> Admission:
         return Admission(False, f"model_not_bpe:{model.get('type')}")
     if model.get("dropout") not in (None, 0, 0.0):
         return Admission(False, "bpe_dropout")
+    sentencepiece = sentencepiece_stage(config)
+    if sentencepiece is not None:  # named before the pre-tokenizer's shape: the stage a user would have to change
+        return Admission(False, f"sentencepiece_style:{sentencepiece}")
     for regex in removed_inverted_regexes(config.get("pre_tokenizer")):
         if not is_total(regex):
             prove_total(regex)  # a total one is registered; split_stages then admits its Removed + inverted form
@@ -82,7 +88,8 @@ def admission_of(tok: FrozenTokenizer) -> Admission:
     decided = _DECIDED.get(tok)
     if decided is None:
         inputs = tok.admission_inputs
-        config = {"model": {"type": inputs.model_type, "dropout": inputs.dropout},
+        config = {"model": {"type": inputs.model_type, "dropout": inputs.dropout,
+                            "byte_fallback": inputs.byte_fallback},
                   "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
         decided = _DECIDED[tok] = admit(config, list(inputs.added_tokens))
     return decided

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from frozen.cache import tokenizers_dir
 from frozen.digests import sha256_file
+from frozen.user_table import user_entry
 from subjects.envs import envs_root
 from subjects.protocol import SubjectUnavailable
 
@@ -32,6 +33,8 @@ def staged_tokenizer_file(tok: FrozenTokenizer) -> Path:
     For a provisioned registry row this is the cached file itself (re-hashed here). A tokenizer loaded from a
     synthetic file is written out from the reference object into `$DELTA_HOME/subject-envs/staged/`.
     """
+    if tok.source_path is not None and sha256_file(Path(tok.source_path)) == tok.sha256:
+        return Path(tok.source_path)  # a user's file, as the user named it
     provisioned = tokenizers_dir() / tok.name / "tokenizer.json"
     if provisioned.is_file() and sha256_file(provisioned) == tok.sha256:
         return provisioned
@@ -45,7 +48,10 @@ def staged_tokenizer_file(tok: FrozenTokenizer) -> Path:
 
 
 def config_file(tok: FrozenTokenizer) -> Path | None:
-    """The provisioned tokenizer_config.json of `tok`, if any."""
+    """The provisioned tokenizer_config.json of `tok` (a user file's: the one its folder holds), if any."""
+    entry = user_entry(tok.name) if tok.is_user_file else None
+    if entry is not None:
+        return Path(entry.config_path) if entry.config_path else None
     path = tokenizers_dir() / tok.name / "tokenizer_config.json"
     return path if path.is_file() else None
 
