@@ -34,6 +34,8 @@ from properties.npm_tokenizers import npm_tokenizer
 from properties.synthetic import base_config, write
 from reports.table3 import build_table3
 from spec.admission import admission_of
+from spec.families import PREFIX_SPACE_REFUSAL
+from spec.proofs.derive import UNPROVED, UNSUPPORTED
 from spec.refusals import MESSAGES, refusal_message
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,6 +221,14 @@ def test_every_reason_code_has_words() -> None:
         where = f"{stage} (detail)" if stage else "detail"
         assert refusal_message(f"{code}:detail").startswith(f"refused at {where}: {why}")
     assert refusal_message("brand_new_code:x") == "refused: brand_new_code:x"
+
+
+def test_the_proof_refusal_codes_have_words() -> None:
+    """The codes that admission by proof returns (spec.proofs.derive, spec.families) are in MESSAGES, so a refused
+    user file always gets its sentence, never the bare code."""
+    codes = (f"{UNSUPPORTED}:lookbehind", f"{UNPROVED}:re-synchronization refuted", PREFIX_SPACE_REFUSAL)
+    bare = [c for c in codes if refusal_message(c).startswith("refused: ")]
+    assert not bare, bare
 
 
 # --- the commands, on synthetic files ----------------------------------------------------------------------------

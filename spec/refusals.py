@@ -52,6 +52,19 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "added_tokens",
         "an added token is matched after normalization (normalized: true) under a normalizer that is not the "
         "identity, so its occurrences are not where the raw text shows them; set normalized to false"),
+    "split_pattern_unsupported": (
+        "pre_tokenizer Split",
+        "the split regex uses a construct the proofs' regex encoding does not model (the detail names it: "
+        "lookbehind, an anchor, a backreference, a lazy or possessive quantifier...), so its transitions cannot be "
+        "proved; rewrite the stage without it, or accept the whole encode"),
+    "split_pattern_unproved": (
+        "pre_tokenizer Split",
+        "the split regex is none of the six known families and the proof of its transitions failed (the detail "
+        "names the transition or lemma refuted, with a counterexample confirmed on the reference): a cut there "
+        "could change the pieces, so the stages are refused rather than admitted with fewer cuts"),
+    "byte_level_add_prefix_space": (
+        "pre_tokenizer ByteLevel",
+        "add_prefix_space is true"),
     "split_pattern_unknown": (
         "pre_tokenizer Split",
         "the split regexes are none of the families whose transitions are proved"),
