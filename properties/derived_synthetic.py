@@ -7,9 +7,10 @@ proof runs over partitions the code points exactly (properties/test_derived_exha
 gives one admitted tokenizer per derived family for those tests: the GPT-2 form (ByteLevel with use_regex, the
 real-world one) is the default; more can be named in DELTA_DERIVED_GATE (comma-separated keys of
 `GATE_PATTERNS`). Each file is written to a fresh temporary folder of the process that collects the tests. A
-user's own files (tokenizer.json paths or folders holding one, separated by the path separator, in
-DELTA_DERIVED_GATE_FILES) join them when admission admits them under a derived family; a file of a known family
-is covered by that family's own tests, and a refused one has no cut to check (its refusal is its admission's).
+user's own files (the user table, `DELTA_USER_TOKENIZERS`, exported by `python -m frozen.export_user_files` and by
+the main job for its `--tokenizer` files) join them when admission admits them under a derived family; a file of a
+known family is covered by that family's own tests, and a refused one has no cut to check (its refusal is its
+admission's).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from frozen.loader import FrozenTokenizer, load_tokenizer_file
+from frozen.loader import FrozenTokenizer, load_tokenizer
+from frozen.user_table import user_table
 from properties.synthetic import stages_tokenizer
 from spec.admission import admission_of
 from spec.families import is_derived
@@ -46,9 +48,8 @@ def derived_families() -> dict[str, FrozenTokenizer]:
         if not admission.admitted:
             raise RuntimeError(f"synthetic_derived_{key} is refused: {admission.reason}")
         out[admission.pattern] = tok
-    for entry in filter(None, os.environ.get("DELTA_DERIVED_GATE_FILES", "").split(os.pathsep)):
-        path = Path(entry)
-        tok = load_tokenizer_file(path / "tokenizer.json" if path.is_dir() else path)
+    for name in sorted(user_table()):
+        tok = load_tokenizer(name)
         admission = admission_of(tok)
         if admission.admitted and is_derived(admission.pattern):
             out.setdefault(admission.pattern, tok)
