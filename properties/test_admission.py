@@ -30,7 +30,8 @@ def test_provisioned_tokenizers_are_admitted_with_their_pattern(name: str, ledge
     assert admission_of(tok).admitted, admission_of(tok).reason
     assert admission_of(tok).reason == "admitted"
     assert admission_of(tok).pattern == EXPECTED_PATTERN[name]
-    ledger.record("harness", "admission.provisioned", tok, comparisons=1, differences=0, unit="tokenizers")
+    ledger.record("harness", "admission.provisioned", tok, comparisons=1, differences=0, unit="tokenizers",
+                  oracle="premise")
 
 
 REFUSALS = [

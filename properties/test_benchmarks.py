@@ -94,7 +94,8 @@ def test_quick_run_writes_wellformed_records(part: str, tmp_path: Path, ledger) 
     assert all(r["details"].get("ratio", 1.0) > 0 for r in records)
     ledger.record("benchmark", "benchmark.quick_run_wellformed", tok, comparisons=len(records),
                   differences=len(problems), unit="records",
-                  details={"checks": sorted({r["check"] for r in records}), "part": part, "figures": list(figures)})
+                  details={"checks": sorted({r["check"] for r in records}), "part": part, "figures": list(figures)},
+                  oracle="self")
 
 
 def test_campaign_goals_are_computed_not_assumed() -> None:

@@ -93,7 +93,8 @@ def test_single_machine_run_compares_and_resumes(units, single, ledger) -> None:
     assert outcome(redo.records[victim.key]) == outcome(summary.records[victim.key])
     merged = read_ledgers([merge_ledger(out)])
     assert not merged.errors and sorted(r["details"]["unit"] for r in merged.records) == sorted(u.key for u in units)
-    ledger.record("harness", "corpus.resume_single_machine", comparisons=len(units), differences=0, unit="units")
+    ledger.record("harness", "corpus.resume_single_machine", comparisons=len(units), differences=0, unit="units",
+                  oracle="self")
 
 
 def test_torn_record_is_redone(units, single, tmp_path: Path) -> None:
@@ -112,7 +113,8 @@ def test_process_pool_equals_single_machine(units, single, tmp_path: Path, ledge
     _, base = single
     pool = run_local(units, tmp_path, workers=2)
     assert {k: outcome(r) for k, r in pool.records.items()} == {k: outcome(r) for k, r in base.records.items()}
-    ledger.record("harness", "corpus.pool_equals_single", comparisons=len(units), differences=0, unit="units")
+    ledger.record("harness", "corpus.pool_equals_single", comparisons=len(units), differences=0, unit="units",
+                  oracle="self")
 
 
 def _kill_first_running(folder: Path, killed: list[int]):
@@ -150,7 +152,8 @@ def test_dask_cluster_with_killed_worker_equals_single_machine(units, single, tm
     merged = read_ledgers([out / "corpus-ledger.jsonl"])
     assert sorted(r["details"]["unit"] for r in merged.records) == sorted(u.key for u in units)
     ledger.record("harness", "corpus.dask_killed_worker_equals_single", comparisons=len(units), differences=0,
-                  unit="units", details={"killed_pid": killed[0], "redone_unit": stale[0].name.rsplit(".", 1)[0]})
+                  unit="units", details={"killed_pid": killed[0], "redone_unit": stale[0].name.rsplit(".", 1)[0]},
+                  oracle="self")
 
 
 def test_job_array_slices_partition_the_units(units) -> None:

@@ -90,4 +90,4 @@ def test_sigterm_stops_the_pool_and_the_rerun_resumes(tmp_path: Path, ledger) ->
     units = [json.loads(line)["details"]["unit"] for line in lines]
     assert len(units) == len(set(units)) == 12  # 6 files x 2 levels, each once
     ledger.record("harness", "corpus.sigterm_resume", comparisons=len(units), differences=0, unit="units",
-                  details={"kept_before_rerun": kept})
+                  details={"kept_before_rerun": kept}, oracle="self")

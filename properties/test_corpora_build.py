@@ -87,7 +87,8 @@ def test_build_is_deterministic_and_byte_exact(tmp_path: Path, ledger) -> None:
         assert shard["sha256"] == sha256_file(a.out / shard["name"])
         assert shard["bytes"] <= 1500 or shard["documents"] == 1
         assert sum(shard["scripts"].values()) == shard["characters"]
-    ledger.record("harness", "corpus.build_determinism", comparisons=len(files_a), differences=0, unit="files")
+    ledger.record("harness", "corpus.build_determinism", comparisons=len(files_a), differences=0, unit="files",
+                  oracle="self")
 
 
 def test_invalid_utf8_file_is_logged_and_skipped_whole(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -139,7 +140,8 @@ def test_readers_give_the_same_documents_in_every_format(tmp_path: Path, ledger)
         got = [(d["id"], d["text"]) for d in read_documents(path, column)]
         assert got == want, kind
     assert len(list(read_documents(str(tmp_path / "*.jsonl*")))) == 3 * len(DOCS)
-    ledger.record("harness", "corpus.readers_formats", comparisons=4 * len(DOCS), differences=0, unit="documents")
+    ledger.record("harness", "corpus.readers_formats", comparisons=4 * len(DOCS), differences=0, unit="documents",
+                  oracle="self")
 
 
 def test_readers_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -34,7 +34,8 @@ def _kills(ledger, knob: str, rules: CutRules, cases: list[tuple[str, str, int]]
         spec_refuses = not is_safe_cut(tok, text, b)
         differs = _breaks(tok, text, b)
         ledger.record("control", f"knob_{knob}", tok, comparisons=1, differences=int(differs),
-                      details={"text": text, "cut": b, "broken_accepts": broken_accepts, "spec_refuses": spec_refuses})
+                      details={"text": text, "cut": b, "broken_accepts": broken_accepts, "spec_refuses": spec_refuses},
+                      oracle="reference")
         if broken_accepts and spec_refuses and differs:
             killed.append(name)
     assert killed, f"knob {knob}: no provisioned tokenizer shows a difference on {cases}"
@@ -100,7 +101,8 @@ def test_guard_selected_accepts_more_but_is_not_killed_here(ledger) -> None:
         differs = [(t, b) for t, b in extra if _breaks(tok, t, b)]
         extra_total += len(extra)
         ledger.record("control", "knob_guard_selected", tok, comparisons=len(extra), differences=len(differs),
-                      details={"overlap_texts": len(texts), "killable": bool(differs), "examples": differs[:3]})
+                      details={"overlap_texts": len(texts), "killable": bool(differs), "examples": differs[:3]},
+                      oracle="reference")
     assert extra_total > 0, "guard='selected' never differs from 'all' on the provisioned overlaps"
 
 
@@ -128,7 +130,8 @@ def test_anchor_probe_knobs_change_nothing_or_only_hangul(ledger) -> None:
     reorder = [cp for cp in sample if anchor(chr(cp), table[cp]) != anchor(chr(cp), table[cp], False, True)]
     hangul = [cp for cp in sample if anchor(chr(cp), table[cp]) != anchor(chr(cp), table[cp], True, False)]
     ledger.record("control", "knob_anchor_probes", None, comparisons=len(sample), differences=0,
-                  details={"reorder_changed": len(reorder), "hangul_changed": len(hangul), "killable": False})
+                  details={"reorder_changed": len(reorder), "hangul_changed": len(hangul), "killable": False},
+                  oracle="spec")
     assert reorder == []
     assert hangul == [*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)]
     assert all(table[cp] == L for cp in hangul) and all(table[cp] == M for cp in range(0x300, 0x370))

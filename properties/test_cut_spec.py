@@ -30,7 +30,7 @@ def test_u0958_slash_refused_under_nfc(ledger) -> None:
     assert is_safe_cut(qwen, COUNTEREXAMPLE, 1, CutRules(check_normalization=False))
     llama = _tok("llama_3_1_8b")
     assert is_safe_cut(llama, COUNTEREXAMPLE, 1)
-    ledger.record("chunked", "u0958_counterexample", qwen, comparisons=1, differences=0)
+    ledger.record("chunked", "u0958_counterexample", qwen, comparisons=1, differences=0, oracle="spec")
 
 
 def test_accepted_pairs_and_carveouts() -> None:
@@ -128,7 +128,7 @@ def test_nfc_window_touching_special_is_a_conservative_refusal(ledger) -> None:
                 edges += 1
                 assert is_anchor(ch, table[ord(ch)]), f"{name}: {special!r} has a non-anchor edge {ch!r}"
     ledger.record("chunked", "nfc_window_special_conservative", qwen, comparisons=1 + edges,
-                  differences=int(whole != split), details={"special_edges_checked": edges})
+                  differences=int(whole != split), details={"special_edges_checked": edges}, oracle="premise")
 
 
 def test_short_text_never_cut(ledger) -> None:
@@ -138,7 +138,7 @@ def test_short_text_never_cut(ledger) -> None:
         text = ("ab 12. " * 40)[: MIN_TEXT - 1]
         assert all(plan_cuts(tok, text, k) == [] for k in (2, 8, 64))
         assert plan_cuts(tok, text + "x", 2) != []
-        ledger.record("chunked", "short_text_never_cut", tok, comparisons=3, differences=0)
+        ledger.record("chunked", "short_text_never_cut", tok, comparisons=3, differences=0, oracle="spec")
 
 
 def test_repeated_letter_document_encoded_whole(ledger) -> None:
@@ -148,7 +148,7 @@ def test_repeated_letter_document_encoded_whole(ledger) -> None:
         text = "a" * 5000
         assert plan_cuts(tok, text, 8) == []
         assert encode_chunked(tok, text, chunks=8) == reference_encode(tok, text)
-        ledger.record("chunked", "repeated_letter_whole", tok, comparisons=1, differences=0)
+        ledger.record("chunked", "repeated_letter_whole", tok, comparisons=1, differences=0, oracle="reference")
 
 
 def test_planner_size_rules_and_default_policy() -> None:
@@ -182,7 +182,7 @@ def test_inadmissible_or_post_processed(ledger) -> None:
         tok = load_tokenizer(name)
         text = "Hello, world! 123 " * 30
         assert encode_chunked(tok, text, chunks=4, add_special_tokens=True) == reference_encode_full(tok, text)
-        ledger.record("chunked", "post_process_once", tok, comparisons=1, differences=0)
+        ledger.record("chunked", "post_process_once", tok, comparisons=1, differences=0, oracle="reference")
 
 
 def test_inadmissible_tokenizer_goes_to_reference(tmp_path, ledger) -> None:
@@ -199,4 +199,4 @@ def test_inadmissible_tokenizer_goes_to_reference(tmp_path, ledger) -> None:
     assert plan_cuts(tok, text, 4) == []
     assert explain_cut(tok, text, 5) == "not_admitted"
     assert encode_chunked(tok, text, chunks=4) == reference_encode(tok, text)
-    ledger.record("chunked", "inadmissible_to_reference", tok, comparisons=1, differences=0)
+    ledger.record("chunked", "inadmissible_to_reference", tok, comparisons=1, differences=0, oracle="reference")

@@ -99,7 +99,7 @@ def test_clean_campaign_exits_0(tmp_path, capsys, ledger) -> None:
     repairs = sum(r["details"]["repairs"] for r in records)
     assert cuts > 0 and repairs > 0
     ledger.record("harness", "fuzz.clean_campaign", load_tokenizer("qwen3"), comparisons=cuts + repairs,
-                  differences=0, unit="cuts+repairs", details={"batches": len(records)})
+                  differences=0, unit="cuts+repairs", details={"batches": len(records)}, oracle="reference")
 
 
 def test_control_is_killed_and_saved_case_replays(tmp_path, capsys, ledger) -> None:
@@ -123,7 +123,7 @@ def test_control_is_killed_and_saved_case_replays(tmp_path, capsys, ledger) -> N
     assert result.control_difference is not None
     assert result.reference_ids == reg.expected
     ledger.record("control", f"fuzz.kill.{control}", load_tokenizer("qwen3"), comparisons=1, differences=1,
-                  unit="campaigns", details={"case_chars": len(reg.case.text)})
+                  unit="campaigns", details={"case_chars": len(reg.case.text)}, oracle="reference")
 
 
 def test_shrink_is_minimal_deterministic_and_still_fails() -> None:
@@ -179,7 +179,7 @@ def test_resume_after_sigkill(tmp_path, ledger) -> None:
     summary = json.loads(next(killed.glob("summary-*.json")).read_text())
     assert summary["cases"] == batches * 32 and summary["batches"] == batches
     ledger.record("harness", "fuzz.resume_after_sigkill", load_tokenizer("qwen3"), comparisons=len(after),
-                  differences=0, unit="batches", details={"batches_before_kill": len(before)})
+                  differences=0, unit="batches", details={"batches_before_kill": len(before)}, oracle="self")
 
 
 def test_ctrl_c_exits_130_and_keeps_the_ledger(tmp_path) -> None:

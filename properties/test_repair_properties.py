@@ -65,7 +65,7 @@ def test_session_append_equals_reference(tok, ledger) -> None:
     total = paths["repaired"] + paths["fallback"]
     ledger.record("repair", "session_append", tok, comparisons=sum(paths.values()), differences=len(failures),
                   fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="append",
-                  details={"paths": dict(windows)})
+                  details={"paths": dict(windows)}, oracle="reference")
     assert total and paths["repaired"] / total >= MIN_FAST_SHARE, dict(windows)
 
 
@@ -113,7 +113,7 @@ def test_session_chained_appends(tok, ledger) -> None:
         ledger.record("repair", "session_chained_appends", tok, comparisons=sum(paths.values()),
                       differences=1 if failed and first else 0, fast_path=paths["repaired"],
                       fallbacks=paths["fallback"], unit="append",
-                      details={**paths, "first_difference": dict(first) or None})
+                      details={**paths, "first_difference": dict(first) or None}, oracle="reference")
 
 
 def test_property_catches_unchecked_reuse(ledger) -> None:
@@ -127,7 +127,7 @@ def test_property_catches_unchecked_reuse(ledger) -> None:
     )
     assert append_differs(tok, example, DEFAULT_REPAIR_PARAMS) is None
     ledger.record("control", "repair_property_unchecked_reuse", tok, comparisons=2, differences=1, unit="example",
-                  details={"example": example.notes})
+                  details={"example": example.notes}, oracle="reference")
 
 
 class _RecordingLedger:

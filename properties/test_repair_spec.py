@@ -50,7 +50,7 @@ def test_margin_premise_holds_and_is_sharp(tok, ledger) -> None:
     short = dataclasses.replace(tok, special_strings=("<a>",), margin=8)
     assert margin_premise(short)
     assert not margin_premise(dataclasses.replace(short, margin=3))
-    ledger.record("repair", "margin_premise", tok, comparisons=4, differences=0, unit="premise")
+    ledger.record("repair", "margin_premise", tok, comparisons=4, differences=0, unit="premise", oracle="premise")
 
 
 def test_bound_premise_holds_and_is_sharp(tok, ledger) -> None:
@@ -59,7 +59,7 @@ def test_bound_premise_holds_and_is_sharp(tok, ledger) -> None:
     assert bound_premise(tok), (tok.bound, longest)
     assert not bound_premise(dataclasses.replace(tok, bound=longest - 1))
     ledger.record("repair", "bound_premise", tok, comparisons=2, differences=0, unit="premise",
-                  details={"bound": tok.bound, "longest_token_chars": longest})
+                  details={"bound": tok.bound, "longest_token_chars": longest}, oracle="premise")
 
 
 @pytest.mark.parametrize(
@@ -146,7 +146,8 @@ def test_window_covering_all_encodes_whole(tok, ledger) -> None:
     result = _repair_from_scratch(tok, old, " and more")
     assert result.path == "fallback:window_covers_all"
     assert result.ids == reference_encode(tok, old + " and more")
-    ledger.record("repair", "window_covers_all", tok, comparisons=1, differences=0, fallbacks=1, fast_path=0)
+    ledger.record("repair", "window_covers_all", tok, comparisons=1, differences=0, fallbacks=1, fast_path=0,
+                  oracle="reference")
 
 
 def test_wide_bound_needs_a_wider_first_window(tok, ledger) -> None:
@@ -157,7 +158,8 @@ def test_wide_bound_needs_a_wider_first_window(tok, ledger) -> None:
     assert result.rejections[0] == "window=0:bound", result.rejections
     assert result.path == "repaired:window=1"
     assert result.ids == reference_encode(tok, old + delta)
-    ledger.record("repair", "wide_bound_second_window", tok, comparisons=1, differences=0, fast_path=1, fallbacks=0)
+    ledger.record("repair", "wide_bound_second_window", tok, comparisons=1, differences=0, fast_path=1, fallbacks=0,
+                  oracle="reference")
 
 
 def test_last_window_then_whole_encode(tok) -> None:

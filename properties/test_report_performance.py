@@ -29,7 +29,7 @@ def _timing(median: float) -> dict:
 def _bench(check: str, details: dict, tok: str | None = "qwen3_8b", differences: int = 0) -> dict:
     details = {"cores": 2, "repetitions": 3, **details}
     return make_record("benchmark", "benchmark", check, tokenizer=tok, tokenizer_sha256=SHA if tok else None,
-                       comparisons=3, differences=differences, unit="encodes", details=details)
+                       comparisons=3, differences=differences, unit="encodes", details=details, oracle="reference")
 
 
 def repair_point(kind: str, context: int, append: int, ratio: float | None, timings: bool = True) -> dict:
@@ -112,7 +112,7 @@ def test_goals_are_computed_from_the_records(tmp_path: Path, chunked_best: float
     peer = next(f for f in perf.figures if f.key == "peer")
     assert peer.notes == ["toktier: not installed (no environment)"]
     assert "2 cores" in fig.source and "qwen3_8b (sha256 abababababab" in fig.source
-    ledger.record("harness", "reports.performance_goals", comparisons=5, differences=0, unit="goals")
+    ledger.record("harness", "reports.performance_goals", comparisons=5, differences=0, unit="goals", oracle="self")
 
 
 def test_rendered_section_has_the_rows_marks_and_plots(tmp_path: Path) -> None:
@@ -151,7 +151,7 @@ def test_rendered_section_has_the_rows_marks_and_plots(tmp_path: Path) -> None:
 def test_no_benchmark_records_says_so(tmp_path: Path) -> None:
     """Ledgers without benchmark records: every format says no benchmark ran, and no performance plot is drawn."""
     append_records(tmp_path / "l" / "a.jsonl", [make_record("gate", "encoder", "corpus.whole", tokenizer="qwen3_8b",
-                                                            comparisons=4, unit="documents")])
+                                                            comparisons=4, unit="documents", oracle="reference")])
     out = tmp_path / "r"
     args = ["table3", "--ledgers", str(tmp_path / "l"), "--out", str(out), "--format", "md,html,json"]
     assert reports_main(args) == 0
@@ -205,12 +205,13 @@ def test_real_benchmark_ledger_renders(tmp_path: Path, ledger) -> None:
                                                                              for r in raw)
     assert parser.svgs == 1 + plots  # the comparisons plot, plus one per figure with a series
     assert compared > 0
-    ledger.record("harness", "reports.performance_real_ledger", comparisons=compared, differences=0, unit="figures")
+    ledger.record("harness", "reports.performance_real_ledger", comparisons=compared, differences=0, unit="figures",
+                  oracle="self")
 
 
 def _bench_run(check: str, details: dict, differences: int = 0) -> dict:
     return make_record("benchmark", "benchmark", check, comparisons=1, differences=differences, unit="runs",
-                       details={"cores": 2, **details})
+                       details={"cores": 2, **details}, oracle="none")
 
 
 def test_gate_and_campaign_goals_follow_the_records() -> None:

@@ -62,7 +62,8 @@ def test_fuzz_on_lopt_checks_its_chunked_path_and_exits_by_its_differences(runs,
     assert runs["fuzz_rc"] == (1 if differences else 0)
     assert not (runs["root"] / "regressions").exists()
     ledger.record("harness", "subject_wiring.fuzz", load_tokenizer(QWEN3), comparisons=len(recs), differences=0,
-                  unit="records", details={"subject": "lopt", "exit": runs["fuzz_rc"], "lopt_differences": differences})
+                  unit="records", details={"subject": "lopt", "exit": runs["fuzz_rc"], "lopt_differences": differences},
+                  oracle="self")
 
 
 def test_fuzz_unknown_subject_exits_2_with_the_known_names(capsys: pytest.CaptureFixture, tmp_path: Path,
@@ -73,7 +74,8 @@ def test_fuzz_unknown_subject_exits_2_with_the_known_names(capsys: pytest.Captur
     assert rc == 2
     assert "unknown subject 'nosuch'" in err and all(n in err for n in names())
     assert "Traceback" not in err
-    ledger.record("harness", "subject_wiring.unknown_subject", None, comparisons=1, differences=0, unit="runs")
+    ledger.record("harness", "subject_wiring.unknown_subject", None, comparisons=1, differences=0, unit="runs",
+                  oracle="self")
 
 
 class _WrongSession:
@@ -111,7 +113,8 @@ def test_subject_checker_repair_path_passes_delta_and_catches_a_wrong_session(le
     assert good.difference is None and good.repairs_checked == 1
     assert bad.difference is not None
     assert bad.difference.first_position == len(reference_encode(tok, case.text))
-    ledger.record("harness", "subject_wiring.repair_checker", tok, comparisons=4, differences=0, unit="encodes")
+    ledger.record("harness", "subject_wiring.repair_checker", tok, comparisons=4, differences=0, unit="encodes",
+                  oracle="self")
 
 
 def test_compare_on_lopt_writes_records_naming_the_subject(runs, ledger) -> None:
@@ -129,7 +132,7 @@ def test_compare_on_lopt_writes_records_naming_the_subject(runs, ledger) -> None
     assert all(bool(r["differences"]) == bool(r["details"]["minimal_counterexample"]) for r in recs)
     assert runs["compare_rc"] == (1 if differences else 0)
     ledger.record("harness", "subject_wiring.compare", load_tokenizer(QWEN3), comparisons=len(recs), differences=0,
-                  unit="records", details={"subject": "lopt", "lopt_differences": differences})
+                  unit="records", details={"subject": "lopt", "lopt_differences": differences}, oracle="self")
 
 
 def test_kill_matrix_subject_runs_the_unbroken_battery(tmp_path: Path, capsys: pytest.CaptureFixture,
@@ -146,7 +149,7 @@ def test_kill_matrix_subject_runs_the_unbroken_battery(tmp_path: Path, capsys: p
     assert by_check["battery.repair"]["details"]["status"] == "not installed"
     assert rc == (1 if any(r["differences"] for r in recs) else 0)
     ledger.record("harness", "subject_wiring.battery", load_tokenizer(QWEN3), comparisons=len(recs), differences=0,
-                  unit="records")
+                  unit="records", oracle="self")
 
 
 def test_report_lists_subjects_separately_and_deterministically(runs, tmp_path: Path, ledger) -> None:
@@ -172,7 +175,7 @@ def test_report_lists_subjects_separately_and_deterministically(runs, tmp_path: 
         assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
     assert 'id="subjects"' in (outs[0] / "table3.html").read_text()
     ledger.record("harness", "subject_wiring.report", None, comparisons=len(model["subjects"]), differences=0,
-                  unit="rows")
+                  unit="rows", oracle="self")
 
 
 class _SleepySubject:
@@ -215,7 +218,7 @@ def test_check_on_subject_times_the_subject_and_the_reference_apart(monkeypatch:
     assert (n, bad) == (1, 0)
     assert slow_ref["reference"] >= slow and slow_ref["subject"] < slow
     ledger.record("harness", "subject_wiring.timing_split", tok, comparisons=2, differences=0, unit="checks",
-                  details={"slow_subject": fast_sub, "slow_reference": slow_ref})
+                  details={"slow_subject": fast_sub, "slow_reference": slow_ref}, oracle="self")
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +255,7 @@ def test_fuzz_on_a_peer_records_subject_and_reference_seconds_apart(fastokens_ca
                   differences=0, unit="records",
                   details={"subject": PINNED_FASTOKENS, "subject_seconds": d["subject_seconds"],
                            "reference_seconds": d["reference_seconds"], "check_seconds": row["check_seconds"],
-                           "peer_differences": rows[0]["differences"]})
+                           "peer_differences": rows[0]["differences"]}, oracle="self")
 
 
 def test_fuzz_repair_checker_catches_the_fastokens_whitespace_trigger(fastokens_campaign, ledger) -> None:
@@ -268,4 +271,5 @@ def test_fuzz_repair_checker_catches_the_fastokens_whitespace_trigger(fastokens_
     assert hit.difference.actual[0] == 198
     assert miss.difference is None
     ledger.record("harness", "subject_wiring.fastokens_trigger", tok, comparisons=4, differences=0, unit="encodes",
-                  details={"subject": PINNED_FASTOKENS, "first_difference": hit.difference.first_position})
+                  details={"subject": PINNED_FASTOKENS, "first_difference": hit.difference.first_position},
+                  oracle="self")

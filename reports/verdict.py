@@ -5,9 +5,11 @@ survives without a kill, a proof or a stated open finding; no obligation cell of
 failed; no unusable ledger line; no corpus document refused; no tokenizer that could not be loaded; no job step
 that failed, was interrupted or did not run. A step left out on purpose (`DELTA_MAIN_STEPS`) fails nothing, and
 the line names it ("partial run: ... not selected"), so a PASS of part of the job never reads as the whole job's.
-The line counts what ran (`N tokenizers, M comparisons, D
-differences`), the controls killed or proven out of all (open findings named apart), and the obligation cells
-discharged out of those that apply to provisioned tokenizers. Third-party subjects are outside it (their own section).
+The line counts what ran (`N tokenizers, M comparisons with the
+reference, D differences`, then the checks against the spec, the self-consistency checks, the premise and proof
+checks and any of unknown oracle, each with its own number: reports/oracles.py), the controls killed or proven
+out of all (open findings named apart), and the obligation cells discharged out of those that apply to
+provisioned tokenizers. Third-party subjects are outside it (their own section).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ledger.job import NOT_SELECTED
+from reports.oracles import comparisons_phrase
 from reports.table3 import Table3
 
 DONE_CONTROL = ("killed", "redundant", "not applicable", "not run", "not provisioned")
@@ -81,8 +84,8 @@ def verdict(model: Table3) -> Verdict:
             problems.append(f"step {st.get('step')}: {st.get('outcome')}")
     passed = not problems
     open_part = f" ({len(findings)} open findings: {', '.join(findings)})" if findings else ""
-    line = (f"{'PASS' if passed else 'FAIL'}: {len(ran)} tokenizers, {comparisons:,} comparisons, "
-            f"{differences:,} differences; controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
+    line = (f"{'PASS' if passed else 'FAIL'}: {len(ran)} tokenizers, {comparisons_phrase(own_rows)}; "
+            f"controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
             f"obligations discharged {discharged} of {applicable}")
     left_out = [str(st.get("step")) for st in model.job_steps if st.get("status") == NOT_SELECTED]
     if left_out:  # a PASS of a partial job must not read as the whole job's
