@@ -89,7 +89,8 @@ def durations_of_junit(xml_path: Path, *, collection_s: float | None = None, wal
 
 def durations_record(details: dict) -> dict:
     """The ledger record of one measured run (differences: 1 when the run failed)."""
-    return record(CHECK, None, details, comparisons=1, differences=int(details["outcome"] != "passed"), unit="runs")
+    return record(CHECK, None, details, comparisons=1, differences=int(details["outcome"] != "passed"), unit="runs",
+                  oracle="none")  # a run's outcome, not compared outputs
 
 
 def _collection_seconds(targets: tuple[str, ...], env: dict) -> float | None:

@@ -200,7 +200,8 @@ def level_rate(tok: FrozenTokenizer, dset: DocumentSet, level: int, repetitions:
         "encodes_of": "level 1: the subject's whole encode + the reference's whole encode per document; level 2: "
                       f"one whole reference encode + one chunked encode per chunk count {list(CHUNK_COUNTS)}",
     }, comparisons=comparisons, differences=differences,
-        unit="documents" if level == 1 else "document_chunkings")
+        unit="documents" if level == 1 else "document_chunkings",
+        oracle="self" if level == 1 else "reference")  # level 1: the library's batch path vs its single encode
 
 
 # ---------------------------------------------------------------- parallel efficiency

@@ -103,13 +103,16 @@ QUICK = Plan(
 
 
 def record(check: str, tok: FrozenTokenizer | None, details: dict, comparisons: int = 0, differences: int = 0,
-           unit: str = "encodes", fast_path: int | None = None, fallbacks: int | None = None) -> dict:
-    """One benchmark ledger record; details always carry the machine facts."""
+           unit: str = "encodes", fast_path: int | None = None, fallbacks: int | None = None,
+           oracle: str | None = None) -> dict:
+    """One benchmark ledger record; details always carry the machine facts. `oracle` (ledger.records.ORACLES):
+    given, or by default "reference" when the figure compared outputs (every timed output of these figures is
+    compared with a whole reference encode) and "none" when it compared nothing."""
     return make_record(
         KIND, LEVEL, check,
         tokenizer=tok.name if tok else None, tokenizer_sha256=tok.sha256 if tok else None,
         comparisons=comparisons, differences=differences, unit=unit, fast_path=fast_path, fallbacks=fallbacks,
-        details={**machine(), **details},
+        details={**machine(), **details}, oracle=oracle or ("reference" if comparisons else "none"),
     )
 
 

@@ -619,3 +619,20 @@ def battery_digest(tok: FrozenTokenizer, profile: str = "ci", seed: int = 0) -> 
         h.update(case_bytes(case))
         h.update(b"\n")
     return h.hexdigest()
+
+
+# The named strings of the hazard cores above and of the palette they draw from (its small named sets, not its
+# class or category pools): every code point in them is one the battery places at a seam on purpose.
+HAZARD_STRINGS: tuple[tuple[str, ...], ...] = (
+    ROLE_SEAM_LEFT, ROLE_SEAM_RIGHT, PERIODIC_UNITS, PERIODIC_NEXT, PHASE_DIGITS, TAIL_HEADS, TAIL_FILLS,
+    tuple(a + b for a, b in PHASE_UNITS), ("\ufe0f", "\u20e3", "\u2019", "\u0316", "\u0334", "\u0300"),
+    P.CCC_MARKS, P.HANGUL_L, P.HANGUL_V, P.HANGUL_T, tuple(a + b for a, b in P.CONTEXT_PAIRS), P.SINGLETONS,
+    P.CJK_IN_RANGE_ODD, P.EMOJI, P.EMOJI_JOINERS, P.APOSTROPHE_SUFFIXES, P.WHITESPACE, P.PUNCT,
+)
+
+
+@lru_cache(maxsize=1)
+def hazard_code_points() -> frozenset[int]:
+    """Every code point the battery names as a hazard (`HAZARD_STRINGS`): a sample of the code space that must
+    stand for the whole (a strided per-code-point check) includes each of them."""
+    return frozenset(ord(c) for group in HAZARD_STRINGS for s in group for c in s)

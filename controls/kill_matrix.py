@@ -274,6 +274,7 @@ def ledger_records(rows: list[KillRow], kind: str = "controls") -> list[dict]:
                 fallbacks=r.fallbacks,
                 unit="battery strings" if r.path != "harness" else "planted faults",
                 details=details,
+                oracle="reference",
             ))
         )
     return out

@@ -603,8 +603,16 @@ def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
         "corpus", LEVEL_NAMES[unit.level], check, tokenizer=tok.name, tokenizer_sha256=tok.sha256,
         comparisons=tally.comparisons, differences=tally.differences,
         fast_path=tally.fast if unit.level > 1 else None, fallbacks=tally.fallbacks if unit.level > 1 else None,
-        unit=what, details=details,
+        unit=what, details=details, oracle=unit_oracle(unit),
     ))
+
+
+def unit_oracle(unit: Unit) -> str:
+    """What a built-in subject's unit compares with: at level 1 its whole encode is the library's own (subject "delta":
+    `encode_chunked` with one chunk, the library's batch path; "reference-batch": the library's batch encode), so the
+    comparison with `reference_encode` is the library against itself ("self"); levels 2 and 3 compare the delta
+    paths with whole reference encodes ("reference")."""
+    return "self" if unit.level == 1 else "reference"
 
 
 def _encodes(unit: Unit, options: Options) -> int:

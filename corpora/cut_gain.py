@@ -85,7 +85,7 @@ def _cmd(args: argparse.Namespace) -> int:
         failed |= bool(gain.differences) or gain.lost > 0
         records.append(make_record("corpus", "chunked", "pattern_pairs.gain", tokenizer=name,
                                    tokenizer_sha256=tok.sha256, comparisons=gain.verified,
-                                   differences=len(gain.differences) + gain.lost, unit="gained cut",
+                                   differences=len(gain.differences) + gain.lost, unit="gained cut", oracle="reference",
                                    details={**d, "source": args.corpus or f"profile {args.profile}"}))
     append_records(out / LEDGER, records)
     return 1 if failed else 0

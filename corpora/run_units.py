@@ -106,6 +106,7 @@ def run_local(units: list[Unit], out: Path, *, workers: int = 1, options: Option
 def refusal_record(unit: Unit, refusal: dict) -> dict:
     """The ledger row of a worker's refusal of a unit: no comparison; the unit, the reason and the worker."""
     rec = make_record("corpus", "harness", "corpus.worker_refused", tokenizer=unit.tokenizer, unit="units",
+                      oracle="none",
                       details={"status": "refused by worker", "unit": unit.key, "reason": refusal["refused"],
                                "worker": refusal["worker"], "shard": unit.shard.name,
                                "shard_sha256": unit.shard.sha256})

@@ -59,7 +59,8 @@ def run_smoke(out: Path, skipped: list[str] | None = None, tokenizers: list[str]
         print(f"{tok.name:20s} {tok.provenance:8s} {admitted:10s} compared {n} encodes, {diffs} differ")
         records.append(
             declare(make_record("smoke", "encoder", "samples.single_vs_batch_and_postprocess", tokenizer=tok.name,
-                                tokenizer_sha256=tok.sha256, comparisons=n, differences=diffs, unit="encodes"))
+                                tokenizer_sha256=tok.sha256, comparisons=n, differences=diffs, unit="encodes",
+                                oracle="self"))
         )
     append_records(out / "smoke.jsonl", records)
     return total_diff

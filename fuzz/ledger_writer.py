@@ -79,6 +79,7 @@ def batch_record(
         fast_path=tally.fast_path,
         fallbacks=tally.fallbacks,
         unit="cuts" if path == "cut" else "repairs",
+        oracle="reference",
         details={
             "campaign": campaign,
             "path": path,

@@ -42,7 +42,7 @@ def failed_test_record(run: str | None, nodeid: str, outcome: str, phase: str, o
     if outcome not in FAILED_OUTCOMES:
         raise ValueError(f"a gate test record is for a test that did not pass, not {outcome!r}")
     rec = make_record(KIND, "harness", TEST_CHECK, tokenizer=tokenizer, unit="tests", details={
-        "test": nodeid, "outcome": outcome, "phase": phase, "message": message[:2000], RUN_KEY: run})
+        "test": nodeid, "outcome": outcome, "phase": phase, "message": message[:2000], RUN_KEY: run}, oracle="none")
     rec["details"]["obligations"] = sorted(set(obligations))
     return rec
 
@@ -58,4 +58,4 @@ def session_record(run: str | None, *, exitstatus: int, collected: int, ran: int
     return make_record(KIND, "harness", SESSION_CHECK, unit="sessions", details={
         RUN_KEY: run, "exitstatus": int(exitstatus), "collected": collected, "ran": ran, "passed": passed,
         "skipped": skipped, "failed": failed, "errors": errors, "failing": dict(sorted(failing.items())[:50]),
-        "workers": workers, "complete": complete})
+        "workers": workers, "complete": complete}, oracle="none")

@@ -41,14 +41,14 @@ def meaning(status: int) -> str:
 
 def step_record(step: str, status: int, seconds: float | None, command: list[str]) -> dict:
     """The row of one step: differences 0 (a step's findings are in its own records), its status and meaning."""
-    return make_record(KIND, "harness", CHECK, details={
+    return make_record(KIND, "harness", CHECK, oracle="none", details={
         "step": step, "status": status, "outcome": meaning(status), "command": command,
         "seconds": None if seconds is None else round(seconds, 3)})
 
 
 def plan_record(steps: list[str]) -> dict:
     """The job's plan: every step it means to run, in order, written before it runs any."""
-    return make_record(KIND, "harness", PLAN_CHECK, details={"steps": list(steps)})
+    return make_record(KIND, "harness", PLAN_CHECK, details={"steps": list(steps)}, oracle="none")
 
 
 def step_rows(steps: list[dict], plans: list[dict]) -> list[dict]:

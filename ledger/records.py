@@ -8,8 +8,10 @@ reference version, host, time). A record may carry `id`, its stable identity (a 
 "fuzz:<campaign>:<tokenizer>:<path>:<batch>"; a corpus unit: "corpus:<unit key>"); one without has the digest of
 its whole content as identity. Readers keep one record per identity: an exact duplicate (same identity, same
 outcome) is dropped and counted; the same identity with a different outcome is a conflict, reported with file and
-line and never counted. A writer appends whole lines in one write and fsyncs per batch, so a killed
-writer leaves at most one torn last line, which the reader reports with its file and line number.
+line and never counted. Every record names its `oracle`, what its IDs (pieces, verdicts) were compared with
+(`ORACLES`); a record without one (an older ledger) reads "unknown" (`oracle_of`), never "reference".
+A writer appends whole lines in one write and fsyncs per batch, so a killed writer leaves at most one torn last
+line, which the reader reports with its file and line number.
 """
 
 from __future__ import annotations
@@ -29,6 +31,23 @@ from pathlib import Path
 
 SCHEMA = "delta-suite.ledger.v1"
 LEVELS = ("encoder", "chunked", "battery", "control", "repair", "proof", "exhaustive", "harness", "benchmark")
+# What a record's IDs (or pieces, or verdicts) were compared with:
+ORACLES = {
+    "reference": "a whole encode of the reference library",
+    "spec": "the executable propositions (spec/)",
+    "self": "the implementation against another path of itself, or the library against itself",
+    "premise": "a fact about the tokenizer or the pattern the propositions rest on",
+    "proof": "a proof obligation (a solver or an enumeration proves it)",
+    "none": "nothing: the record counts runs, steps or figures, not compared outputs",
+}
+UNKNOWN_ORACLE = "unknown"  # a record written before records named their oracle
+
+
+def oracle_of(rec: dict) -> str:
+    """The oracle a record names (one of ORACLES), or "unknown" when it names none or one this code does not know:
+    a record of an older ledger is never read as a comparison with the reference."""
+    value = rec.get("oracle")
+    return value if isinstance(value, str) and value in ORACLES else UNKNOWN_ORACLE
 
 
 @lru_cache(maxsize=1)
@@ -81,10 +100,14 @@ def make_record(
     fallbacks: int | None = None,
     unit: str = "comparisons",
     details: dict | None = None,
+    oracle: str,
 ) -> dict:
-    """One ledger record; `unit` says what `comparisons` counts (strings, documents, cuts, turns, code points...)."""
+    """One ledger record; `unit` says what `comparisons` counts (strings, documents, cuts, turns, code points...),
+    `oracle` what they were compared with (one of ORACLES: required, so no new record leaves it to a reader)."""
     if level not in LEVELS:
         raise ValueError(f"unknown ledger level {level!r}; one of {LEVELS}")
+    if oracle not in ORACLES:
+        raise ValueError(f"unknown oracle {oracle!r}; one of {tuple(ORACLES)}")
     return {
         "schema": SCHEMA,
         "kind": kind,
@@ -95,6 +118,7 @@ def make_record(
         "unit": unit,
         "comparisons": comparisons,
         "differences": differences,
+        "oracle": oracle,
         "fast_path": fast_path,
         "fallbacks": fallbacks,
         "details": details or {},
@@ -133,7 +157,7 @@ def user_tokenizer_file(tokenizer: str | None) -> dict | None:
 def unloadable_record(kind: str, check: str, tokenizer: str, reason: str, remedy: str) -> dict:
     """The row of a tokenizer a run could not load (changed since install, corrupt): no comparison, the reason and
     the remedy; `details.status` "not loadable" (the report lists it and never counts it as a check)."""
-    return make_record(kind, "harness", check, tokenizer=tokenizer,
+    return make_record(kind, "harness", check, tokenizer=tokenizer, oracle="none",
                        details={"status": "not loadable", "reason": reason, "remedy": remedy})
 
 

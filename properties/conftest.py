@@ -22,10 +22,12 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import frozen.user_table
+from checks.battery import hazard_code_points
 from frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
 from ledger.gate import RUN_KEY, did_not_pass, failed_test_record, new_run_id, session_record
 from ledger.records import append_records, make_record
 from spec.admission import admission_of
+from spec.classes import class_table
 from spec.proofs.obligations import declare
 from subjects.envs import envs_root
 
@@ -90,9 +92,39 @@ def bound_note(bound: int) -> str | None:
             f"DELTA_EXHAUSTIVE=full proves to {FULL_PIPELINE_BOUND}")
 
 
+# The code points no sample leaves out (a stratified sample): the carve-out code points of the cut rules (LF, CR and
+# the apostrophe), every code point whose class (spec.classes) differs from its predecessor's, and every hazard code
+# point the battery names (checks.battery.hazard_code_points). A strided per-code-point check adds them to its
+# multiples of the stride, and its record says so (`stride_note`, `sampling_note`).
+CARVE_OUTS = (0x0A, 0x0D, 0x27)
+
+
+@lru_cache(maxsize=1)
+def class_changes() -> tuple[int, ...]:
+    """Every scalar value whose class differs from its predecessor's (about 2,000)."""
+    table = class_table()
+    return tuple(cp for cp in range(1, len(table)) if table[cp] != table[cp - 1] and not 0xD800 <= cp <= 0xDFFF)
+
+
+@lru_cache(maxsize=1)
+def stratum() -> tuple[int, ...]:
+    """The code points every strided sample includes, sorted: CARVE_OUTS, `class_changes()` and the battery's hazard
+    code points (surrogates never: they are not scalar values)."""
+    cps = set(CARVE_OUTS) | set(class_changes()) | hazard_code_points()
+    return tuple(sorted(cp for cp in cps if not 0xD800 <= cp <= 0xDFFF))
+
+
+def with_stratum(sampled: list[int], lo: int, hi: int, kept) -> list[int]:
+    """`sampled` (sorted scalar values of [lo, hi) that `kept(cp)` says a stride keeps) with every `stratum()` code
+    point of [lo, hi) the stride left out, in order."""
+    extra = [cp for cp in stratum() if lo <= cp < hi and not kept(cp)]
+    return sorted(sampled + extra) if extra else sampled
+
+
 def checked_scalars(lo: int, hi: int) -> list[int]:
     """The scalar values of [lo, hi) a per-code-point test checks: the multiples of `exhaustive_stride()` (every
-    one by default), and in the unassigned planes only the multiples of lcm(that stride, `unassigned_stride()`)."""
+    one by default), and in the unassigned planes only the multiples of lcm(that stride, `unassigned_stride()`);
+    when either samples, also every code point of `stratum()` in the range (a stratified sample)."""
     stride = exhaustive_stride()
     sparse = math.lcm(stride, unassigned_stride())
     u_lo, u_hi = UNASSIGNED_PLANES
@@ -101,14 +133,31 @@ def checked_scalars(lo: int, hi: int) -> list[int]:
                        (max(lo, u_hi), hi, stride)):
         start = -(-a // step) * step  # the first multiple of step at or after a
         out += [cp for cp in range(start, b, step) if not 0xD800 <= cp <= 0xDFFF]
-    return out
+    if sparse == 1:
+        return out
+    return with_stratum(out, lo, hi, lambda cp: cp % (sparse if u_lo <= cp < u_hi else stride) == 0)
+
+
+def stratified_scalars(lo: int = 0, hi: int = 0x110000) -> list[int]:
+    """Every `exhaustive_stride()`-th scalar value of [lo, hi) (no plane sampling), plus every code point of
+    `stratum()` in it when the stride is above 1 (a stratified sample); every scalar value at stride 1."""
+    stride = exhaustive_stride()
+    out = [cp for cp in range(-(-lo // stride) * stride, hi, stride) if not 0xD800 <= cp <= 0xDFFF]
+    return out if stride == 1 else with_stratum(out, lo, hi, lambda cp: cp % stride == 0)
+
+
+def stratum_note() -> str:
+    """How a strided record names the code points it adds to its multiples (`stratum`)."""
+    return (f"stratified: plus the {len(stratum()):,} code points of the stratum (the carve-outs U+000A, U+000D, "
+            f"U+0027, the {len(class_changes()):,} code points whose class differs from their predecessor's, and "
+            "the battery's hazard code points)")
 
 
 def stride_note() -> str | None:
     """What a record over every `exhaustive_stride()`-th scalar value of the whole code space (no plane sampling:
-    `strided_scalars`) says it left out; None at stride 1."""
+    `stratified_scalars`) says it left out; None at stride 1."""
     stride = exhaustive_stride()
-    return f"every {stride}th scalar value (DELTA_EXHAUSTIVE_STRIDE)" if stride > 1 else None
+    return f"every {stride}th scalar value (DELTA_EXHAUSTIVE_STRIDE), {stratum_note()}" if stride > 1 else None
 
 
 def sampling_note(lo: int = 0, hi: int = 0x110000) -> str | None:
@@ -118,7 +167,8 @@ def sampling_note(lo: int = 0, hi: int = 0x110000) -> str | None:
     u_lo, u_hi = UNASSIGNED_PLANES
     if unassigned_stride() > 1 and lo < u_hi and u_lo < hi:
         every = math.lcm(exhaustive_stride(), unassigned_stride())
-        notes.append(f"in the unassigned planes 4-13 (U+{u_lo:04X}..U+{u_hi - 1:04X}) every {every}th code point; "
+        notes.append(f"in the unassigned planes 4-13 (U+{u_lo:04X}..U+{u_hi - 1:04X}) every {every}th code point "
+                     "and any code point of the stratum there; "
                      "each is alike in every input of the check (test_unassigned_planes_are_alike); "
                      "DELTA_EXHAUSTIVE=full checks all")
     return "; ".join(notes) or None
@@ -286,6 +336,17 @@ def _write_test_records(item: pytest.Item, reports: list[pytest.TestReport], int
         _append(records)
 
 
+def skip_exhaustive(items: list[pytest.Item]) -> None:
+    """DELTA_EXHAUSTIVE=0 switches off every test marked `exhaustive` (the per-code-point files, the alphabet's
+    and the coverage's whole-space checks, the control proofs' full runs): each is skipped, saying why."""
+    if os.environ.get("DELTA_EXHAUSTIVE") != "0":
+        return
+    skip = pytest.mark.skip(reason="exhaustive tests switched off with DELTA_EXHAUSTIVE=0")
+    for item in items:
+        if item.get_closest_marker("exhaustive") is not None:
+            item.add_marker(skip)
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Every phase's report of the test is kept; at its teardown (every fixture finalized, so every record made)
@@ -333,7 +394,9 @@ def _write_session_record(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `slow` (long sweeps, peers installed on demand) run only with DELTA_SLOW=1 or `-m slow`."""
+    """Tests marked `slow` (long sweeps, peers installed on demand) run only with DELTA_SLOW=1 or `-m slow`; tests
+    marked `exhaustive` are skipped with DELTA_EXHAUSTIVE=0 (`skip_exhaustive`)."""
+    skip_exhaustive(items)
     if os.environ.get("DELTA_SLOW") == "1" or "slow" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="slow: run with DELTA_SLOW=1 or -m slow")

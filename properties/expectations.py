@@ -35,9 +35,12 @@ class Expectations:
         """The record's fields: `comparisons` (checks made), `differences` (checks that failed), their names."""
         return {"comparisons": len(self.results), "differences": len(self.failed), "unit": "checks"}
 
-    def record(self, ledger, level: str, check: str, tok=None, details: dict | None = None) -> dict:
-        """Write the record of these checks through the gate's `ledger` fixture."""
-        return ledger.record(level, check, tok, **self.counts(),
+    def record(self, ledger, level: str, check: str, tok=None, details: dict | None = None,
+               oracle: str = "self") -> dict:
+        """Write the record of these checks through the gate's `ledger` fixture. `oracle` defaults to "self": the
+        suite's own machinery checked against named expectations; a caller whose checks compare with something else
+        names it."""
+        return ledger.record(level, check, tok, **self.counts(), oracle=oracle,
                              details={**(details or {}), "failed_expectations": self.failed})
 
     def assert_all(self) -> None:

@@ -37,7 +37,7 @@ def test_provisioned_tokenizers_are_admitted_with_their_pattern(name: str, ledge
                              # admission): the two agree
                              ("registry pattern", lookup(name).split_pattern == got.pattern)) if not ok]
     ledger.record("harness", "admission.provisioned", tok, comparisons=1, differences=int(bool(wrong)),
-                  unit="tokenizers", details={"wrong": wrong})
+                  unit="tokenizers", details={"wrong": wrong}, oracle="premise")
     assert got.admitted, got.reason
     assert got.reason == "admitted"
     assert got.pattern == EXPECTED_PATTERN[name]
@@ -57,7 +57,7 @@ def test_other_provisioned_tokenizers_are_admitted_with_their_registry_pattern(n
         pytest.skip(f"{name} is refused by the spec ({got.reason}): its whole encode is the reference's")
     want = next(r.split_pattern for r in rows() if r.name == name)
     ledger.record("harness", "admission.provisioned", tok, comparisons=1, differences=int(got.pattern != want),
-                  unit="tokenizers", details={"pattern": got.pattern, "registry_pattern": want})
+                  unit="tokenizers", details={"pattern": got.pattern, "registry_pattern": want}, oracle="premise")
     assert got.pattern == want
 
 

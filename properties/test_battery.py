@@ -38,7 +38,7 @@ def test_same_seed_same_strings_and_digest(tok, ledger) -> None:
     afresh = battery_digest.__wrapped__(tok, "ci", 0)  # the digest computed again, past its lru_cache
     ledger.record("battery", "battery.determinism", tok, comparisons=len(first) + 1,
                   differences=differing + (afresh != recorded), unit="strings",
-                  details={"version": BATTERY_VERSION, "digest": recorded, "digest_again": afresh})
+                  details={"version": BATTERY_VERSION, "digest": recorded, "digest_again": afresh}, oracle="self")
     assert differing == 0
     assert afresh == recorded
     assert recorded == _digest_of(tok, again)

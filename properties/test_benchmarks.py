@@ -94,7 +94,8 @@ def test_quick_run_writes_wellformed_records(part: str, tmp_path: Path, ledger) 
     assert all(r["details"].get("ratio", 1.0) > 0 for r in records)
     ledger.record("benchmark", "benchmark.quick_run_wellformed", tok, comparisons=len(records),
                   differences=len(problems), unit="records",
-                  details={"checks": sorted({r["check"] for r in records}), "part": part, "figures": list(figures)})
+                  details={"checks": sorted({r["check"] for r in records}), "part": part, "figures": list(figures)},
+                  oracle="self")
 
 
 def test_campaign_goals_are_computed_not_assumed() -> None:
@@ -133,7 +134,7 @@ def test_the_speedup_baseline_is_measured_in_the_same_run(ledger) -> None:
     assert g["speedup"]["met"] is None and g["speedup"]["baseline_cases_per_s"] is None
     ledger.record("benchmark", "benchmark.campaign_baseline_in_run", tok, comparisons=2,
                   differences=int(base["cases_per_s"] is None) + int(g["speedup"]["met"] is not None),
-                  unit="baselines", details={"baseline": base})
+                  unit="baselines", details={"baseline": base}, oracle="none")
 
 
 # a pytest JUnit XML as `pytest --junitxml` writes it (xunit2), by hand: times in seconds, one test of each outcome

@@ -76,11 +76,11 @@ def test_accepted_transitions_keep_the_pieces_on_every_short_string(family: str,
     for name in members:
         if name in PROVISIONED:
             ledger.record("exhaustive", "proofs.bounded_enumeration", load_tokenizer(name), comparisons=transitions,
-                          differences=differences, unit="cuts", details=details)
+                          differences=differences, unit="cuts", details=details, oracle="proof")
         else:
             ledger.record("exhaustive", "proofs.bounded_enumeration.pattern_only",
                           SimpleNamespace(name=name, sha256=None), comparisons=transitions, differences=differences,
-                          unit="cuts", details={**details, "status": "not provisioned"})
+                          unit="cuts", details={**details, "status": "not provisioned"}, oracle="proof")
     assert transitions > 0
     first = [d for r in results for d in r.differences[:3]]
     assert differences == 0, f"{family}: {differences} cuts change the reference's pieces, e.g. {first}"

@@ -49,7 +49,7 @@ def test_chat_transcripts_replay(tok, ledger) -> None:
     ledger.record("repair", "chat_replay", tok, comparisons=sum(paths.values()), differences=differences,
                   fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="turn",
                   details={"paths": dict(paths), "template": sorted(sources), "transcripts": len(CHATS),
-                           "config": "loaded" if tok.has_config else "no config"})
+                           "config": "loaded" if tok.has_config else "no config"}, oracle="reference")
     assert differences == 0
     if not tok.has_config:  # provisioned "no config": rendered with the generic template and recorded as such
         assert sources == {NO_CONFIG}
@@ -71,7 +71,7 @@ def test_fastokens_whitespace_case(tok, ledger) -> None:
     broken, _ = replay(tok, broken_texts, RepairParams(check_seam=False))
     ledger.record("repair", "fastokens_whitespace_replay", tok, comparisons=sum(paths.values()),
                   differences=differences, fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="turn",
-                  details={"paths": dict(paths), "unchecked_reuse_differences": broken})
+                  details={"paths": dict(paths), "unchecked_reuse_differences": broken}, oracle="reference")
     assert differences == 0
     assert paths["repaired"] >= 1
     assert broken >= 1, "unchecked reuse should split the whitespace run at the seam"
@@ -86,7 +86,7 @@ def test_replay_reports_unprovisioned(ledger) -> None:
     disagree = sorted(r.name for r in rows() if (r.name in PROVISIONED) != (r.name in on_disk))
     ledger.record("harness", "harness.replay_provisioning", None, comparisons=len(rows()), differences=len(disagree),
                   unit="tokenizer", details={"not_provisioned": missing, "provisioned": sorted(PROVISIONED),
-                                             "loader_vs_disk": disagree})
+                                             "loader_vs_disk": disagree}, oracle="self")
     assert disagree == [], f"the loader and the installed files disagree on {disagree}"
     assert missing == sorted(r.name for r in rows() if r.name not in on_disk)
 
@@ -131,7 +131,7 @@ def test_templates_see_the_config_special_tokens(tok, ledger) -> None:
     rendered = render_turns(tok, messages)[0].text if uses else ""
     ledger.record("repair", "chat.template_special_tokens", tok, comparisons=2 + uses,
                   differences=int(uses and bos not in rendered), unit="renderings",
-                  details={"bos_token": bos, "template_uses_bos": uses})
+                  details={"bos_token": bos, "template_uses_bos": uses}, oracle="premise")
     if uses:
         assert bos in rendered, (bos, rendered[:80])
 

@@ -163,7 +163,7 @@ def test_isolated_workers_provision_by_digest_and_equal_the_single_machine(serve
     assert sorted(r["details"]["unit"] for r in merged) == sorted(want)
     ledger.record("harness", "corpus.isolated_workers_equal_single", comparisons=len(want),
                   differences=sum(1 for r in merged if outcome(r) != want[r["details"]["unit"]]), unit="units",
-                  details={"refusals_of_tampered_bundle": len(rows), "killed_pid": killed[0]})
+                  details={"refusals_of_tampered_bundle": len(rows), "killed_pid": killed[0]}, oracle="self")
 
 
 def test_a_shard_whose_bytes_changed_is_refused_not_compared(served, tmp_path: Path) -> None:

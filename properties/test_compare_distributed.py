@@ -102,7 +102,7 @@ def test_single_machine_run_compares_and_resumes(units, single, ledger) -> None:
     wrong = [u.key for u in units if once.get(u.key) != 1
              or outcome(redo.records[u.key]) != outcome(summary.records[u.key])]
     ledger.record("harness", "corpus.resume_single_machine", comparisons=len(units), differences=len(wrong),
-                  unit="units", details={"wrong": wrong[:5]})
+                  unit="units", details={"wrong": wrong[:5]}, oracle="self")
     assert wrong == []
     assert not merged.errors and sorted(once) == sorted(u.key for u in units)
 
@@ -124,7 +124,7 @@ def test_process_pool_equals_single_machine(units, single, tmp_path: Path, ledge
     pool = run_local(units, tmp_path, workers=2)
     wrong = _differing(pool.records, base.records)
     ledger.record("harness", "corpus.pool_equals_single", comparisons=len(units), differences=len(wrong), unit="units",
-                  details={"wrong": wrong[:5]})
+                  details={"wrong": wrong[:5]}, oracle="self")
     assert wrong == []
 
 
@@ -163,7 +163,8 @@ def test_dask_cluster_with_killed_worker_equals_single_machine(units, single, tm
     merged = read_ledgers([out / "corpus-ledger.jsonl"])
     ledger.record("harness", "corpus.dask_killed_worker_equals_single", comparisons=len(units),
                   differences=len(wrong), unit="units",
-                  details={"killed_pid": killed[0], "redone_unit": stale[0].name.rsplit(".", 1)[0], "wrong": wrong[:5]})
+                  details={"killed_pid": killed[0], "redone_unit": stale[0].name.rsplit(".", 1)[0], "wrong": wrong[:5]},
+                  oracle="self")
     assert wrong == []
     assert sorted(r["details"]["unit"] for r in merged.records) == sorted(u.key for u in units)
 

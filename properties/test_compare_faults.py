@@ -90,5 +90,5 @@ def test_sigterm_stops_the_pool_and_the_rerun_resumes(tmp_path: Path, ledger) ->
     units = [json.loads(line)["details"]["unit"] for line in lines]
     twice = len(units) - len(set(units))  # a unit counted twice, or (below) one lost: each a difference
     ledger.record("harness", "corpus.sigterm_resume", comparisons=12, differences=twice + abs(12 - len(set(units))),
-                  unit="units", details={"kept_before_rerun": kept, "units": len(units)})
+                  unit="units", details={"kept_before_rerun": kept, "units": len(units)}, oracle="self")
     assert len(units) == len(set(units)) == 12  # 6 files x 2 levels, each once

@@ -23,14 +23,30 @@ from spec.reference import reference_encode, reference_encode_with_offsets
 from spec.repair import RepairParams, repair
 
 
-def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = False) -> None:
+def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = False,
+            sample: tuple[str, str] | None = None) -> None:
     """Counterexamples are differences only where the premise is claimed; elsewhere they are the expected
-    evidence that the check can fail, recorded in details, and the difference is finding none."""
+    evidence that the check can fail, recorded in details, and the difference is finding none. A run over part of
+    the premise's domain (`sample`: (name suffix, how it sampled)) records under its own check name and says how it
+    sampled (`details.sampled`), so it never reads as, nor declares itself evidence like, the full run."""
     found = len(check.counterexamples)
-    ledger.record("proof", f"proof.{check.name}", tok, comparisons=check.checked,
-                  differences=int(found == 0) if expect_counterexamples else found, unit="premises",
+    suffix, note = sample or ("", None)
+    ledger.record("proof", f"proof.{check.name}{suffix}", tok, comparisons=check.checked,
+                  differences=int(found == 0) if expect_counterexamples else found, unit="premises", oracle="premise",
                   details={"counterexamples": check.counterexamples[:5], "premise_claimed": not expect_counterexamples,
-                           "counterexamples_found": found})
+                           "counterexamples_found": found, **({"sampled": note} if note else {})})
+
+
+def _every(stride: int, what: str) -> tuple[str, str] | None:
+    """The sample of a strided variant: every `stride`-th member of `what`, or None for the full run."""
+    return None if stride == 1 else (f":every_{stride}th", f"every {stride}th {what} (the full run: stride 1)")
+
+
+def _below(limit: int) -> tuple[str, str] | None:
+    """The sample of a limited variant: the code points below `limit`, or None for all scalar values."""
+    if limit >= 0x110000:
+        return None
+    return f":below_U+{limit:04X}", f"code points below U+{limit:04X} only (the full run: every scalar value)"
 
 
 def _claimed(control: str, tok) -> bool:
@@ -53,7 +69,8 @@ def test_letter_runs_stop_before_apostrophe(tok, ledger, stride: int) -> None:
     """Where cut.no_apostrophe_carveout is claimed redundant, a pre-token starts at every apostrophe after a
     letter; under o200k's contraction suffix the check finds counterexamples."""
     check = P.letter_runs_stop_before_apostrophe(tok, stride)
-    _record(ledger, tok, check, expect_counterexamples=not _claimed("cut.no_apostrophe_carveout", tok))
+    _record(ledger, tok, check, expect_counterexamples=not _claimed("cut.no_apostrophe_carveout", tok),
+            sample=_every(stride, "letter of the class pool"))
     if _claimed("cut.no_apostrophe_carveout", tok):
         assert check.holds, check.counterexamples[:5]
     else:
@@ -66,7 +83,8 @@ def test_marks_end_before_other(tok, ledger, stride: int) -> None:
     patterns whose punctuation runs take marks (qwen2, llama3) or whose letter runs take a contraction after a
     mark (o200k) the check finds counterexamples."""
     check = P.marks_end_before_other(tok, stride)
-    _record(ledger, tok, check, expect_counterexamples=not _claimed("cut.add_M_O", tok))
+    _record(ledger, tok, check, expect_counterexamples=not _claimed("cut.add_M_O", tok),
+            sample=_every(stride, f"mark and every {stride}th O character"))
     if _claimed("cut.add_M_O", tok):
         assert check.holds, check.counterexamples[:5]
     else:
@@ -96,7 +114,7 @@ def test_reorder_probes_implied(ledger, limit: int) -> None:
         pytest.fail("no NFC tokenizer is provisioned; the anchor proofs cannot be checked")
     tok = load_tokenizer(names[0])
     check = P.reorder_probes_implied(tok, limit)
-    _record(ledger, tok, check)
+    _record(ledger, tok, check, sample=_below(limit))
     assert check.holds, check.counterexamples[:5]
 
 
@@ -108,7 +126,7 @@ def test_hangul_probes_class_preserving(ledger, limit: int) -> None:
         pytest.fail("no NFC tokenizer is provisioned; the anchor proofs cannot be checked")
     tok = load_tokenizer(names[0])
     check = P.hangul_probes_class_preserving(tok, limit)
-    _record(ledger, tok, check)
+    _record(ledger, tok, check, sample=_below(limit))
     assert check.holds, check.counterexamples[:5]
     assert check.checked >= 2 * (0x1175 - 0x1161 + 1)  # at least the V jamo after U+1100 (and T after U+AC00)
 
@@ -169,7 +187,7 @@ def test_resynchronization_check_fails_without_its_premise(ledger) -> None:
     # the check's verdict against what the repair did: a counterexample exactly where the repair is wrong
     ledger.record("proof", "proof.accepted_runs_resynchronize:weak_bound", tok, comparisons=check.checked,
                   differences=int(bool(check.counterexamples) != wrong), unit="premises",
-                  details={"counterexamples": check.counterexamples[:3], "repair_wrong": wrong})
+                  details={"counterexamples": check.counterexamples[:3], "repair_wrong": wrong}, oracle="premise")
     assert wrong
     assert P.bound_covers_margin(tok) and not P.bound_covers_margin(weak)
     assert check.checked == 1 and check.counterexamples
@@ -250,7 +268,8 @@ def test_scan_lemmas_on_every_short_text(ledger) -> None:
                 lemma_wrong += [o for o in whole if o[0] >= x] != [o for o in window if o[0] >= x]
     ledger.record("proof", "proof.scan_lemmas", None, comparisons=checked + len(texts),
                   differences=model_wrong + lemma_wrong, unit="premises",
-                  details={"texts": len(texts), "specials": list(SCAN_SPECIALS), "shortest_differs": shortest_differs})
+                  details={"texts": len(texts), "specials": list(SCAN_SPECIALS), "shortest_differs": shortest_differs},
+                  oracle="premise")
     assert model_wrong == 0 and lemma_wrong == 0 and checked > len(texts)
     assert shortest_differs > 0
 

@@ -73,7 +73,7 @@ def test_build_is_deterministic_and_byte_exact(tmp_path: Path, ledger) -> None:
     differing = sorted(set(files_a) ^ set(files_b)) + [
         n for n in files_a if n in files_b and sha256_file(a.out / n) != sha256_file(b.out / n)]
     ledger.record("harness", "corpus.build_determinism", comparisons=len(set(files_a) | set(files_b)),
-                  differences=len(differing), unit="files", details={"differing": differing})
+                  differences=len(differing), unit="files", details={"differing": differing}, oracle="self")
     assert differing == []
     docs = _shard_lines(a.out)
     texts = {d["id"]: d.get("text") for d in docs}
@@ -141,7 +141,8 @@ def test_readers_give_the_same_documents_in_every_format(tmp_path: Path, ledger)
     differing = {kind: sum(g != w for g, w in zip(docs, want, strict=False)) + abs(len(docs) - len(want))
                  for kind, docs in got.items()}
     ledger.record("harness", "corpus.readers_formats", comparisons=len(paths) * len(DOCS),
-                  differences=sum(differing.values()), unit="documents", details={"differing": differing})
+                  differences=sum(differing.values()), unit="documents", details={"differing": differing},
+                  oracle="self")
     for kind, docs in got.items():
         assert docs == want, kind
     assert len(list(read_documents(str(tmp_path / "*.jsonl*")))) == 3 * len(DOCS)

@@ -66,7 +66,7 @@ def test_unprovisioned_tokenizers_are_reported(ledger) -> None:
     wrong = sorted(set(ready + missing) ^ set(names())) + sorted(set(ready) ^ set(PROVISIONED))
     ledger.record("harness", "corpus.tokenizer_selection", comparisons=len(names()),
                   differences=len(wrong) + (len(ready + missing) - len(set(ready + missing))), unit="tokenizers",
-                  details={"not_provisioned": missing, "wrong": wrong})
+                  details={"not_provisioned": missing, "wrong": wrong}, oracle="self")
     assert sorted(ready + missing) == sorted(names())
     assert set(ready) == set(PROVISIONED)
 
@@ -85,7 +85,8 @@ def test_corpus_unit(small_corpus, group: str, tokenizer: str, level: int, ledge
                   unit=record["unit"], details={k: d[k] for k in ("unit", "shard_sha256", "characters",
                                                                   "differing_documents", "fast_path_share",
                                                                   "wall_seconds", "subject_chars_per_second",
-                                                                  "reference_chars_per_second")})
+                                                                  "reference_chars_per_second")},
+                  oracle=record["oracle"])
     assert record["comparisons"] > 0, f"{group} has nothing to compare at level {level}"
     assert record["differences"] == 0, d["differing_documents"]
 
@@ -113,7 +114,8 @@ def test_transcript_replay(small_corpus, part: int, tokenizer: str, ledger) -> N
                   unit=record["unit"], details={"part": part, "shard_sha256": d["shard_sha256"],
                                                 "characters": d["characters"], "front_ends": fronts,
                                                 "transcripts": d["documents"],
-                                                "differing_documents": d["differing_documents"]})
+                                                "differing_documents": d["differing_documents"]},
+                  oracle=record["oracle"])
     assert set(fronts) == {"clean", "accent"}
     turns = {v: {f: fronts[v][f]["turns"] for f in FRONT_ENDS} for v in fronts}
     assert all(len(set(t.values())) == 1 and min(t.values()) > 0 for t in turns.values()), turns

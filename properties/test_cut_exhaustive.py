@@ -45,6 +45,7 @@ from properties.conftest import (
     checked_scalars,
     exhaustive_stride,
     sampling_note,
+    stratified_scalars,
     stride_note,
     unassigned_stride,
 )
@@ -105,9 +106,10 @@ def scalars(lo: int = 0, hi: int = CODE_SPACE) -> list[int]:
 
 
 def strided_scalars() -> list[int]:
-    """Every scalar value of the code space (every k-th with DELTA_EXHAUSTIVE_STRIDE=k): the whole-table
-    comparisons cost little and never sample the unassigned planes."""
-    return [cp for cp in range(0, CODE_SPACE, exhaustive_stride()) if not SURROGATES[0] <= cp <= SURROGATES[1]]
+    """Every scalar value of the code space (with DELTA_EXHAUSTIVE_STRIDE=k every k-th plus the stratum:
+    `conftest.stratified_scalars`): the whole-table comparisons cost little and never sample the unassigned
+    planes."""
+    return stratified_scalars()
 
 
 def families() -> dict[str, FrozenTokenizer]:
@@ -267,7 +269,8 @@ def test_unassigned_planes_are_alike(ledger) -> None:
     ledger.record("exhaustive", "unassigned_planes_alike", None, comparisons=(hi - lo) * (len(masks) + 2),
                   differences=len(problems), unit="code point x input",
                   details={"range": range_name(lo, hi), "atoms": sorted(masks), "problems": problems,
-                           "cpu_seconds": round(cpu, 1), "sampled": None})  # every code point, whatever the stride
+                           "cpu_seconds": round(cpu, 1), "sampled": None},
+                  oracle="premise")  # every code point, whatever the stride
     assert not problems, problems
     assert len(masks) >= 10  # the o200k family's letter sub-classes and the rest are among them
 
@@ -382,7 +385,8 @@ def test_classes_agree_with_reference_pretokenizer(family: str, lo: int, hi: int
     ledger.record("exhaustive", f"classes_{family}", tok, comparisons=len(cps) * len(expected["contexts"]),
                   differences=len(wrong), unit="code point x context",
                   details={"keys": keys, "cpu_seconds": round(cpu, 1), **range_details(lo, hi),
-                           "distinct_patterns": len(FAMILIES), "examples": wrong[:20], "covers": COVERS[family]})
+                           "distinct_patterns": len(FAMILIES), "examples": wrong[:20], "covers": COVERS[family]},
+                  oracle="premise")
     assert not wrong, f"{family}: {len(wrong)} code points behave unlike their class, e.g. {wrong[:10]}"
 
 
@@ -418,7 +422,7 @@ def test_python_class_sources_disagree_only_by_unicode_version(ledger) -> None:
                   differences=len(unexplained_std) + len(unexplained_regex), unit="code point",
                   details={"unicodedata_version": unicodedata.unidata_version, "unicodedata_disagree": len(stdlib_diff),
                            "regex_version": regex.__version__, "regex_disagree": len(regex_diff),
-                           **({"sampled": stride_note()} if stride_note() else {})})
+                           **({"sampled": stride_note()} if stride_note() else {})}, oracle="premise")
     assert not unexplained_std and not unexplained_regex, (unexplained_std[:10], unexplained_regex[:10])
 
 
@@ -434,7 +438,8 @@ def test_reference_nfc_unicode_version_is_pinned(ledger) -> None:
           f" evidence {[(version_string(v), e) for v, e in evidence.items()]}")
     ledger.record("exhaustive", "reference_nfc_version", None, comparisons=sum(e[0] for e in evidence.values()),
                   differences=0 if detected == EXPECTED_NFC_VERSION else 1, unit="probe",
-                  details={"detected": version_string(detected), "tables": version_string(tables_version())})
+                  details={"detected": version_string(detected), "tables": version_string(tables_version())},
+                  oracle="premise")
     assert detected == EXPECTED_NFC_VERSION
     assert tables_version() >= detected
     assert nfc("\U000113c2\U000113c2") == "\U000113c2\U000113c2"
@@ -477,7 +482,7 @@ def test_anchor_predicate_equals_tables_at_reference_version(lo: int, hi: int, l
                   unit="code point", details={"anchors": anchors, "version": version_string(version),
                                               "cpu_seconds": round(cpu, 1), **range_details(lo, hi),
                                               "reorder_knob_changes": len(reorder_changed),
-                                              "hangul_knob_changes": len(hangul_changed)})
+                                              "hangul_knob_changes": len(hangul_changed)}, oracle="premise")
     assert not wrong, wrong[:20]
     assert reorder_changed == []
     jamo_vt = _v_t_jamo(cps)
@@ -555,7 +560,7 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
     ledger.record("exhaustive", f"transition_boundaries_{side}_{family}", tok, comparisons=len(probes),
                   differences=len(missing), unit="probe",
                   details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi),
-                           "examples": [repr(m) for m in missing[:10]], "covers": COVERS[family]})
+                           "examples": [repr(m) for m in missing[:10]], "covers": COVERS[family]}, oracle="premise")
     assert not missing, missing[:10]
 
 
@@ -594,5 +599,6 @@ def test_left_piece_closes_identically_at_end_of_input(family: str, lo: int, hi:
           f"{cpu:.1f}s CPU; surrogates excluded")
     ledger.record("exhaustive", f"end_of_input_{family}", tok, comparisons=checked, differences=len(closing),
                   unit="code point", details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi),
-                                              "examples": [repr(c) for c in closing[:10]], "covers": COVERS[family]})
+                                              "examples": [repr(c) for c in closing[:10]], "covers": COVERS[family]},
+                  oracle="premise")
     assert not closing, closing[:10]

@@ -50,7 +50,8 @@ def _knob_record(ledger, knob: str, rules: CutRules, tok, text: str, b: int) -> 
     kill = broken_accepts and differs
     return ledger.record("control", f"knob_{knob}", tok, comparisons=1, differences=int(kill),
                          details={"text": text, "cut": b, "broken_accepts": broken_accepts,
-                                  "spec_refuses": spec_refuses, "cut_changes_reference": differs, "killed": kill})
+                                  "spec_refuses": spec_refuses, "cut_changes_reference": differs, "killed": kill},
+                         oracle="reference")
 
 
 @pytest.mark.skipif(not ADMITTED, reason="no admitted tokenizer provisioned")
@@ -66,9 +67,9 @@ def test_a_control_whose_broken_rules_refuse_is_not_killed(ledger) -> None:
     assert rec["details"]["cut_changes_reference"] and not rec["details"]["broken_accepts"]
     assert rec["details"]["killed"] is False and rec["differences"] == 0
     unstated = make_record("gate", "control", "knob_planted_unstated", tokenizer=tok.name,
-                           tokenizer_sha256=tok.sha256, comparisons=1, differences=1)
+                           tokenizer_sha256=tok.sha256, comparisons=1, differences=1, oracle="reference")
     compared = make_record("gate", "encoder", "corpus.whole", tokenizer=tok.name, tokenizer_sha256=tok.sha256,
-                           comparisons=1, unit="documents")
+                           comparisons=1, unit="documents", oracle="reference")
     model = build_table3([compared, *planted.records, unstated], provisioning=[
         {"name": tok.name, "alias": tok.name, "status": "provisioned (exact)", "sha256": tok.sha256}],
         with_mutation=False)
@@ -80,7 +81,8 @@ def test_a_control_whose_broken_rules_refuse_is_not_killed(ledger) -> None:
     line = verdict(model).line
     assert "controls killed or proven 0/2" in line and not verdict(model).passed, line
     ledger.record("harness", "control_records.refusing_plant", tok, comparisons=2,
-                  differences=sum(status != "survived" for status in cells.values()), unit="controls")
+                  differences=sum(status != "survived" for status in cells.values()), unit="controls",
+                  oracle="self")
 
 
 def test_pairs_knob_killed(ledger) -> None:
@@ -144,7 +146,8 @@ def test_guard_selected_accepts_more_but_is_not_killed_here(ledger) -> None:
         extra_total += len(extra)
         ledger.record("control", "knob_guard_selected", tok, comparisons=len(extra), differences=len(differs),
                       details={"overlap_texts": len(texts), "killable": bool(differs), "killed": bool(differs),
-                               "examples": differs[:3]})
+                               "examples": differs[:3]},
+                      oracle="reference")
     assert extra_total > 0, "guard='selected' never differs from 'all' on the provisioned overlaps"
 
 
@@ -173,7 +176,8 @@ def test_anchor_probe_knobs_change_nothing_or_only_hangul(ledger) -> None:
     hangul = [cp for cp in sample if anchor(chr(cp), table[cp]) != anchor(chr(cp), table[cp], True, False)]
     ledger.record("control", "knob_anchor_probes", None, comparisons=len(sample), differences=0,
                   details={"reorder_changed": len(reorder), "hangul_changed": len(hangul), "killable": False,
-                           "killed": False})
+                           "killed": False},
+                  oracle="spec")
     assert reorder == []
     assert hangul == [*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)]
     assert all(table[cp] == L for cp in hangul) and all(table[cp] == M for cp in range(0x300, 0x370))

@@ -65,7 +65,8 @@ def test_map_equals_oracle_on_the_battery(name: str, ledger) -> None:
     """Every offset of every `ci` battery string: the array verdict is the spec's, under the default rules."""
     tok = load_tokenizer(name)
     compared, bad = disagreements(tok, battery_texts(tok))
-    ledger.record("battery", "cut_map.battery", tok, comparisons=compared, differences=len(bad), unit="offsets")
+    ledger.record("battery", "cut_map.battery", tok, comparisons=compared, differences=len(bad), unit="offsets",
+                  oracle="spec")
     assert compared > 10_000
     assert not bad, f"{len(bad)} offsets differ, first: {bad[0]!r}"
 
@@ -85,7 +86,7 @@ def test_map_equals_oracle_on_every_code_point(name: str, lo: int, hi: int, ledg
     compared, bad = disagreements(tok, [text])
     note = sampling_note(lo, hi)
     ledger.record("exhaustive", f"cut_map.code_points.U+{lo:04X}-U+{hi - 1:04X}", tok, comparisons=compared,
-                  differences=len(bad), unit="offsets", details={"sampled": note} if note else {})
+                  differences=len(bad), unit="offsets", details={"sampled": note} if note else {}, oracle="spec")
     assert compared == len(text) - 1
     assert not bad, f"{len(bad)} offsets differ, first at {bad[0][1]}: array {bad[0][2]}, spec {bad[0][3]}"
 
@@ -106,7 +107,7 @@ def test_map_equals_oracle_under_every_control_rule(control, ledger) -> None:
         first = first or (bad[0] if bad else None)
     # a parity check of the array evaluation with the oracle under a control's rules, not a run of the control
     ledger.record("battery", "cut_map.control_rules", None, comparisons=compared, differences=differing,
-                  unit="offsets", details={"rules": control.name})
+                  unit="offsets", details={"rules": control.name}, oracle="spec")
     if not ADMITTED:
         pytest.skip("no admitted tokenizer provisioned")
     assert differing == 0, f"{differing} offsets differ under {control.name}; first {first!r}"
@@ -129,7 +130,8 @@ def test_window_maps_equal_the_whole_map(name: str, ledger) -> None:
             for b in range(lo, hi + 1):
                 compared += 1
                 differing += window.name(b) != whole.name(b)
-    ledger.record("battery", "cut_map.windows", tok, comparisons=compared, differences=differing, unit="offsets")
+    ledger.record("battery", "cut_map.windows", tok, comparisons=compared, differences=differing, unit="offsets",
+                  oracle="self")
     assert compared > 1000 and differing == 0
 
 
@@ -152,7 +154,7 @@ def test_each_broken_array_rule_is_seen(fault: str, ledger) -> None:
         seen[name] = len(bad)
     ledger.record("control", f"cut_map.fault.{fault}", None, comparisons=len(seen),
                   differences=sum(1 for v in seen.values() if v), unit="tokenizers",
-                  details={"killed": any(seen.values()), "offsets_seen": seen})
+                  details={"killed": any(seen.values()), "offsets_seen": seen}, oracle="spec")
     if not seen:
         pytest.skip(f"no provisioned tokenizer where {fault} changes a verdict")
     assert all(seen.values()), f"{fault} went unseen on {[n for n, v in seen.items() if not v]}"

@@ -29,7 +29,7 @@ def _record(ledger, check: str, tok, stats: Counter, unit: str) -> None:
         comparisons=stats["comparisons"],
         differences=stats["differences"],
         unit=unit,
-        details={"examples": stats["examples"], "accepted_cuts": stats["accepted_cuts"]},
+        details={"examples": stats["examples"], "accepted_cuts": stats["accepted_cuts"]}, oracle="reference",
     )
 
 

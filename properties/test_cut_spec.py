@@ -30,7 +30,7 @@ def test_u0958_slash_refused_under_nfc(ledger) -> None:
                 "raw pair accepted": is_safe_cut(qwen, COUNTEREXAMPLE, 1, CutRules(check_normalization=False)),
                 "accepted without NFC": is_safe_cut(_tok("llama_3_1_8b"), COUNTEREXAMPLE, 1)}
     ledger.record("chunked", "u0958_counterexample", qwen, comparisons=len(verdicts),
-                  differences=sum(not ok for ok in verdicts.values()), unit="verdicts")
+                  differences=sum(not ok for ok in verdicts.values()), unit="verdicts", oracle="spec")
     assert all(verdicts.values()), verdicts
 
 
@@ -129,7 +129,7 @@ def test_nfc_window_touching_special_is_a_conservative_refusal(ledger) -> None:
                 edges += 1
                 assert is_anchor(ch, table[ord(ch)]), f"{name}: {special!r} has a non-anchor edge {ch!r}"
     ledger.record("chunked", "nfc_window_special_conservative", qwen, comparisons=1 + edges,
-                  differences=int(whole != split), details={"special_edges_checked": edges})
+                  differences=int(whole != split), details={"special_edges_checked": edges}, oracle="premise")
 
 
 def test_short_text_never_cut(ledger) -> None:
@@ -138,7 +138,7 @@ def test_short_text_never_cut(ledger) -> None:
         tok = load_tokenizer(name)
         text = ("ab 12. " * 40)[: MIN_TEXT - 1]
         cut = [k for k in (2, 8, 64) if plan_cuts(tok, text, k) != []]
-        ledger.record("chunked", "short_text_never_cut", tok, comparisons=3, differences=len(cut))
+        ledger.record("chunked", "short_text_never_cut", tok, comparisons=3, differences=len(cut), oracle="spec")
         assert cut == []
         assert plan_cuts(tok, text + "x", 2) != []
 
@@ -150,7 +150,8 @@ def test_repeated_letter_document_encoded_whole(ledger) -> None:
         text = "a" * 5000
         assert plan_cuts(tok, text, 8) == []
         same = encode_chunked(tok, text, chunks=8) == reference_encode(tok, text)
-        ledger.record("chunked", "repeated_letter_whole", tok, comparisons=1, differences=int(not same))
+        ledger.record("chunked", "repeated_letter_whole", tok, comparisons=1, differences=int(not same),
+                      oracle="reference")
         assert same
 
 
@@ -185,7 +186,8 @@ def test_inadmissible_or_post_processed(ledger) -> None:
         tok = load_tokenizer(name)
         text = "Hello, world! 123 " * 30
         same = encode_chunked(tok, text, chunks=4, add_special_tokens=True) == reference_encode_full(tok, text)
-        ledger.record("chunked", "post_process_once", tok, comparisons=1, differences=int(not same))
+        ledger.record("chunked", "post_process_once", tok, comparisons=1, differences=int(not same),
+                      oracle="reference")
         assert same
 
 
@@ -203,5 +205,6 @@ def test_inadmissible_tokenizer_goes_to_reference(tmp_path, ledger) -> None:
     assert plan_cuts(tok, text, 4) == []
     assert explain_cut(tok, text, 5) == "not_admitted"
     same = encode_chunked(tok, text, chunks=4) == reference_encode(tok, text)
-    ledger.record("chunked", "inadmissible_to_reference", tok, comparisons=1, differences=int(not same))
+    ledger.record("chunked", "inadmissible_to_reference", tok, comparisons=1, differences=int(not same),
+                  oracle="reference")
     assert same

@@ -100,7 +100,7 @@ def test_new_pattern_is_admitted_by_proof(kind: str, toks, ledger) -> None:
                  if cut_changes_pieces(_own_pieces(tok), cx["text"], cx["cut"])]
     ledger.record("proof", "derived.admission", tok, comparisons=len(d.details["counterexamples"]) + 1,
                   differences=int(not a.admitted) + len(d.details["counterexamples"]) - len(confirmed),
-                  unit="decision and counterexamples", details=d.as_dict())
+                  unit="decision and counterexamples", details=d.as_dict(), oracle="proof")
     assert a.admitted and is_derived(a.pattern), a.reason
     assert a.pattern == derived_name(stages) and derived(a.pattern).stages == stages
     pairs, apostrophe_free, crlf_free = EXPECTED[kind]
@@ -133,7 +133,7 @@ def test_pattern_with_refuted_floor_pairs_is_refused_with_them(toks, ledger) -> 
     tok = toks["refuted"]
     a = admission_of(tok)
     ledger.record("proof", "derived.refusal", tok, comparisons=1, differences=int(a.admitted), unit="decision",
-                  details={"reason": a.reason})
+                  details={"reason": a.reason}, oracle="proof")
     assert not a.admitted
     assert a.reason == "split_pattern_unproved:accepted pairs refuted: L→N,N→L", a.reason
     assert cut_changes_pieces(_own_pieces(tok), "a1", 1) and cut_changes_pieces(_own_pieces(tok), "1a", 1)
@@ -164,10 +164,11 @@ def test_accepted_cuts_and_repairs_reproduce_the_reference(kind: str, toks, ledg
     repaired = sum(r.fast_path for r in repair_results)
     repair_diffs = [r for r in repair_results if r.failed]
     ledger.record("chunked", "derived.battery_cut", tok, comparisons=accepted, differences=len(cut_diffs),
-                  unit="accepted cut", details={"pattern": admission_of(tok).pattern, "cases": len(cases)})
+                  unit="accepted cut", details={"pattern": admission_of(tok).pattern, "cases": len(cases)},
+                  oracle="reference")
     ledger.record("repair", "derived.battery_repair", tok, comparisons=sum(len(c.splits) for c in cases),
                   differences=len(repair_diffs), unit="repair split",
-                  details={"pattern": admission_of(tok).pattern, "repaired": repaired})
+                  details={"pattern": admission_of(tok).pattern, "repaired": repaired}, oracle="reference")
     assert accepted > 100 and repaired > 0, (accepted, repaired)
     assert not cut_diffs, [(r.hazard, r.first) for r in cut_diffs[:3]]
     assert not repair_diffs, [(r.hazard, r.first) for r in repair_diffs[:3]]
@@ -215,7 +216,8 @@ def test_byte_level_regex_is_the_gpt2_split_stage_on_the_reference(ledger) -> No
     ledger.record("proof", "derived.gpt2_form_equivalence", None, comparisons=len(GPT2_FORMS) * len(texts),
                   differences=len(differ), unit="text",
                   details={"first": differ[:3], "pattern": GPT2, "sampled": "BMP code points; every scalar value "
-                           "with -m slow (test_byte_level_regex_is_the_gpt2_split_stage_on_every_scalar_value)"})
+                           "with -m slow (test_byte_level_regex_is_the_gpt2_split_stage_on_every_scalar_value)"},
+                  oracle="premise")
     assert not differ, differ[:5]
 
 
@@ -227,7 +229,8 @@ def test_byte_level_regex_is_the_gpt2_split_stage_on_every_scalar_value(ledger) 
     texts = [*_mixed_texts(20_000, seed=1), *_code_point_batches(scalars)]
     differ = _gpt2_form_differences(texts)
     ledger.record("proof", "derived.gpt2_form_equivalence", None, comparisons=len(GPT2_FORMS) * len(texts),
-                  differences=len(differ), unit="text", details={"first": differ[:3], "pattern": GPT2})
+                  differences=len(differ), unit="text", details={"first": differ[:3], "pattern": GPT2},
+                  oracle="premise")
     assert not differ, differ[:5]
 
 
@@ -261,7 +264,7 @@ def test_add_prefix_space_is_refused_for_what_the_reference_does(tmp_path: Path,
         # a difference: the refusal reason is not the prefix-space one, or the reference shows no effect to refuse
         wrong = int(reason != PREFIX_SPACE_REFUSAL) + int(whole == split)
         ledger.record("harness", "derived.prefix_space_refusal", tok, comparisons=2, differences=wrong,
-                      unit="decision", details={"reason": reason, "whole": whole, "split": split})
+                      unit="decision", details={"reason": reason, "whole": whole, "split": split}, oracle="premise")
         assert reason == PREFIX_SPACE_REFUSAL
         assert whole != split, (use_regex, whole, split)
     pieces = Sequence([Split(Regex(r"\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+| \p{L}+|\s+"), behavior="isolated"),
@@ -360,7 +363,8 @@ def test_kill_matrix_on_a_derived_family(toks, ledger) -> None:
     status = {r.control: r.status for r in rows}
     wrong = [c for c, s in status.items() if s == "dirty" or (s == "survived" and not c.startswith("repair."))]
     ledger.record("harness", "derived.kill_matrix", tok, comparisons=len(rows), differences=len(wrong),
-                  unit="control", details={"statuses": status, "pattern": admission_of(tok).pattern})
+                  unit="control", details={"statuses": status, "pattern": admission_of(tok).pattern},
+                  oracle="reference")
     unbroken = [r for r in rows if r.status in ("clean", "dirty")]
     assert len(unbroken) == 2 and all(r.status == "clean" for r in unbroken), status
     cut = {c: s for c, s in status.items() if c.startswith("cut.")}

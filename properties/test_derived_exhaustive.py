@@ -91,6 +91,6 @@ def test_derived_alphabet_predicts_reference_behaviour(family: str, lo: int, hi:
                   differences=len(wrong) + len(wrong_class), unit="code point x context",
                   details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi), "blocks": len(alphabet),
                            "examples": wrong[:20], "class_examples": wrong_class[:20], "covers": COVERS[family],
-                           "family": family})
+                           "family": family}, oracle="premise")
     assert not wrong, f"{family}: {len(wrong)} code points behave unlike their block, e.g. {wrong[:10]}"
     assert not wrong_class, wrong_class[:10]

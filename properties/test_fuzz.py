@@ -97,7 +97,7 @@ def test_clean_campaign_exits_0(tmp_path, capsys, ledger) -> None:
     repairs = sum(r["details"]["repairs"] for r in records)
     ledger.record("harness", "fuzz.clean_campaign", load_tokenizer("qwen3"), comparisons=cuts + repairs,
                   differences=sum(r["differences"] for r in records), unit="cuts+repairs",
-                  details={"batches": len(records)})
+                  details={"batches": len(records)}, oracle="reference")
     assert records and all(r["kind"] == "fuzz" and r["differences"] == 0 for r in records)
     assert {r["level"] for r in records} == {"chunked", "repair"}
     assert cuts > 0 and repairs > 0
@@ -125,7 +125,7 @@ def test_control_is_killed_and_saved_case_replays(tmp_path, capsys, ledger) -> N
     assert result.reference_ids == reg.expected
     killed = rc == 1 and result.control_difference is not None  # the campaign and its saved case both fail it
     ledger.record("control", f"fuzz.kill.{control}", load_tokenizer("qwen3"), comparisons=1, differences=int(killed),
-                  unit="campaigns", details={"case_chars": len(reg.case.text), "killed": killed})
+                  unit="campaigns", details={"case_chars": len(reg.case.text), "killed": killed}, oracle="reference")
 
 
 def test_shrink_is_minimal_deterministic_and_still_fails() -> None:
@@ -179,7 +179,8 @@ def test_resume_after_sigkill(tmp_path, ledger) -> None:
     # a batch lost, counted twice, or unlike the uninterrupted run's: each a difference
     differing = len(set(after) ^ set(reference)) + (len(after) - len(set(after)))
     ledger.record("harness", "fuzz.resume_after_sigkill", load_tokenizer("qwen3"), comparisons=len(reference),
-                  differences=differing, unit="batches", details={"batches_before_kill": len(before)})
+                  differences=differing, unit="batches", details={"batches_before_kill": len(before)},
+                  oracle="self")
     assert sorted(indices) == list(range(batches)), "a batch was lost or counted twice"
     assert after == reference
     summary = json.loads(next(killed.glob("summary-*.json")).read_text())

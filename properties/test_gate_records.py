@@ -235,7 +235,7 @@ def test_a_gate_stopped_by_ctrl_c_is_incomplete_never_pass(tmp_path: Path) -> No
 
 
 def _test_rec(run: str | None, check: str = "encoder.x", outcome: str = "passed") -> dict:
-    rec = make_record("gate", "encoder", check, comparisons=3, unit="strings")
+    rec = make_record("gate", "encoder", check, comparisons=3, unit="strings", oracle="reference")
     rec["details"].update({RUN_KEY: run, "outcome": outcome, "test": f"t.py::{check}"})
     return rec
 

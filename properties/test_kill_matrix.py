@@ -109,7 +109,8 @@ def test_kill_matrix(tok, ledger) -> None:
     unbroken = [rows["unbroken.cut"], rows["unbroken.repair"]]
     for rec in ledger_records(unbroken + [rows[n] for n in names() if n in rows], kind="gate"):
         ledger.record(rec["level"], rec["check"], tok, comparisons=rec["comparisons"], differences=rec["differences"],
-                      fast_path=rec["fast_path"], fallbacks=rec["fallbacks"], unit=rec["unit"], details=rec["details"])
+                      fast_path=rec["fast_path"], fallbacks=rec["fallbacks"], unit=rec["unit"], details=rec["details"],
+                      oracle=rec["oracle"])
     problems = (unbroken_problems(rows) + control_problems(tok, rows) + survival_problems(tok, rows)
                 + open_finding_problems(tok, rows))
     assert not problems, "\n".join(problems)
@@ -140,7 +141,8 @@ def test_unprovisioned_tokenizers_reported(ledger) -> None:
         with pytest.raises(NotProvisioned):
             load_tokenizer(name)
         ledger.record("control", "control.kill_matrix", None, comparisons=0, differences=0, unit="battery strings",
-                      details={"tokenizer": name, "status": "not provisioned", "controls": names(), "killed": False})
+                      details={"tokenizer": name, "status": "not provisioned", "controls": names(), "killed": False},
+                      oracle="none")
     assert len(missing) + len(PROVISIONED) == len(registry_rows())
 
 

@@ -35,7 +35,7 @@ def test_the_checkout_keeps_every_contract(ledger) -> None:
     out = run.stdout + run.stderr
     kept = f"Contracts: {CONTRACTS} kept, 0 broken."
     ledger.record("harness", "layers.contracts", comparisons=CONTRACTS, differences=0 if kept in out else 1,
-                  unit="contracts")
+                  unit="contracts", oracle="self")
     assert run.returncode == 0 and kept in out, out
 
 
@@ -79,5 +79,5 @@ def test_a_planted_violation_breaks_its_contract(copy_of_checkout: Path, path: s
     caught = run.returncode == 1 and any(contract in line for line in broken) and named in out
     # the planted violation is the broken variant: caught by lint-imports, it is killed (one difference seen)
     ledger.record("control", f"layers.planted:{path}", comparisons=1, differences=int(caught), unit="contracts",
-                  details={"killed": caught})
+                  details={"killed": caught}, oracle="self")
     assert caught, out

@@ -28,7 +28,7 @@ from reports.verdict import verdict
 ROOT = Path(__file__).resolve().parents[1]
 PROVISIONING = [{"name": "qwen3_8b", "alias": "qwen3", "status": "provisioned (exact)", "sha256": "x"}]
 COMPARED = make_record("test-plan", "encoder", "corpus.whole", tokenizer="qwen3_8b", tokenizer_sha256="sha",
-                       comparisons=100, unit="documents")
+                       comparisons=100, unit="documents", oracle="reference")
 
 
 def _step(name: str, status: int) -> dict:
@@ -61,7 +61,7 @@ def test_a_planned_step_without_a_row_fails_the_verdict_by_name(ledger) -> None:
                                                                     "cut-gain", "checks"]
     ledger.record("harness", "main_job.plan_rows", None, comparisons=4,
                   differences=int(not whole.passed) + int(lost.passed) + int(unplanned.passed)
-                  + int(not partial.passed), unit="ledgers")
+                  + int(not partial.passed), unit="ledgers", oracle="self")
 
 
 PLANT = """#!/usr/bin/env bash
@@ -117,7 +117,7 @@ def test_the_main_job_with_a_crashing_planner_is_not_pass(tmp_path: Path, ledger
     assert not [s for s in steps if s.startswith("fuzz ")], steps
     assert job.returncode == 3, job.stdout + job.stderr
     ledger.record("harness", "main_job.crashing_planner", None, comparisons=1,
-                  differences=int(model["verdict"]["passed"]), unit="jobs")
+                  differences=int(model["verdict"]["passed"]), unit="jobs", oracle="self")
 
 
 @pytest.mark.skipif(not ADMITTED, reason="no admitted tokenizer provisioned: the smoke step compares nothing")
@@ -137,4 +137,4 @@ def test_a_step_row_that_cannot_be_written_fails_the_job(tmp_path: Path, ledger)
     assert "step smoke: planned, but no row was written" in model["verdict"]["line"], model["verdict"]["line"]
     ledger.record("harness", "main_job.lost_row", None, comparisons=2,
                   differences=int(not clean_model["verdict"]["passed"]) + int(model["verdict"]["passed"]),
-                  unit="jobs")
+                  unit="jobs", oracle="self")

@@ -45,7 +45,8 @@ def test_isolated_split_ignores_invert(family: str, ledger) -> None:
     texts += [case.text for case in iter_battery(load_tokenizer(SAMPLE_TOKENIZER), "ci")]
     differ = [t for t in texts if plain(t) != inverted(t)]
     ledger.record("harness", "mutation.verdict.isolated_split_ignores_invert", None, comparisons=len(texts),
-                  differences=len(differ), unit="texts", details={"family": family, "first": differ[:1]})
+                  differences=len(differ), unit="texts", details={"family": family, "first": differ[:1]},
+                  oracle="premise")
     assert differ == []
     assert any(plain(t) != removed(t) for t in texts)
 
@@ -118,7 +119,7 @@ def test_guard_occurrences_are_exactly_those_meeting_the_window(tmp_path: Path, 
                 differ += cut_inside_special(tok, text, b, mode) != _first([(s, e) for s, e in occ if s < b < e])
                 compared += 1
     ledger.record("harness", "mutation.verdict.guard_window", None, comparisons=compared, differences=differ,
-                  unit="windows", details={"texts": len(texts), "literals": list(OVERLAPPING)})
+                  unit="windows", details={"texts": len(texts), "literals": list(OVERLAPPING)}, oracle="spec")
     assert differ == 0 and compared > 100_000
     # the comparison sees a scan that misses occurrences: a window narrowed by one position on the left
     assert any(trie.occurrences(t, lo + 1) != [(s, e) for s, e in _all_occurrences(t, OVERLAPPING) if e > lo]
@@ -164,7 +165,7 @@ def test_an_encoding_has_one_word_index_per_id(tmp_path: Path, ledger) -> None:
                 differ += len(enc.ids) != len(enc.word_ids)
                 compared += 1
     ledger.record("harness", "mutation.verdict.word_ids_align", None, comparisons=compared, differences=differ,
-                  unit="encodings", details={"tokenizers": [t.name for t in toks]})
+                  unit="encodings", details={"tokenizers": [t.name for t in toks]}, oracle="premise")
     assert differ == 0 and compared > 0
 
 
@@ -182,7 +183,7 @@ def test_the_ids_only_batch_path_gives_the_batch_ids(tmp_path: Path, ledger) -> 
                                              strict=True))
         compared += len(texts)
     ledger.record("harness", "mutation.verdict.ids_only_batch_path", None, comparisons=compared,
-                  differences=differ, unit="texts", details={"tokenizers": [t.name for t in toks]})
+                  differences=differ, unit="texts", details={"tokenizers": [t.name for t in toks]}, oracle="self")
     assert differ == 0 and compared > 0
 
 
@@ -201,7 +202,8 @@ def test_every_uncovered_symbol_of_a_refuted_stage_is_a_witness(ledger) -> None:
                 differ += split.pre_tokenize_str(alphabet.representative(symbol)) != []
                 compared += 1
     ledger.record("harness", "mutation.verdict.every_uncovered_symbol_a_witness", None, comparisons=compared,
-                  differences=differ, unit="uncovered symbols", details={"families": sorted(SPLIT_PATTERNS)})
+                  differences=differ, unit="uncovered symbols", details={"families": sorted(SPLIT_PATTERNS)},
+                  oracle="proof")
     assert differ == 0 and compared > 0
 
 

@@ -90,7 +90,8 @@ def test_the_special_flag_changes_no_id_only_decoding(ledger) -> None:
     ids = _ids(tok)
     decoded = {c: (tok.tokenizer.decode([ids[c]]), twin.tokenizer.decode([ids[c]])) for c in NON_SPECIAL}
     ledger.record("chunked", "special_cut.non_special_flag_changes_no_id", tok, comparisons=len(texts),
-                  differences=differences, unit="strings", details={"twin": "ids 12-17 special", "decoded": decoded})
+                  differences=differences, unit="strings", details={"twin": "ids 12-17 special", "decoded": decoded},
+                  oracle="reference")
     assert differences == 0
     assert all(ids[c] in got for c, got in zip([t for _, t, _ in _texts()], ours, strict=True))
     assert decoded == {c: (c, "") for c in NON_SPECIAL}
@@ -141,7 +142,7 @@ def test_cuts_at_non_special_token_edges_are_the_special_rule(ledger) -> None:
                   differences=len(failures) + stats["map_disagreements"], unit="comparisons",
                   details={"tokens": list(NON_SPECIAL), "neighbours": len(NEIGHBOURS), "strings": stats["strings"],
                            "edges": stats["edges"], "cuts": stats["cuts"], "offsets_mapped": stats["offsets"],
-                           "map_disagreements": stats["map_disagreements"]})
+                           "map_disagreements": stats["map_disagreements"]}, oracle="reference")
     assert stats["edges"] > 0 and stats["cuts"] > 0
     assert not failures, failures[:5]
     assert stats["map_disagreements"] == 0
@@ -173,7 +174,7 @@ def test_encode_special_tokens_leaves_only_the_non_special_tokens_in_the_scan(le
                   comparisons=stats["strings"] + stats["cuts"], differences=len(failures) + stats["map_disagreements"],
                   unit="comparisons", details={"encode_special_tokens": True, "strings": stats["strings"],
                                                "cuts": stats["cuts"], "offsets_mapped": stats["offsets"],
-                                               "map_disagreements": stats["map_disagreements"]})
+                                               "map_disagreements": stats["map_disagreements"]}, oracle="reference")
     assert not failures, failures[:5]
     assert stats["map_disagreements"] == 0
 
@@ -208,7 +209,7 @@ def test_chat_replay_renders_them_verbatim_through_the_generic_template(ledger) 
     ledger.record("repair", "special_cut.non_special_chat_replay", tok, comparisons=len(rendered),
                   differences=differences, fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="turn",
                   details={"template": sorted({r.source for r in rendered}), "paths": dict(paths),
-                           "marker_edges": len(edges), "special_rule_accepted": accepted})
+                           "marker_edges": len(edges), "special_rule_accepted": accepted}, oracle="reference")
     assert {r.source for r in rendered} == {NO_CONFIG}
     assert "<|im_start|>" not in last and "<|user|>" in last
     assert {ids[c] for c in NON_SPECIAL} <= set(reference_encode(tok, last))

@@ -44,7 +44,7 @@ def _status(records: list[dict]) -> dict:
 
 def _rec(level: str, check: str, tok: str | None = None, comparisons: int = 10, differences: int = 0, **details):
     rec = make_record("gate", level, check, tokenizer=tok, comparisons=comparisons, differences=differences,
-                      details=details)
+                      details=details, oracle="reference")
     rec["details"].setdefault("outcome", "passed")
     return declare(rec)
 
@@ -142,7 +142,7 @@ def test_only_declared_records_count_never_check_names() -> None:
     suite's own writers); one whose check name matches a premise's pattern but declares nothing (a third-party
     subject's `fastokens_nfc_skew`, with differences) neither discharges nor fails it."""
     undeclared = make_record("subject", "encoder", "fastokens_nfc_skew", tokenizer="qwen3_8b", comparisons=279,
-                             differences=150, details={"subject": "fastokens"})
+                             differences=150, details={"subject": "fastokens"}, oracle="reference")
     assert "cut.normalization_equation:property test" in declare(dict(undeclared, details={}))["details"]["obligations"]
     assert _status([undeclared])["cut.normalization_equation"]["qwen3_8b"]["status"] == OPEN
     assert _status([_rec("exhaustive", "anchor_predicate_tables", "qwen3_8b")])["cut.normalization_equation"][

@@ -54,7 +54,8 @@ def test_pattern_pairs_are_what_the_prover_finds_sound(family: str, ledger) -> N
     declared = {_label(p) for p in PATTERN_PAIRS[family]} | ({"L→'"} if family in APOSTROPHE_FREE else set())
     ledger.record("proof", "proofs.pattern_pairs", None, comparisons=len(sound | declared),
                   differences=len(sound ^ declared),
-                  details={"family": family, "declared": sorted(declared), "proved_sound": sorted(sound)})
+                  details={"family": family, "declared": sorted(declared), "proved_sound": sorted(sound)},
+                  oracle="proof")
     assert not PATTERN_PAIRS[family] & ACCEPTED_PAIRS
     assert declared == sound, (sorted(declared - sound), sorted(sound - declared))
     # a derived family adopts from its proof by the same rule (spec.proofs.derive.adopted), nothing left over
@@ -82,7 +83,7 @@ def test_added_pairs_are_accepted_and_exact(name: str, ledger) -> None:
                 differences.append(label)
     ledger.record("chunked", "pattern_pairs.accepted_cuts", tok, comparisons=len(accepted),
                   differences=len(differences), details={"pattern": family, "accepted": accepted,
-                                                         "pairs": labels})
+                                                         "pairs": labels}, oracle="reference")
     assert accepted and not differences, (accepted, differences)
 
 
@@ -113,7 +114,7 @@ def test_gain_on_samples_is_exact(name: str, ledger) -> None:
     family = admission_of(tok).pattern
     allowed = {_label(p) for p in PATTERN_PAIRS[family]} | ({"L→'"} if family in APOSTROPHE_FREE else set())
     ledger.record("chunked", "pattern_pairs.gain", tok, comparisons=gain.verified, differences=len(gain.differences),
-                  details=gain.as_dict())
+                  details=gain.as_dict(), oracle="reference")
     assert gain.lost == 0
     assert set(gain.by_pair) <= allowed, (set(gain.by_pair), allowed)
     assert gain.verified == gain.gained and not gain.differences, gain.differences

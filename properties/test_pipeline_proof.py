@@ -59,7 +59,7 @@ def test_cut_keeps_the_pieces_of_the_whole_pipeline(family: str, ledger, capsys)
         differences=int(not proof.holds) + int(code != 0),
         unit="pipeline queries",
         details={**s, "reconstruction": RECONSTRUCTED.get(family), "exit_code": code,
-                 "spec_proofs_output": output.splitlines(), **_bounded(GATE_BOUND)},
+                 "spec_proofs_output": output.splitlines(), **_bounded(GATE_BOUND)}, oracle="proof",
     )
     print(output)
     assert code == 0, output
@@ -77,7 +77,8 @@ def test_pieces_resynchronize_after_a_common_boundary(family: str, ledger) -> No
     resync = family_resync(family, GATE_BOUND)
     d = resync.as_dict(family_alphabet(family))
     ledger.record("proof", RESYNC_CHECK, None, comparisons=d["proved_to"] - 2 + 1, differences=int(not d["holds"]),
-                  unit="lengths", details={**d, "reconstruction": RECONSTRUCTED.get(family), **_bounded(GATE_BOUND)})
+                  unit="lengths", details={**d, "reconstruction": RECONSTRUCTED.get(family), **_bounded(GATE_BOUND)},
+                  oracle="proof")
     assert d["holds"], d
 
 
@@ -171,7 +172,8 @@ def test_encoding_is_the_reference_on_synthetic_patterns(pattern: str, ledger) -
         if mine != pieces_to_boundaries(pieces(alphabet.concretize(word))):
             differ.append(text)
     ledger.record("proof", "proofs.pipeline_encoding.synthetic", None, comparisons=len(texts),
-                  differences=len(differ), unit="strings", details={"pattern": pattern, "first": differ[:3]})
+                  differences=len(differ), unit="strings", details={"pattern": pattern, "first": differ[:3]},
+                  oracle="proof")
     assert differ == [], differ[:5]
 
 

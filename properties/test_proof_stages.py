@@ -227,7 +227,7 @@ def test_the_report_says_each_depth_and_marks_the_reconstruction(synth: FrozenTo
                    "tokenizers": tokenizers}
         records.append(declare(make_record("gate", "proof", "proofs.transitions_z3.pattern",
                                            comparisons=proof.obligations_proved, unit="obligations",
-                                           details=details)))
+                                           details=details, oracle="proof")))
     patterns = {p["pattern"]: p for p in pattern_proofs(records)}
     assert patterns["qwen3_5"]["reconstructed"] and RECONSTRUCTED["qwen3_5"] in patterns["qwen3_5"]["origin"]
     assert not patterns["qwen2"]["reconstructed"] and patterns["qwen2"]["origin"] == "file"

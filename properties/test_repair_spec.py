@@ -51,7 +51,7 @@ def test_margin_premise_holds_and_is_sharp(tok, ledger) -> None:
                 "short specials hold at 8": margin_premise(short) is True,
                 "below 8 violates": margin_premise(dataclasses.replace(short, margin=3)) is False}
     ledger.record("repair", "margin_premise", tok, comparisons=len(verdicts),
-                  differences=sum(not ok for ok in verdicts.values()), unit="premise")
+                  differences=sum(not ok for ok in verdicts.values()), unit="premise", oracle="premise")
     assert all(verdicts.values()), verdicts
 
 
@@ -62,7 +62,7 @@ def test_bound_premise_holds_and_is_sharp(tok, ledger) -> None:
                 "one below violates": bound_premise(dataclasses.replace(tok, bound=longest - 1)) is False}
     ledger.record("repair", "bound_premise", tok, comparisons=len(verdicts),
                   differences=sum(not ok for ok in verdicts.values()), unit="premise",
-                  details={"bound": tok.bound, "longest_token_chars": longest})
+                  details={"bound": tok.bound, "longest_token_chars": longest}, oracle="premise")
     assert all(verdicts.values()), (verdicts, tok.bound, longest)
 
 
@@ -151,7 +151,7 @@ def test_window_covering_all_encodes_whole(tok, ledger) -> None:
     assert result.path == "fallback:window_covers_all"
     same = result.ids == reference_encode(tok, old + " and more")
     ledger.record("repair", "window_covers_all", tok, comparisons=1, differences=int(not same), fallbacks=1,
-                  fast_path=0)
+                  fast_path=0, oracle="reference")
     assert same
 
 
@@ -164,7 +164,7 @@ def test_wide_bound_needs_a_wider_first_window(tok, ledger) -> None:
     assert result.path == "repaired:window=1"
     same = result.ids == reference_encode(tok, old + delta)
     ledger.record("repair", "wide_bound_second_window", tok, comparisons=1, differences=int(not same), fast_path=1,
-                  fallbacks=0)
+                  fallbacks=0, oracle="reference")
     assert same
 
 

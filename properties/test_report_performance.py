@@ -30,7 +30,7 @@ def _timing(median: float) -> dict:
 def _bench(check: str, details: dict, tok: str | None = "qwen3_8b", differences: int = 0) -> dict:
     details = {"cores": 2, "repetitions": 3, **details}
     return make_record("benchmark", "benchmark", check, tokenizer=tok, tokenizer_sha256=SHA if tok else None,
-                       comparisons=3, differences=differences, unit="encodes", details=details)
+                       comparisons=3, differences=differences, unit="encodes", details=details, oracle="reference")
 
 
 def repair_point(kind: str, context: int, append: int, ratio: float | None, timings: bool = True) -> dict:
@@ -102,7 +102,7 @@ def test_goals_are_computed_from_the_records(tmp_path: Path, chunked_best: float
     goals.check(_goal(perf, "chunked").status == want_chunked, "chunked")
     goals.check(_goal(perf, "suite").status == "not met", "suite")
     goals.check(next(f for f in perf.figures if f.key == "gate").tables == [], "gate not measured")
-    goals.record(ledger, "harness", "reports.performance_goals")
+    goals.record(ledger, "harness", "reports.performance_goals", oracle="self")
     goals.assert_all()
     assert (g400.status == "met") == (min(at400) >= REPAIR_GOALS[0][1]) and g400.status == "met"
     assert (g1m.status == "met") == (min(at1m) >= REPAIR_GOALS[1][1]) and g1m.status == "not met"
@@ -160,7 +160,7 @@ def test_rendered_section_has_the_rows_marks_and_plots(tmp_path: Path) -> None:
 def test_no_benchmark_records_says_so(tmp_path: Path) -> None:
     """Ledgers without benchmark records: every format says no benchmark ran, and no performance plot is drawn."""
     append_records(tmp_path / "l" / "a.jsonl", [make_record("gate", "encoder", "corpus.whole", tokenizer="qwen3_8b",
-                                                            comparisons=4, unit="documents")])
+                                                            comparisons=4, unit="documents", oracle="reference")])
     out = tmp_path / "r"
     args = ["table3", "--ledgers", str(tmp_path / "l"), "--out", str(out), "--format", "md,html,json"]
     assert reports_main(args) == 0
@@ -211,7 +211,7 @@ def test_real_benchmark_ledger_renders(tmp_path: Path, ledger) -> None:
                 missing.append(f"repair goal at {size:,}: {mark}")
             compared += 1
     ledger.record("harness", "reports.performance_real_ledger", comparisons=compared, differences=len(missing),
-                  unit="figures", details={"missing": missing[:5]})
+                  unit="figures", details={"missing": missing[:5]}, oracle="self")
     assert missing == []
     parser = _Svg()
     parser.feed((out / "table3.html").read_text())
@@ -223,7 +223,7 @@ def test_real_benchmark_ledger_renders(tmp_path: Path, ledger) -> None:
 
 def _bench_run(check: str, details: dict, differences: int = 0) -> dict:
     return make_record("benchmark", "benchmark", check, comparisons=1, differences=differences, unit="runs",
-                       details={"cores": 2, **details})
+                       details={"cores": 2, **details}, oracle="none")
 
 
 def test_gate_and_campaign_goals_follow_the_records() -> None:

@@ -28,6 +28,7 @@ PROVISIONED_HERE = {line["name"] for line in provisioning_status(rehash=False) i
 
 def _rec(level: str, check: str, tok: str | None, **kw) -> dict:
     digest = f"sha-{tok}" if tok else None
+    kw.setdefault("oracle", "reference")  # these hand-made records stand for comparisons with the reference
     return make_record("test-reports", level, check, tokenizer=tok, tokenizer_sha256=digest, **kw)
 
 
@@ -70,12 +71,13 @@ def recorded_ledgers(root: Path) -> tuple[list[dict], dict[str, int]]:
     ]
     for i, (elapsed, cases) in enumerate([(2.0, 400), (2.0, 380), (1.0, 150)]):
         b.append(make_record("fuzz", "battery", "fuzz.seams", tokenizer="qwen3_8b", comparisons=cases,
-                             unit="cases", details={"elapsed_s": elapsed, "cases": cases, "segment": i}))
+                             unit="cases", details={"elapsed_s": elapsed, "cases": cases, "segment": i},
+                             oracle="reference"))
     for clock, cases, rate in [(3.0, 120, 90.0), (1.5, 100, 80.0)]:  # as fuzz batches carry time: a campaign clock
         b.append(make_record("fuzz", "chunked", "fuzz.cut", tokenizer="qwen3_8b", comparisons=cases, unit="cuts",
                              fast_path=cases, fallbacks=0,
                              details={"campaign": "c1", "elapsed": clock, "cases": cases, "cases_per_second": rate,
-                                      "batch_seconds": cases / rate}))
+                                      "batch_seconds": cases / rate}, oracle="reference"))
     append_records(root / "run-a" / "a.jsonl", a)
     append_records(root / "run-b" / "b.jsonl", b[:4])
     bad = root / "run-b" / "b.jsonl"
@@ -157,7 +159,7 @@ def test_figures_equal_the_sums_of_the_ledgers(built, ledger) -> None:
                 wrong.append((key, name))
             compared += 1
     ledger.record("harness", "reports.table3_figures", comparisons=compared, differences=len(wrong), unit="figures",
-                  details={"wrong": [str(w) for w in wrong[:5]]})
+                  details={"wrong": [str(w) for w in wrong[:5]]}, oracle="self")
     assert wrong == []
     chars = sum(r["details"].get("counts", {}).get("characters", 0) for r in records if r["check"] == "corpus.whole")
     assert got[("encoder", "corpus.whole", "documents", None)]["counts"] == {"characters": chars}

@@ -51,14 +51,14 @@ def scale_record(level: int, chars_rate: float, docs_rate: float, differences: i
                "document_chars": {"min": 600, "median": 2_000, "mean": 3_000, "max": 9_000},
                "chars_per_s_per_core": chars_rate, "docs_per_s_per_core": docs_rate, "encodes_per_s_per_core": 2e3}
     return make_record("benchmark", "benchmark", "benchmark.scale", tokenizer="qwen3_8b", tokenizer_sha256=SHA,
-                       comparisons=100, differences=differences, unit="documents", details=details)
+                       comparisons=100, differences=differences, unit="documents", details=details, oracle="reference")
 
 
 def efficiency_record(level: int, value: float) -> dict:
     return make_record("benchmark", "benchmark", "benchmark.scale_efficiency", tokenizer="qwen3_8b",
                        tokenizer_sha256=SHA, comparisons=4, unit="runs",
                        details={"cores": 2, "comparison_level": level, "status": "measured", "efficiency": value,
-                                "efficiency_basis": "wall", "tasks_per_worker": 2})
+                                "efficiency_basis": "wall", "tasks_per_worker": 2}, oracle="none")
 
 
 def _figure(records: list[dict]):
@@ -111,7 +111,7 @@ def test_arithmetic_on_a_hand_made_record(ledger) -> None:
         ("level 1 at 80% measured", row[5] == duration(3416.6666 / (64 * 0.8)) == "66.7 h (2.8 days)"),
         ("level 2 capped at 100%", level2[5] == duration(102.4e6 * 4 / DOCS_RATE_2 / 3600 / 64))) if not ok]
     ledger.record("harness", "reports.scale_on_paper_arithmetic", comparisons=len(expected) + 2,
-                  differences=len(wrong), unit="figures", details={"wrong": wrong})
+                  differences=len(wrong), unit="figures", details={"wrong": wrong}, oracle="self")
     assert wrong == []
     assert any("level 1 80.0% (measured" in n and "capped at 100%" in n for n in measured.notes)
 
@@ -139,7 +139,7 @@ def test_not_measured_without_a_scale_record(tmp_path: Path) -> None:
     efficiency record alone prices nothing either."""
     suite = make_record("benchmark", "benchmark", "benchmark.suite_throughput", tokenizer="qwen3_8b",
                         tokenizer_sha256=SHA, comparisons=3, unit="comparisons",
-                        details={"cores": 2, "path": "cut", "check_chars_per_s_per_core": 5e4})
+                        details={"cores": 2, "path": "cut", "check_chars_per_s_per_core": 5e4}, oracle="reference")
     append_records(tmp_path / "l" / "benchmarks-a.jsonl", [suite])
     out = tmp_path / "r"
     assert reports_main(["table3", "--ledgers", str(tmp_path / "l"), "--out", str(out), "--format", "md,html"]) == 0
@@ -193,6 +193,8 @@ def test_quick_scale_figure_measures_positive_rates(tmp_path: Path, ledger) -> N
         assert d["status"] == "measured" and eff["differences"] == 0 and eff["comparisons"] > 0
         assert d["efficiency"] > 0 and d["efficiency_basis"] in ("wall", "cpu")
         records.append(eff)
-    ledger.record("benchmark", "benchmark.scale_quick", tok, comparisons=sum(r["comparisons"] for r in records),
-                  differences=sum(r["differences"] for r in records), unit="comparisons",
-                  details={"checks": sorted({r["check"] for r in records})})
+    for oracle in sorted({r["oracle"] for r in records}):  # level 1 compares the library with itself: apart
+        mine = [r for r in records if r["oracle"] == oracle]
+        ledger.record("benchmark", "benchmark.scale_quick", tok, comparisons=sum(r["comparisons"] for r in mine),
+                      differences=sum(r["differences"] for r in mine), unit="comparisons", oracle=oracle,
+                      details={"checks": sorted({r["check"] for r in mine})})

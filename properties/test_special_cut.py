@@ -74,7 +74,7 @@ def test_two_stage_scan_matches_the_reference(tok, ledger) -> None:
             stats["differences"] += 1
             stats.setdefault("first", case.index)
     ledger.record("chunked", "special_cut.selection_matches_reference", tok, comparisons=stats["comparisons"],
-                  differences=stats["differences"], unit="strings")
+                  differences=stats["differences"], unit="strings", oracle="reference")
     assert stats["comparisons"] > 0
     assert stats["differences"] == 0, f"first differing battery case: {stats.get('first')}"
 
@@ -156,7 +156,8 @@ def test_role_marker_edges_in_rendered_chats_are_accepted(tok, ledger) -> None:
                 refused.append((name, b, verdict))
     ledger.record("chunked", "special_cut.role_marker_edges", tok, comparisons=stats["comparisons"],
                   differences=stats["differences"], unit="cuts",
-                  details={"unconfirmed_by_reference": stats["unconfirmed"], "template": tok.chat_template is not None})
+                  details={"unconfirmed_by_reference": stats["unconfirmed"], "template": tok.chat_template is not None},
+                  oracle="spec")
     assert stats["unconfirmed"] == 0, "a selected occurrence's edge that the reference does not confirm"
     assert not refused, refused[:5]
 
@@ -178,7 +179,7 @@ def test_planner_cuts_a_rendered_chat_at_role_markers(tok, ledger) -> None:
         stats["differences"] += encode_chunked(tok, text, chunks=k) != want
     ledger.record("chunked", "special_cut.planner_prefers_markers", tok, comparisons=stats["comparisons"],
                   differences=stats["differences"], unit="chunkings",
-                  details={"cuts": stats["cuts"], "special_token_cuts": stats["special"]})
+                  details={"cuts": stats["cuts"], "special_token_cuts": stats["special"]}, oracle="reference")
     assert stats["cuts"] > 0 and stats["special"] == stats["cuts"]
     assert stats["differences"] == 0
 
@@ -215,7 +216,8 @@ def test_every_cut_of_either_rule_concatenates(tok, ledger) -> None:
     finally:
         ledger.record("chunked", "special_cut.any_set_concatenates", tok, comparisons=stats["comparisons"],
                       differences=stats["differences"], unit="cuts",
-                      details={"examples": stats["examples"], "special_token_cuts": stats["special"]})
+                      details={"examples": stats["examples"], "special_token_cuts": stats["special"]},
+                      oracle="reference")
     assert stats["special"] > 0
 
 

@@ -169,7 +169,7 @@ def test_store_state_machine(ledger) -> None:
                       differences=1 if failed and FIRST else 0, fast_path=TALLY["repaired"],
                       fallbacks=TALLY["fallback"], unit="call",
                       details={k: v for k, v in TALLY.items() if k not in ("comparisons",)}
-                      | {"tokenizers": ADMITTED, "first_difference": dict(FIRST) or None})
+                      | {"tokenizers": ADMITTED, "first_difference": dict(FIRST) or None}, oracle="reference")
     assert TALLY["comparisons"] > 0
 
 
@@ -212,7 +212,7 @@ def test_injected_collision_costs_a_comparison_never_a_wrong_id(tok, ledger) -> 
     ledger.record("repair", "store_injected_collision", tok, comparisons=len(answers),
                   differences=sum(not ok for ok, _ in answers),
                   unit="call", details={"collision_rejects": store.stats.collision_rejects,
-                                        "paths": [p for _, p in answers]})
+                                        "paths": [p for _, p in answers]}, oracle="reference")
     assert all(ok for ok, _ in answers), answers
     # Every digest collides, so each call tries the stored entries no longer than the text, longest first (ties: the
     # newer first): call 2 rejects `first` (1); call 3 finds `other` first (0); call 4 rejects `other more`, which
@@ -276,7 +276,7 @@ def test_memory_bound_evicts_only_over_it_and_keeps_the_latest(tok, ledger) -> N
         differences += tight.encode(text, key) != reference_encode(tok, text)
         tight_states.append((len(tight.lru), tight.stats.evictions))
     ledger.record("repair", "store_memory_bound", tok, comparisons=2 + len(calls), differences=differences,
-                  unit="call", details={"evictions": tight.stats.evictions})
+                  unit="call", details={"evictions": tight.stats.evictions}, oracle="reference")
     assert differences == 0
     assert fresh_evictions == 0 and roomy_state == (2, 0)
     assert tight_states == [(1, 0), (1, 1), (1, 2)] and tight.stats.add_up()
@@ -298,7 +298,7 @@ def test_content_lookup_extends_the_longest_stored_prefix(tok, ledger) -> None:
     differences = int(store.encode(text) != reference_encode(tok, text))
     kept = sorted(entry.data.decode("utf-8") for entry in store.entries.values())
     ledger.record("repair", "store_longest_prefix", tok, comparisons=1, differences=differences, unit="call",
-                  details={"path": store.last_path})
+                  details={"path": store.last_path}, oracle="reference")
     assert differences == 0 and store.stats.paths["content_extended"] == 1
     assert kept == sorted([shorter, text])
 
@@ -368,7 +368,7 @@ def test_switching_the_tokenizer_never_reuses_the_old_ones_ids(ledger) -> None:
     again = (store.encode(text), store.last_path)
     differences += again[0] != reference_encode(new, text)
     ledger.record("repair", "store_switch_tokenizer", new, comparisons=3, differences=differences, unit="call",
-                  details={"paths": [p for _, p in answers] + [again[1]]})
+                  details={"paths": [p for _, p in answers] + [again[1]]}, oracle="reference")
     assert differences == 0
     assert answers[0][1].startswith("content:miss") and answers[1][1] == "keyed:initialized:tokenizer_changed"
     assert again[1] == "content:identical"
@@ -391,7 +391,7 @@ def test_content_lookup_finds_an_extended_text_by_its_digests(tok, ledger) -> No
         states.append((store.stats.paths["content_miss"], store.stats.paths["content_extended"],
                        store.stats.mark_matches))
     ledger.record("repair", "store_content_lookup", tok, comparisons=len(states), differences=differences,
-                  unit="call", details={"mark_matches": store.stats.mark_matches})
+                  unit="call", details={"mark_matches": store.stats.mark_matches}, oracle="reference")
     marks = len(mark_offsets(len(base.encode("utf-8"))))
     floor = MARK_FLOOR_BYTES  # marks lie strictly below the length, doubling from the floor
     assert mark_offsets(floor) == [] and mark_offsets(floor + 1) == [floor]
@@ -410,7 +410,7 @@ def test_entry_bound_drops_the_oldest(tok, ledger) -> None:
     texts = [_long(doc) for doc in DOCUMENTS[:3]]
     differences = sum(store.encode(text) != reference_encode(tok, text) for text in texts)
     ledger.record("repair", "store_entry_bound", tok, comparisons=len(texts), differences=differences, unit="call",
-                  details={"dropped_oldest": store.stats.dropped_oldest})
+                  details={"dropped_oldest": store.stats.dropped_oldest}, oracle="reference")
     kept = [entry.data for entry in store.entries.values()]
     assert differences == 0 and fresh == 0
     assert kept == [t.encode("utf-8") for t in texts[1:]] and store.stats.dropped_oldest == 1

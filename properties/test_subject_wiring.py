@@ -64,7 +64,7 @@ def test_fuzz_on_lopt_checks_its_chunked_path_and_exits_by_its_differences(runs,
     expect.check(runs["fuzz_rc"] == (1 if differences else 0))
     expect.check(not (runs["root"] / "regressions").exists())
     expect.record(ledger, "harness", "subject_wiring.fuzz", load_tokenizer(QWEN3),
-                  details={"subject": "lopt", "exit": runs["fuzz_rc"], "lopt_differences": differences})
+                  details={"subject": "lopt", "exit": runs["fuzz_rc"], "lopt_differences": differences}, oracle="self")
     expect.assert_all()
 
 
@@ -77,7 +77,7 @@ def test_fuzz_unknown_subject_exits_2_with_the_known_names(capsys: pytest.Captur
     expect.check(rc == 2)
     expect.check("unknown subject 'nosuch'" in err and all(n in err for n in names()))
     expect.check("Traceback" not in err)
-    expect.record(ledger, "harness", "subject_wiring.unknown_subject", None)
+    expect.record(ledger, "harness", "subject_wiring.unknown_subject", None, oracle="self")
     expect.assert_all()
 
 
@@ -118,7 +118,7 @@ def test_subject_checker_repair_path_passes_delta_and_catches_a_wrong_session(le
     expect.check(bad.difference is not None)
     expect.check(bad.difference is not None
                  and bad.difference.first_position == len(reference_encode(tok, case.text)))
-    expect.record(ledger, "harness", "subject_wiring.repair_checker", tok)
+    expect.record(ledger, "harness", "subject_wiring.repair_checker", tok, oracle="self")
     expect.assert_all()
 
 
@@ -138,7 +138,7 @@ def test_compare_on_lopt_writes_records_naming_the_subject(runs, ledger) -> None
     expect.check(all(bool(r["differences"]) == bool(r["details"]["minimal_counterexample"]) for r in recs))
     expect.check(runs["compare_rc"] == (1 if differences else 0))
     expect.record(ledger, "harness", "subject_wiring.compare", load_tokenizer(QWEN3),
-                  details={"subject": "lopt", "lopt_differences": differences})
+                  details={"subject": "lopt", "lopt_differences": differences}, oracle="self")
     expect.assert_all()
 
 
@@ -156,7 +156,7 @@ def test_kill_matrix_subject_runs_the_unbroken_battery(tmp_path: Path, capsys: p
     expect.check(by_check["battery.encoder"]["comparisons"] == by_check["battery.chunked"]["comparisons"] == 8)
     expect.check(by_check["battery.repair"]["details"]["status"] == "not installed")
     expect.check(rc == (1 if any(r["differences"] for r in recs) else 0))
-    expect.record(ledger, "harness", "subject_wiring.battery", load_tokenizer(QWEN3))
+    expect.record(ledger, "harness", "subject_wiring.battery", load_tokenizer(QWEN3), oracle="self")
     expect.assert_all()
 
 
@@ -183,7 +183,7 @@ def test_report_lists_subjects_separately_and_deterministically(runs, tmp_path: 
     for f in ("table3.md", "table3.html", "table3.json"):
         assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
     expect.check('id="subjects"' in (outs[0] / "table3.html").read_text())
-    expect.record(ledger, "harness", "subject_wiring.report", None)
+    expect.record(ledger, "harness", "subject_wiring.report", None, oracle="self")
     expect.assert_all()
 
 
@@ -228,7 +228,7 @@ def test_check_on_subject_times_the_subject_and_the_reference_apart(monkeypatch:
     expect.check((n, bad) == (1, 0))
     expect.check(slow_ref["reference"] >= slow and slow_ref["subject"] < slow)
     expect.record(ledger, "harness", "subject_wiring.timing_split", tok,
-                  details={"slow_subject": fast_sub, "slow_reference": slow_ref})
+                  details={"slow_subject": fast_sub, "slow_reference": slow_ref}, oracle="self")
     expect.assert_all()
 
 
@@ -266,7 +266,7 @@ def test_fuzz_on_a_peer_records_subject_and_reference_seconds_apart(fastokens_ca
     expect.record(ledger, "harness", "subject_wiring.peer_timing", load_tokenizer(QWEN3),
                   details={"subject": PINNED_FASTOKENS, "subject_seconds": d["subject_seconds"],
                            "reference_seconds": d["reference_seconds"], "check_seconds": row["check_seconds"],
-                           "peer_differences": rows[0]["differences"]})
+                           "peer_differences": rows[0]["differences"]}, oracle="self")
     expect.assert_all()
 
 
@@ -285,5 +285,6 @@ def test_fuzz_repair_checker_catches_the_fastokens_whitespace_trigger(fastokens_
     expect.check(miss.difference is None)
     expect.record(ledger, "harness", "subject_wiring.fastokens_trigger", tok,
                   details={"subject": PINNED_FASTOKENS,
-                           "first_difference": hit.difference.first_position if hit.difference else None})
+                           "first_difference": hit.difference.first_position if hit.difference else None},
+                  oracle="self")
     expect.assert_all()

@@ -190,7 +190,8 @@ def test_synthetic_tokenizer_admitted_with_its_feature(synthetic: dict[str, Froz
     }[kind]
     ok = admission.admitted and admission.pattern == family and has_feature
     ledger.record("harness", "synthetic.admitted_with_feature", tok, comparisons=1, differences=int(not ok),
-                  unit="tokenizers", details={"admission": admission.reason, "pattern": admission.pattern})
+                  unit="tokenizers", details={"admission": admission.reason, "pattern": admission.pattern},
+                  oracle="premise")
     assert admission.admitted, admission.reason
     assert admission.pattern == family
     assert has_feature, kind
@@ -209,7 +210,7 @@ def test_unbroken_cut_battery(synthetic: dict[str, FrozenTokenizer], kind: str, 
     ledger.record("battery", "synthetic.battery.cut", tok, comparisons=run.comparisons, differences=run.differences,
                   fast_path=run.fast_path, fallbacks=run.fallbacks,
                   details={"strings": run.strings, "failing": run.failing, "unit_differences": run.unit_differences,
-                           "first": run.first, "battery_digest": battery_digest(tok, "ci")})
+                           "first": run.first, "battery_digest": battery_digest(tok, "ci")}, oracle="reference")
     assert run.comparisons > run.strings
     assert run.differences == 0 and run.unit_differences == 0, run.first
 
@@ -223,7 +224,7 @@ def test_unbroken_chunked_and_post_processing(synthetic: dict[str, FrozenTokeniz
     tally = chunked_differences(tok, [c.text for c in battery(tok, "ci")])
     ledger.record("chunked", "synthetic.chunked_and_post_processing", tok, comparisons=tally.comparisons,
                   differences=tally.differences, fast_path=tally.fast_path, fallbacks=tally.fallbacks,
-                  details={"first": tally.first})
+                  details={"first": tally.first}, oracle="reference")
     assert tally.fast_path > 0
     assert tally.differences == 0, tally.first
 
@@ -253,7 +254,7 @@ def test_cut_control_killed(synthetic: dict[str, FrozenTokenizer], control: str,
                  "strings_to_first_kill": run.first_kill, "failing_share": round(run.failing / run.strings, 6),
                  "first": run.first, "battery_digest": battery_digest(tok, "ci"),
                  "example": {"text": text, "cut": b, "spec": spec_verdict, "control": control_verdict,
-                             "whole": whole, "pieces": pieces}})
+                             "whole": whole, "pieces": pieces}}, oracle="reference")
     assert not spec_verdict.startswith("accepted") and control_verdict.startswith("accepted")
     assert unbroken.differences == 0 and unbroken.paths["accepted"] == 0
     assert broken.differences > 0 and whole != pieces, (whole, pieces)
@@ -279,7 +280,8 @@ def test_guard_needs_a_tokenizer_without_nfc(synthetic: dict[str, FrozenTokenize
     accepted_without_guard = [(t, b) for t, b in interior if explain_cut(plain, t, b, no_guard) == ACCEPTED_TRANSITION]
     ledger.record("harness", "synthetic.marker_interior_window_masking", nfc, comparisons=len(interior),
                   differences=len(unmasked), unit="cuts",
-                  details={"unmasked": unmasked[:5], "accepted_without_guard": len(accepted_without_guard)})
+                  details={"unmasked": unmasked[:5], "accepted_without_guard": len(accepted_without_guard)},
+                  oracle="spec")
     assert interior and not unmasked, unmasked
     assert accepted_without_guard == interior
 
@@ -306,7 +308,7 @@ def test_broken_oracle_killed(synthetic: dict[str, FrozenTokenizer], ledger) -> 
                  "by_comparison": dict(tally.by_comparison), "first": tally.first,
                  "battery": {"strings": run.strings, "failing": run.failing, "strings_to_first_kill": run.first_kill,
                              "first": run.first},
-                 "differences_without_post_processor": invisible})
+                 "differences_without_post_processor": invisible}, oracle="reference")
     assert tally.by_comparison["encode_chunked"] == len(texts)  # BOS missing from every chunked answer
     assert tally.by_comparison["chunks_concatenated"] == tally.fast_path > 0  # one BOS per chunk
     assert tally.by_comparison["post_process"] == len(texts)  # BOS twice
@@ -333,7 +335,7 @@ def test_fuzz_all_covers_nfc_and_non_nfc(ledger) -> None:
     ok = covered == {True, False} and set(names) == set(ADMITTED) and first_round == set(spec.streams)
     ledger.record("harness", "synthetic.fuzz_all_covers_both_kinds", None, comparisons=len(names),
                   differences=int(not ok), unit="tokenizers",
-                  details={"tokenizers": names, "nfc": [n for n in names if load_tokenizer(n).is_nfc]})
+                  details={"tokenizers": names, "nfc": [n for n in names if load_tokenizer(n).is_nfc]}, oracle="self")
     assert set(names) == set(ADMITTED)
     assert covered == {True, False}
     assert first_round == set(spec.streams)

@@ -34,7 +34,7 @@ def _record(shard: str, cpu_chunked: list[float], differences: int = 0) -> dict:
     return make_record("corpus", "repair", "corpus.session_replay", tokenizer="qwen3_8b", tokenizer_sha256="s",
                        comparisons=8, differences=differences, fast_path=2, fallbacks=1, unit="turn_comparisons",
                        details={"front_ends": fronts, "shard": shard, "characters": 1000, "suite_digest": "d",
-                                "reference_version": "0.22.1"})
+                                "reference_version": "0.22.1"}, oracle="reference")
 
 
 def test_figures_are_exact_medians_over_records() -> None:

@@ -152,16 +152,16 @@ def test_a_file_changed_after_it_was_named_is_a_different_tokenizer(tmp_path: Pa
 
 def test_every_record_of_a_user_file_carries_its_digest_and_size(tmp_path: Path) -> None:
     tok = resolve_tokenizer(str(snapshot(tmp_path / "rec")))
-    rec = make_record("test", "encoder", "x", tokenizer=tok.name, comparisons=1)
+    rec = make_record("test", "encoder", "x", tokenizer=tok.name, comparisons=1, oracle="none")
     assert rec["tokenizer_sha256"] == tok.sha256
     assert {k: rec["tokenizer_file"][k] for k in ("source", "sha256", "size")} == {
         "source": "user file", "sha256": tok.sha256, "size": tok.size}
-    assert "tokenizer_file" not in make_record("test", "encoder", "x", tokenizer=rows()[0].name)
+    assert "tokenizer_file" not in make_record("test", "encoder", "x", tokenizer=rows()[0].name, oracle="none")
 
 
 def _records(tmp_path: Path, label: str, cfg: dict, name: str = "mine") -> list[dict]:
     tok = resolve_tokenizer(str(snapshot(tmp_path / label, cfg)), name)
-    recs = [make_record("test", "encoder", "user.check", tokenizer=tok.name, comparisons=3)]
+    recs = [make_record("test", "encoder", "user.check", tokenizer=tok.name, comparisons=3, oracle="none")]
     return recs
 
 

@@ -26,6 +26,7 @@ PROVISIONING = [{"name": "qwen3_8b", "alias": "qwen3", "status": "provisioned (e
 
 
 def _rec(level: str, check: str, tok: str | None, **kw) -> dict:
+    kw.setdefault("oracle", "reference")  # these hand-made records stand for comparisons with the reference
     return make_record("test-verdict", level, check, tokenizer=tok, tokenizer_sha256=f"sha-{tok}" if tok else None,
                        **kw)
 
@@ -54,8 +55,8 @@ def test_a_clean_run_passes_and_counts_what_ran() -> None:
     v = _verdict(CLEAN)
     assert v.passed, v.problems
     assert v.open_obligations > 0  # CLEAN discharges no obligation: its PASS says how many are open
-    assert v.line.startswith(f"PASS with {v.open_obligations} obligations open: 2 tokenizers, 150 comparisons, "
-                             "0 differences; controls killed or proven 2/3")
+    assert v.line.startswith(f"PASS with {v.open_obligations} obligations open: 2 tokenizers, 150 comparisons with "
+                             "the reference, 0 differences; controls killed or proven 2/3")
     assert "1 open findings: repair.no_witness" in v.line
 
 

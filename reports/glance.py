@@ -8,9 +8,10 @@ obligation cells; killed / redundant (proven) / open finding / survived / not ap
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from frozen.registry import lookup
+from reports.oracles import group_totals, other_text
 from reports.table3 import Table3
 from reports.text import checks_by_sampling
 
@@ -42,18 +43,32 @@ class LevelRow:
     comparisons: int
     differences: int
     tokenizers: int
+    # comparisons per oracle group (reports.oracles.GROUPS): "reference" apart from spec, self, premise and proof
+    by_group: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def reference(self) -> int:
+        """Comparisons with the reference (a whole encode of the reference library) on this level."""
+        return self.by_group.get("reference", 0)
+
+    @property
+    def other(self) -> str:
+        """The level's other checks, one number per oracle group ("spec 1,234; premise and proof 9,830,400")."""
+        return other_text(self.by_group)
 
 
 def levels(model: Table3) -> list[LevelRow]:
-    """Table 3 by level, from the report's own rows (controls excluded from the differences)."""
+    """Table 3 by level, from the report's own rows (controls excluded from the differences and from the counts by
+    oracle, `by_group`: comparisons with the reference apart from the level's other checks)."""
     provisioned = {t.name for t in model.tokenizers if t.provisioned}
     out = []
     for key, level, what in LEVELS:
         rows = [r for s in model.sections if s.key == key for r in s.rows]
         own = [r for r in rows if r.level != "control"]
         covered = {c for r in rows for c, cell in r.cells.items() if cell.status == "figures" and c in provisioned}
+        by_group = {k: n for k, (n, _d) in group_totals(own).items()}
         out.append(LevelRow(level, what, len(rows), sum(r.total.comparisons for r in rows),
-                            sum(r.total.differences for r in own), len(covered)))
+                            sum(r.total.differences for r in own), len(covered), by_group))
     return out
 
 

@@ -21,6 +21,7 @@ from reports.glance import (
 )
 from reports.mutation_score import MUTATION_HEADER, SURVIVOR_HEADER, mutation_rows, mutation_sentence, survivor_rows
 from reports.mutation_score import TITLE as MUTATION_TITLE
+from reports.oracles import row_oracle_text
 from reports.paper import beside
 from reports.plots import comparisons_per_tokenizer, kill_heatmap, performance_plot, throughput_plot
 from reports.provenance import provenance_items
@@ -95,9 +96,10 @@ TEMPLATE = """<!DOCTYPE html>
 <h1>Table 3: what was checked, how much, and what differed</h1>
 <p class="verdict {{ 'pass' if verdict.passed else 'fail' }}"><strong>{{ verdict.line }}</strong></p>
 <h2 id="glance">Table 3 at a glance</h2>
-<table class="glance"><thead><tr><th>level</th><th>what</th><th>checks</th><th>comparisons</th><th>differences</th>
+<table class="glance"><thead><tr><th>level</th><th>what</th><th>checks</th><th>comparisons with the reference</th>
+<th>other checks (by oracle)</th><th>differences</th>
 <th>tokenizers</th></tr></thead><tbody>{% for r in glance %}<tr><td>{{ r.level }}</td><td>{{ r.what }}</td>
-<td class="num">{{ r.checks }}</td><td class="num">{{ "{:,}".format(r.comparisons) }}</td>
+<td class="num">{{ r.checks }}</td><td class="num">{{ "{:,}".format(r.reference) }}</td><td>{{ r.other }}</td>
 <td class="num{{ ' diff' if r.differences else '' }}">{{ "{:,}".format(r.differences) }}</td>
 <td class="num">{{ r.tokenizers }}</td></tr>{% endfor %}</tbody></table>
 <p>What this report does not cover:</p><ul class="missing">{% for m in missing %}<li>{{ m }}</li>{% endfor %}</ul>
@@ -127,11 +129,12 @@ compared{{ refused_first }}.</p>{% endif %}
 <h3>{{ sec.title }}</h3>
 {% if not sec.rows %}<p class="note">No records of this level.</p>{% else %}
 <table class="table3">
-<thead><tr><th>check</th><th>what</th><th>unit</th><th>comparisons</th><th>differences</th><th>tokenizers</th>
-<th>fast path</th><th>also counted</th></tr></thead>
+<thead><tr><th>check</th><th>what</th><th>unit</th><th>compared with</th><th>comparisons</th><th>differences</th>
+<th>tokenizers</th><th>fast path</th><th>also counted</th></tr></thead>
 <tbody>
 {% for r in sec.rows %}<tr>
-<td><code>{{ r.check }}</code></td><td>{{ r.title }}</td><td>{{ r.unit }}</td><td class="num">{{ r.comparisons }}</td>
+<td><code>{{ r.check }}</code></td><td>{{ r.title }}</td><td>{{ r.unit }}</td><td>{{ r.oracle }}</td>
+<td class="num">{{ r.comparisons }}</td>
 <td class="num {{ r.diff_class }}">{{ r.differences }}</td><td>{{ r.covered }}</td>
 <td class="{{ 'fellback' if r.fell_back else '' }}">{{ r.fast }}</td><td>{{ r.counts }}</td>
 </tr>
@@ -338,7 +341,8 @@ def _context(model: Table3) -> dict:
             if r.total.failed_records:
                 diff += f", {r.total.failed_records} failed test records"
             rows.append({
-                "check": r.check, "title": r.title, "unit": r.unit, "comparisons": num(r.total.comparisons),
+                "check": r.check, "title": r.title, "unit": r.unit, "oracle": row_oracle_text(r),
+                "comparisons": num(r.total.comparisons),
                 "differences": diff, "diff_class": diff_class, "covered": covered_text(r),
                 "fast": fast_path_text(r), "fell_back": r.mostly_fell_back, "counts": counts_text(r),
                 "control": r.control, "breakdown": _breakdown_cells(r, model.columns, provisioned),

@@ -18,6 +18,7 @@ from reports.glance import (
 )
 from reports.mutation_score import MUTATION_HEADER, SURVIVOR_HEADER, mutation_rows, mutation_sentence, survivor_rows
 from reports.mutation_score import TITLE as MUTATION_TITLE
+from reports.oracles import row_oracle_text
 from reports.paper import beside
 from reports.provenance import provenance_items
 from reports.table3 import NO_SUBJECTS, NO_TOKENIZER, SUBJECT_HEADER, Table3, subject_rows, throughput_summary
@@ -104,7 +105,8 @@ def gate_lines(model: Table3) -> list[str]:
 
 def _main_table(model: Table3) -> list[str]:
     out: list[str] = []
-    header = ["check", "what", "unit", "comparisons", "differences", "tokenizers", "fast path", "also counted"]
+    header = ["check", "what", "unit", "compared with", "comparisons", "differences", "tokenizers", "fast path",
+              "also counted"]
     for sec in model.sections:
         if not sec.rows and sec.key in ("other", "benchmark", "harness"):
             continue
@@ -122,7 +124,7 @@ def _main_table(model: Table3) -> list[str]:
             if r.total.failed_records:
                 diff += f", {r.total.failed_records} failed test records"
             body.append(
-                [f"`{r.check}`", r.title, r.unit, num(r.total.comparisons), diff, covered_text(r),
+                [f"`{r.check}`", r.title, r.unit, row_oracle_text(r), num(r.total.comparisons), diff, covered_text(r),
                  fast_path_text(r), counts_text(r)]
             )
         out += _table(header, body)
@@ -255,9 +257,10 @@ def _obligations(model: Table3) -> list[str]:
 def _glance(model: Table3) -> list[str]:
     """Table 3 by level (rows = levels, as in the paper) and what the report does not cover."""
     out = ["## Table 3 at a glance", ""]
-    out += _table(["level", "what", "checks", "comparisons", "differences", "tokenizers"],
-                  [[r.level, r.what, str(r.checks), f"{r.comparisons:,}", f"{r.differences:,}", str(r.tokenizers)]
-                   for r in levels(model)])
+    out += _table(["level", "what", "checks", "comparisons with the reference", "other checks (by oracle)",
+                   "differences", "tokenizers"],
+                  [[r.level, r.what, str(r.checks), f"{r.reference:,}", r.other, f"{r.differences:,}",
+                    str(r.tokenizers)] for r in levels(model)])
     out += ["", "What this report does not cover:", ""] + [f"- {m}" for m in missing(model)] + [""]
     return out
 

@@ -16,8 +16,11 @@ Record conventions (how a writer's records land in the right row; see ledger/rec
 - `unit` says what `comparisons` counts: "documents", "strings", "encodes", "turns", "sessions",
   "transcripts", "code points", "pairs", "cuts", "repairs"... A check counting two things writes two records
   (two units) or puts the second quantity in `details["counts"]` (e.g. {"characters": 1234567}), summed per row.
-- `comparisons` = complete token-ID sequences (or code points, pairs...) compared with the reference;
-  `differences` = how many of them differed (one differing ID counts as one difference).
+- `comparisons` = complete token-ID sequences (or code points, pairs...) compared with the record's `oracle`
+  (ledger.records.ORACLES: the reference, the spec, the implementation itself, a premise or a proof);
+  `differences` = how many of them differed (one differing ID counts as one difference). Each row sums its
+  records per oracle (`Row.oracles`), and the verdict and "at a glance" count the oracles apart
+  (reports/oracles.py); a record without one reads "oracle unknown".
 - Chunked and repair records set `fast_path` (units that took the fast path: chunked at >= 1 cut, repaired
   from stored IDs) and `fallbacks` (units that fell back to a whole encode). Leave both None only where the
   path does not apply; a chunked or repair row without them reads "not recorded", and a row whose share is
@@ -69,7 +72,7 @@ from frozen.registry import rows as registry_rows
 from ledger.gate import KIND as GATE_KIND
 from ledger.gate import SESSION_CHECK, did_not_pass
 from ledger.job import PLAN_CHECK, step_rows
-from ledger.records import LEVELS, SCHEMA, deduplicate, read_located
+from ledger.records import LEVELS, SCHEMA, deduplicate, oracle_of, read_located
 from reports.gate import GateRuns, gate_runs
 from reports.mutation_score import mutation_summary
 from reports.performance import Performance, build_performance
@@ -82,7 +85,7 @@ NO_TOKENIZER = "(no tokenizer)"
 
 # (key, title, levels placed there). Level 2 holds the controls unless a record names another target level.
 SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("encoder", "Level 1: the encoder (whole encodes compared with the reference)", ("encoder",)),
+    ("encoder", "Level 1: the encoder (whole encodes; each row says what it compared them with)", ("encoder",)),
     ("chunked", "Level 2: the chunked path (cuts, the adversarial battery, the controls)", ("chunked", "battery")),
     ("repair", "Level 3: the repair path (transcripts, turns, stateful sessions)", ("repair",)),
     ("proof", "Proofs", ("proof",)),
@@ -100,6 +103,11 @@ MOSTLY_FELL_BACK_BELOW = 0.5
 KNOWN_CHECKS: dict[str, str] = {
     "samples.": "built-in samples: single vs batch encode and post-processing",
     "corpus.whole": "whole encodes of corpus documents vs the reference",
+    # the minimal implementation's whole encode is the library's own batch path: the library against itself
+    "corpus.whole_encode.delta": "corpus documents: the library's batch path (delta's whole encode, no cut) vs its "
+                                 "single encode (the library against itself, not an independent reference)",
+    "corpus.whole_encode.reference-batch": "corpus documents: the library's batch encode vs its single encode (the "
+                                           "library against itself)",
     "corpus.chunked": "corpus documents split at the planner's cuts vs whole encodes",
     "corpus.transcripts": "chat transcripts replayed turn by turn",
     "encoder.": "whole encodes vs the reference",
@@ -226,6 +234,7 @@ class Row:
     registry_total: int
     control_status: str | None = None  # level "control": killed | survived | redundant
     sampled: list[str] = field(default_factory=list)  # how its records sampled what they checked (details.sampled)
+    oracles: dict[str, Figures] = field(default_factory=dict)  # its records summed per oracle (`figures_by_oracle`)
 
     @property
     def key(self) -> str:
@@ -614,9 +623,19 @@ def build_rows(records: list[dict], tokenizers: list[TokenizerInfo]) -> list[Sec
                 registry_total=registry_total,
                 control_status=control_status,
                 sampled=sorted({str(r["details"]["sampled"]) for r in recs if r["details"].get("sampled")}),
+                oracles=figures_by_oracle(recs),
             )
         )
     return [Section(key, title, by_section.get(key, [])) for key, title, _levels in SECTIONS]
+
+
+def figures_by_oracle(records: Iterable[dict]) -> dict[str, Figures]:
+    """Records summed per oracle they name (`ledger.records.oracle_of`: "unknown" for a record that names none, so
+    an older ledger's count is never read as a comparison with the reference)."""
+    out: dict[str, Figures] = {}
+    for rec in records:
+        out.setdefault(oracle_of(rec), Figures()).add(rec)
+    return dict(sorted(out.items()))
 
 
 def control_name(rec: dict) -> str:

@@ -9,9 +9,11 @@ interrupted, ran fewer tests than it collected or had a failed test (reports.gat
 obligation cell neither discharged nor failed (open, partial) says so: "PASS with N obligations open", which
 `--require-pass` refuses unless `--allow-open` is given. A step left out on purpose (`DELTA_MAIN_STEPS`) fails
 nothing, and the line names it ("partial run: ... not selected"), so a PASS of part of the job never reads as the
-whole job's. The line counts what ran (`N tokenizers, M comparisons, D
-differences`), the controls killed or proven out of all (open findings named apart), and the obligation cells
-discharged out of those that apply to provisioned tokenizers. Third-party subjects are outside it (their own section).
+whole job's. The line counts what ran (`N tokenizers, M comparisons with the
+reference, D differences`, then the checks against the spec, the self-consistency checks, the premise and proof
+checks and any of unknown oracle, each with its own number: reports/oracles.py), the controls killed or proven
+out of all (open findings named apart), and the obligation cells discharged out of those that apply to
+provisioned tokenizers. Third-party subjects are outside it (their own section).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ledger.job import NOT_SELECTED
+from reports.oracles import comparisons_phrase
 from reports.table3 import Table3
 
 DONE_CONTROL = ("killed", "redundant", "not applicable", "not run", "not provisioned")
@@ -96,8 +99,8 @@ def verdict(model: Table3) -> Verdict:
     still_open = applicable - discharged - len(failed_cells)
     head = ("FAIL" if not passed else f"PASS with {still_open} obligations open" if still_open else "PASS")
     user_part = f" (of which {len(ran & users)} user files)" if ran & users else ""
-    line = (f"{head}: {len(ran)} tokenizers{user_part}, {comparisons:,} comparisons, "
-            f"{differences:,} differences; controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
+    line = (f"{head}: {len(ran)} tokenizers{user_part}, {comparisons_phrase(own_rows)}; "
+            f"controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
             f"obligations discharged {discharged} of {applicable}")
     left_out = [str(st.get("step")) for st in model.job_steps if st.get("status") == NOT_SELECTED]
     if left_out:  # a PASS of a partial job must not read as the whole job's

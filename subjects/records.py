@@ -41,6 +41,7 @@ def subject_record(
         comparisons=comparisons,
         differences=differences,
         unit=unit,
+        oracle="reference",
         details={
             "subject": subject.name,
             "subject_version": subject.version,
@@ -62,6 +63,7 @@ def unavailable_record(spec: str, tok: FrozenTokenizer | None, level: str, check
         tokenizer_sha256=tok.sha256 if tok is not None else None,
         comparisons=0,
         differences=0,
+        oracle="none",
         details={
             "subject": name,
             "subject_version": version or None,
