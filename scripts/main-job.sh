@@ -140,7 +140,11 @@ for i in "${!USER_PATHS[@]}"; do
   if selected smoke; then file_steps+=("smoke $p"); fi
   if selected fuzz; then file_steps+=("fuzz $p"); fi
   if selected corpus; then file_steps+=("corpus $p" "cut-gain $p"); fi
+  # a family admission derived by proof gets the per-code-point checks of its own (below)
+  derived=0
+  if python -m spec.admission_cli "$p" "${named[@]}" 2>/dev/null | grep -q "split family derived:"; then derived=1; fi
   if selected checks; then file_steps+=("kill-matrix $p"); fi
+  if selected checks && [ "$derived" = 1 ]; then file_steps+=("per-code-point $p"); fi
   if [ ${#file_steps[@]} -gt 0 ]; then plan "${file_steps[@]}"; fi
   if selected smoke; then ustep "smoke $p" corpora smoke --tokenizer "$p" "${named[@]}" --out "$u/smoke"; fi
   if selected fuzz; then ustep "fuzz $p" fuzz --tokenizer "$p" "${named[@]}" --budget "$BUDGET" --out "$u/fuzz"; fi
@@ -150,7 +154,22 @@ for i in "${!USER_PATHS[@]}"; do
       --verify 2000 --out "$u/cut-gain"
   fi
   if selected checks; then ustep "kill-matrix $p" python -m controls.kill_matrix --tokenizer "$p" "${named[@]}" \
-    --progress-every 100000 --ledger "$u/kill-matrix/kill-matrix.jsonl" >/dev/null; fi
+    --progress-every 100000 --ledger "$u/kill-matrix/kill-matrix.jsonl" >/dev/null
+  fi
+  # the per-code-point checks of the file's split family when admission derived it by proof (class tables,
+  # transition boundaries, end of input, the alphabet): the same tests as for the six, on the same stride; a
+  # file of one of the six has its family's own tests in the checks step (its stages equal them byte for byte)
+  if selected checks && [ "$derived" = 1 ]; then
+    if ! table=$(python -m frozen.export_user_files "${USER_FILES[$i]}"); then
+      record "per-code-point $p" 2 "" python -m frozen.export_user_files "${USER_FILES[$i]}"
+      if [ "$status" -eq 0 ]; then status=2; fi
+    else
+      ustep "per-code-point $p" env DELTA_USER_TOKENIZERS="$table" DELTA_DERIVED_GATE="" \
+        DELTA_LEDGER_DIR="$u/per-code-point" DELTA_EXHAUSTIVE_STRIDE="$STRIDE" DELTA_EXHAUSTIVE="$EXHAUSTIVE" \
+        python -m pytest -q -p no:cacheprovider -n 2 -m "not slow" properties/test_derived_exhaustive.py \
+        properties/test_cut_exhaustive.py -k derived
+    fi
+  fi
 done
 
 # admission, the spec's properties and knobs, the battery, kill matrix, proofs, sampled exhaustive tables and chat
@@ -182,6 +201,8 @@ report=0
 # (DELTA_MAIN_STEPS) leaves theirs open, and its PASS says so ("PASS with N obligations open", "partial run")
 allow_open=""
 for s in smoke fuzz corpus checks; do selected "$s" || allow_open=--allow-open; done
+# --only leaves the eleven's steps out, so their obligations stay open; the line says "partial run" and which
+if [ "$ONLY" = 1 ]; then allow_open=--allow-open; fi
 reports table3 --ledgers "$L" --out "$OUT/report" --format md,html,json,csv --require-pass $allow_open || report=$?
 echo "report: $OUT/report/table3.html (also table3.md, table3.json and table3*.csv in $OUT/report)"
 if [ "$interrupted" = 1 ]; then echo "interrupted: the report covers the steps that finished" >&2; exit 130; fi
