@@ -38,7 +38,8 @@ import pytest
 def test_records_and_passes(ledger):
     got, want = [1, 2], [1, 2]
     ledger.record("encoder", "encoder.planted_clean", None, comparisons=len(want),
-                  differences=sum(a != b for a, b in zip(got, want, strict=True)), unit="strings")
+                  differences=sum(a != b for a, b in zip(got, want, strict=True)), unit="strings",
+                  oracle="reference")
 '''
 FAILS_BEFORE_RECORDING = '''
 
@@ -46,14 +47,16 @@ def test_fails_before_recording(ledger):
     got, want = [1, 2], [1, 3]
     assert got == want
     ledger.record("encoder", "encoder.planted_never", None, comparisons=len(want),
-                  differences=sum(a != b for a, b in zip(got, want, strict=True)), unit="strings")
+                  differences=sum(a != b for a, b in zip(got, want, strict=True)), unit="strings",
+                  oracle="reference")
 '''
 FAILS_AFTER_RECORDING = '''
 
 def test_fails_after_recording(ledger):
     got, want = "abcde", "abcde"
     ledger.record("battery", "battery.cut", None, comparisons=len(want),
-                  differences=sum(a != b for a, b in zip(got, want, strict=True)), unit="strings")
+                  differences=sum(a != b for a, b in zip(got, want, strict=True)), unit="strings",
+                  oracle="reference")
     assert [1, 2] == [1, 3]
 '''
 ERRORS_IN_A_FIXTURE = '''
@@ -64,14 +67,16 @@ def broken():
 
 
 def test_errors_in_setup(ledger, broken):
-    ledger.record("encoder", "encoder.planted_never", None, comparisons=1, unit="strings")
+    ledger.record("encoder", "encoder.planted_never", None, comparisons=1, unit="strings",
+                  oracle="reference")
 '''
 KILLS_ITS_WORKER = '''
 
 def test_kills_its_worker(ledger):
     import signal
 
-    ledger.record("encoder", "encoder.planted_lost", None, comparisons=1, differences=int(1 != 1), unit="strings")
+    ledger.record("encoder", "encoder.planted_lost", None, comparisons=1, differences=int(1 != 1), unit="strings",
+                  oracle="reference")
     os.kill(os.getpid(), signal.SIGKILL)
 '''
 SLOW = '''
@@ -79,7 +84,8 @@ SLOW = '''
 @pytest.mark.parametrize("i", range(8))
 def test_slow(ledger, i):
     time.sleep(float(os.environ.get("PLANTED_SLEEP", "1.0")))
-    ledger.record("encoder", "encoder.planted_slow", None, comparisons=1, unit="strings")
+    ledger.record("encoder", "encoder.planted_slow", None, comparisons=1, unit="strings",
+                  oracle="reference")
 '''
 
 
