@@ -56,14 +56,15 @@ def subject(request: pytest.FixtureRequest, tok: FrozenTokenizer):
 
 
 def _fault_record(subject, tok: FrozenTokenizer, level: str, check: str, text: str, fault: SubjectFault,
-                  comparisons: int) -> dict:
-    return subject_record(subject, tok, level, check, comparisons=comparisons, differences=0,
+                  comparisons: int, differences: int) -> dict:
+    """A subject that raised: the fault counted apart (`faults`), with the differences seen before it."""
+    return subject_record(subject, tok, level, check, comparisons=comparisons, differences=differences,
                           counterexample={"text": text, "error": str(fault)}, faults={fault.kind: 1})
 
 
 def test_whole_encode_property(request: pytest.FixtureRequest, subject, tok: FrozenTokenizer) -> None:
     """subject.encode(x) == ref(x) for Hypothesis seam texts x (shrunk to a minimal x on failure)."""
-    seen = {"n": 0}
+    seen = {"n": 0, "differing": 0}
     bad: dict = {}
     examples = request.config.getoption("--delta-examples")
 
@@ -81,6 +82,7 @@ def test_whole_encode_property(request: pytest.FixtureRequest, subject, tok: Fro
             raise
         want = reference_encode(tok, text)
         if got != want:
+            seen["differing"] += 1
             p = first_difference(got, want)
             bad.clear()
             bad.update(text=text, position=p, subject_ids=got[p:p + 3], reference_ids=want[p:p + 3])
@@ -92,11 +94,11 @@ def test_whole_encode_property(request: pytest.FixtureRequest, subject, tok: Fro
     except (SubjectFault, AssertionError):
         fault = {bad["kind"]: 1} if "kind" in bad else {}
         append_records(ledger, [subject_record(
-            subject, tok, "encoder", "subject.property", comparisons=seen["n"], differences=0 if fault else 1,
+            subject, tok, "encoder", "subject.property", comparisons=seen["n"], differences=seen["differing"],
             counterexample={k: v for k, v in bad.items() if k != "kind"}, unit="texts", faults=fault)])
         raise
     append_records(ledger, [subject_record(subject, tok, "encoder", "subject.property", comparisons=seen["n"],
-                                           differences=0, unit="texts")])
+                                           differences=seen["differing"], unit="texts")])
 
 
 def test_battery(request: pytest.FixtureRequest, subject, tok: FrozenTokenizer) -> None:
@@ -117,7 +119,7 @@ def test_battery(request: pytest.FixtureRequest, subject, tok: FrozenTokenizer) 
     level = {"encoder": "encoder", "chunked": "chunked", "repair": "repair"}
     records = [subject_record(subject, tok, level[p], f"subject.battery.{p}", comparisons=c[0], differences=c[1],
                               counterexample=c[2], unit="encodes") for p, c in counts.items()]
-    records += [_fault_record(subject, tok, level[p], f"subject.battery.{p}", text, fault, 0)
+    records += [_fault_record(subject, tok, level[p], f"subject.battery.{p}", text, fault, 0, 0)
                 for p, text, fault in faults[:5]]
     append_records(_ledger(request.config), records)
     differing = {p: c[1] for p, c in counts.items() if c[1]}

