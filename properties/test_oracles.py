@@ -127,23 +127,39 @@ def test_every_writer_names_an_oracle() -> None:
     assert not missing, missing
 
 
+def _records(folder: Path) -> list[dict]:
+    return [json.loads(line) for f in sorted(folder.rglob("*.jsonl"))
+            for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def test_every_record_of_a_small_run_has_an_oracle(tmp_path: Path) -> None:
-    """A small gate run (a few quick test files through the real `ledger` fixture), the corpus smoke test and a job
-    step: every record they write names one of ORACLES."""
+    """A small gate run (a few quick test files through the real `ledger` fixture): every record it writes names
+    one of ORACLES, and together they name the five kinds of evidence."""
     gate = tmp_path / "gate"
     env = {**os.environ, "DELTA_LEDGER_DIR": str(gate), "DELTA_PREFETCH": "0", "DELTA_EXHAUSTIVE_STRIDE": "4096"}
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-q",
                           "properties/test_reference.py", "properties/test_repair_spec.py",
                           "properties/test_cut_spec.py", "properties/test_pattern_pairs.py",
-                          "properties/test_cut_map.py::test_window_maps_equal_the_whole_map"],
+                          "properties/test_cut_map.py::test_window_maps_equal_the_whole_map",
+                          # the two slowest of these files (a corpus command, a bound sweep) run in the gate itself
+                          # and their writers are checked by the static scan above
+                          "--deselect", "properties/test_pattern_pairs.py::test_cut_gain_command_measures_and_records",
+                          "-k", "not test_bound_premise_holds_and_is_sharp"],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert run_smoke(tmp_path / "smoke") == 0  # `corpora smoke`, the main job's first step
-    records = [json.loads(line) for f in sorted(tmp_path.rglob("*.jsonl"))
-               for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
-    records.append(step_record("smoke", 0, 1.0, ["corpora", "smoke"]))
-    kinds = {r["kind"] for r in records}
-    assert {"gate", "smoke", "job"} <= kinds and len(records) > 20, kinds
+    records = _records(tmp_path)
+    assert {r["kind"] for r in records} >= {"gate"} and len(records) > 20
     without = [(r["kind"], r["check"]) for r in records if r.get("oracle") not in ORACLES]
     assert not without, without[:10]
     assert {r["oracle"] for r in records} >= {"self", "spec", "premise", "proof", "reference"}
+
+
+def test_every_record_of_the_smoke_step_and_its_job_row_has_an_oracle(tmp_path: Path) -> None:
+    """The corpus smoke test (the main job's first step) and the job's row for it: every record names one of
+    ORACLES."""
+    assert run_smoke(tmp_path / "smoke") == 0  # `corpora smoke`, the main job's first step
+    records = _records(tmp_path)
+    records.append(step_record("smoke", 0, 1.0, ["corpora", "smoke"]))
+    assert {"smoke", "job"} <= {r["kind"] for r in records}, {r["kind"] for r in records}
+    without = [(r["kind"], r["check"]) for r in records if r.get("oracle") not in ORACLES]
+    assert not without, without[:10]
