@@ -267,14 +267,24 @@ def build_corpus(
         return BuildResult(out, manifest, reused=False, skipped=manifest["skipped_files"])
 
 
+FETCH_THREADS = 8  # fetches wait on the registries' clients (apt-get, pip, npm), not on this machine's cores
+
+
+def fetch_all(specs: list[dict], base: Path, refresh: bool) -> list[Fetched]:
+    """`fetch_source` of every spec, several at a time (each source has its own cache folder and lock), in the
+    specs' order; the first failing spec in that order raises, as fetching them one by one would."""
+    with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
+        futures = [pool.submit(fetch_source, spec, base=base, refresh=refresh) for spec in specs]
+        return [f.result() for f in futures]
+
+
 def _build(data: dict, profile: str, settings: dict, digest: str, base: Path, refresh: bool) -> dict:
     specs = sorted((s for s in data["sources"] if profile in s["caps"]), key=lambda s: s["id"])
     fetched: list[Fetched] = []
     skipped: list[dict] = []
     seen: set[str] = set()
     grouped: dict[str, list[Doc]] = defaultdict(list)
-    for spec in specs:
-        got = fetch_source(spec, base=base, refresh=refresh)
+    for spec, got in zip(specs, fetch_all(specs, base, refresh), strict=True):
         fetched.append(got)
         docs, skips = extract_source(spec, got)
         skipped.extend({"source": spec["id"], "path": s.path, "reason": s.reason} for s in skips)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import zipfile
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -29,6 +30,7 @@ from frozen.errors import SourceUnavailable
 
 STAMP = ".fetched.json"
 _APT_UPDATED = False
+_APT_UPDATE_LOCK = threading.Lock()  # sources are fetched several at a time: one `apt-get update` at most
 
 
 @dataclass(frozen=True)
@@ -81,11 +83,13 @@ def _apt_download(package: str, into: Path) -> Path:
     global _APT_UPDATED
     cmd = ["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root", package]
     res = _run(cmd, into, f"apt {package}")
-    if res.returncode != 0 and not _APT_UPDATED:
-        _APT_UPDATED = True
-        print(f"apt-get download {package} failed ({res.stderr.strip()[:200]}); running apt-get update once",
-              file=sys.stderr)
-        _run(["apt-get", "update", "-qq"], into, "apt-get update")
+    if res.returncode != 0:
+        with _APT_UPDATE_LOCK:
+            if not _APT_UPDATED:
+                _APT_UPDATED = True
+                print(f"apt-get download {package} failed ({res.stderr.strip()[:200]}); running apt-get update once",
+                      file=sys.stderr)
+                _run(["apt-get", "update", "-qq"], into, "apt-get update")
         res = _run(cmd, into, f"apt {package}")
     debs = sorted(into.glob("*.deb"))
     if res.returncode != 0 or len(debs) != 1:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 import unicodedata
 from pathlib import Path
 
@@ -16,10 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from corpora import build as build_module
 from corpora import readers
 from corpora.build import build_corpus
 from corpora.readers import UnreadableCorpus, read_documents
 from frozen.digests import sha256_file
+from frozen.errors import SourceUnavailable
 
 NON_NFC = "Vie\u0323\u0302t Nam, cafe\u0301, \u1100\u1161\u11a8"  # decomposed: must survive byte-exact
 
@@ -182,3 +185,29 @@ def test_reader_errors_are_clear(tmp_path: Path) -> None:
     pq.write_table(pa.table({"body": ["a"]}), tmp_path / "p.parquet")
     with pytest.raises(UnreadableCorpus, match="--column"):
         list(read_documents(tmp_path / "p.parquet"))
+
+
+def test_sources_are_fetched_together_in_order_and_the_first_failure_in_order_raises(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fetch_all` fetches several sources at once yet returns them in the specs' order, and when sources fail it
+    raises the failure of the first failing spec in that order (what fetching one by one would raise), even when a
+    later spec fails sooner."""
+    started: list[str] = []
+    gate = threading.Event()
+    b_saw_c_fail: list[bool] = []
+
+    def fake_fetch(spec: dict, *, base: Path, refresh: bool) -> str:
+        started.append(spec["id"])
+        if spec["id"] == "b":
+            b_saw_c_fail.append(gate.wait(5))  # "b" fails last in time, after "c" has failed
+            raise SourceUnavailable("b is down")
+        if spec["id"] == "c":
+            gate.set()
+            raise SourceUnavailable("c is down")
+        return spec["id"]
+
+    monkeypatch.setattr(build_module, "fetch_source", fake_fetch)
+    assert build_module.fetch_all([{"id": i} for i in "xyz"], Path("."), False) == ["x", "y", "z"]
+    with pytest.raises(SourceUnavailable, match="b is down"):
+        build_module.fetch_all([{"id": i} for i in "abcd"], Path("."), False)
+    assert b_saw_c_fail == [True]  # "c" ran while "b" waited: they were fetched together
