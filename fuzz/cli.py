@@ -3,11 +3,11 @@
 Exit status: 0 clean (or a control that survived, or a finished campaign resumed: nothing to do), 1 a difference
 was found (against a control: it was killed; a third-party subject that crashed, hung or returned no IDs on some
 input counts as a finding too), 2 a usage or input error (unknown or refused tokenizer, a --tokenizer path that is
-not a tokenizer file (3 when it cannot be read), bad budget,
-unknown control or subject, a tokenizer of `--tokenizer all` that could not be loaded and was skipped, the folder
-in use by another process), 3 an environment or I/O error (an unwritable or full output folder: the path and the
-OS error are printed), 130 interrupted (Ctrl-C or SIGTERM: every finished batch is on disk; the summary says how
-to resume). When several apply: 130, then 1, then 3, then 2.
+not a tokenizer file (3 when it cannot be read), bad budget, unknown control (`fuzz --list-controls` lists them) or
+subject, a tokenizer of `--tokenizer all` that could not be loaded and was skipped, the folder in use by another
+process), 3 an environment or I/O error (an unwritable or full output folder: the path and the OS error are
+printed), 130 interrupted (Ctrl-C or SIGTERM: every finished batch is on disk; the summary says how to resume).
+When several apply: 130, then 1, then 3, then 2.
 """
 
 from __future__ import annotations
