@@ -25,7 +25,8 @@ DEFAULT_OUT = Path("out/ledgers/benchmarks")
 NFC_FALLBACK_TOKENIZER = "qwen3_8b"
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of `python -m benchmarks`."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repetitions (for tests)")
     parser.add_argument("--only", choices=FIGURES, action="append", help="run only this figure (repeatable)")
@@ -34,7 +35,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="also run the default gate once at -n 2 and record its per-test durations, the longest "
                              "test and the wall-time bound on 64 workers (about 10 minutes)")
     parser.add_argument("--tokenizer", default="qwen3_8b", help="tokenizer (default %(default)s)")
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
 
 
 def figure_runners(args: argparse.Namespace) -> dict[str, Callable[[], list[dict]]]:

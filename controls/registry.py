@@ -74,7 +74,7 @@ class Control:
 
     name: str
     path: str  # "cut" | "repair" | "harness"
-    breaks: str  # the one condition removed or changed, in words
+    breaks: str  # the one condition removed or changed, in words: the control's description (`fuzz --list-controls`)
     rules: CutRules | None = None
     params: RepairParams | None = None
     fault: Planter | None = None
@@ -118,6 +118,16 @@ def _repair(name: str, breaks: str, params: RepairParams, **kw) -> Control:
     return Control(name, "repair", breaks, params=params, **kw)
 
 
+# What each planted fault (controls.faults.FAULTS) does to the correct IDs: the harness controls' `breaks`.
+HARNESS_BREAKS: dict[str, str] = {
+    "substitute_id": "one ID replaced by a different valid ID (same length, one wrong token)",
+    "delete_id": "one ID removed (one token short)",
+    "duplicate_id": "one ID repeated in place (one token too many)",
+    "swap_ids": "two different neighbouring IDs exchanged (same multiset, wrong order)",
+    "resplit_tail": "two tokens near the end re-split at another byte (same bytes and count, different IDs)",
+}
+
+
 def _pairs_plus(pair: tuple[int, int]) -> frozenset:
     return ACCEPTED_PAIRS | {pair}
 
@@ -142,17 +152,22 @@ _CONTROLS: tuple[Control, ...] = (
     _cut("cut.special_ignores_strip", "the special-token rule and admission ignore markers that strip whitespace "
          "(checked on the tokenizer with lstrip and rstrip set on its markers)",
          CutRules(check_premises=False), derive=stripping_markers),
-    _cut("cut.add_N_N", "N->N added to the accepted transitions", CutRules(pairs=_pairs_plus((N, N))),
+    _cut("cut.add_N_N", "N->N (number then number) added to the accepted transitions: a cut allowed between two digits",
+         CutRules(pairs=_pairs_plus((N, N))),
          redundant_for=frozenset({"qwen2", "tekken"}), proof="single_digit_pretokens"),
     _cut("cut.pattern_pairs_of_qwen2", "qwen2's proved pairs (single digits, marks, no apostrophe carve-out) "
          "applied to every tokenizer, whatever its pattern", CutRules(pattern_pairs="qwen2"),
          redundant_for=frozenset({"qwen2"}), proof="pattern_pairs_equal"),
-    _cut("cut.add_S_L", "S->L added to the accepted transitions", CutRules(pairs=_pairs_plus((S, L)))),
-    _cut("cut.add_O_L", "O->L added to the accepted transitions", CutRules(pairs=_pairs_plus((O, L)))),
-    _cut("cut.add_M_O", "M->O added to the accepted transitions", CutRules(pairs=_pairs_plus((M, O))),
+    _cut("cut.add_S_L", "S->L (whitespace then letter) added to the accepted transitions",
+         CutRules(pairs=_pairs_plus((S, L)))),
+    _cut("cut.add_O_L", "O->L (other, e.g. punctuation, then letter) added to the accepted transitions",
+         CutRules(pairs=_pairs_plus((O, L)))),
+    _cut("cut.add_M_O", "M->O (mark then other) added to the accepted transitions",
+         CutRules(pairs=_pairs_plus((M, O))),
          redundant_for=frozenset({"deepseek"}), proof="marks_end_before_other"),
-    _cut("cut.no_crlf_carveout", "the CR/LF carve-out of O->S removed", CutRules(cr_lf_carveout=False)),
-    _cut("cut.no_apostrophe_carveout", "the apostrophe carve-out of L->O removed",
+    _cut("cut.no_crlf_carveout", "the CR/LF carve-out of O->S (other then whitespace) removed",
+         CutRules(cr_lf_carveout=False)),
+    _cut("cut.no_apostrophe_carveout", "the apostrophe carve-out of L->O (letter then other) removed",
          CutRules(apostrophe_carveout=False), redundant_for=frozenset({"qwen2", "llama3", "tekken", "deepseek"}),
          proof="letter_runs_stop_before_apostrophe"),
     _cut("cut.anchor_no_hangul", "the anchor predicate without the Hangul probes",
@@ -186,7 +201,8 @@ _CONTROLS: tuple[Control, ...] = (
     _repair("repair.one_token_match", "one-token matched runs accepted", RepairParams(min_match_tokens=1),
             redundant_for=ALL_FAMILIES, proof="one_token_runs_rejected"),
     *(
-        Control(f"harness.{name}", "harness", f"planted fault: {name.replace('_', ' ')}", fault=planter)
+        Control(f"harness.{name}", "harness", f"planted in a correct ID sequence: {HARNESS_BREAKS[name]}",
+                fault=planter)
         for name, planter in FAULTS.items()
     ),
 )  # fmt: skip

@@ -81,7 +81,8 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("smoke", help="short differential check of the provisioned tokenizers on built-in samples")
+    p = sub.add_parser("smoke", help="short differential check of the provisioned tokenizers on built-in samples",
+                       description=__doc__)
     p.add_argument("--out", default="out/ledgers/main", help="ledger folder")
     p.add_argument("--tokenizer", action="append", help="only this tokenizer (repeatable): a registry name or alias, "
                    "or a path to a tokenizer.json or a folder holding one (a user file); default every provisioned one")

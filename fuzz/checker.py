@@ -35,6 +35,9 @@ from subjects import wiring
 from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, parse_subject
 
 INTERNAL_CONTROLS = {"internal.accept_every_cut": "cut"}
+# what each internal control breaks, in words (the registry's controls say it in `Control.breaks`)
+INTERNAL_BREAKS = {"internal.accept_every_cut": "every offset accepted as a cut, no rule checked (the campaign's "
+                   "own self-test: any seam text kills it)"}
 
 
 class UnknownControl(SuiteError):
@@ -255,6 +258,13 @@ def control_path(name: str) -> str:
     if getattr(ctl, "params", None) is not None:
         return "repair"
     raise UnknownControl(f"control {name!r} is neither a cut nor a repair control; a campaign cannot run it")
+
+
+def control_breaks(name: str) -> str:
+    """What a control breaks, in words: its one-line description (UnknownControl for an unknown name)."""
+    if name in INTERNAL_BREAKS:
+        return INTERNAL_BREAKS[name]
+    return _control(name).breaks
 
 
 def control_applies(name: str, tok: FrozenTokenizer) -> bool:

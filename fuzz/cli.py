@@ -3,11 +3,11 @@
 Exit status: 0 clean (or a control that survived, or a finished campaign resumed: nothing to do), 1 a difference
 was found (against a control: it was killed; a third-party subject that crashed, hung or returned no IDs on some
 input counts as a finding too), 2 a usage or input error (unknown or refused tokenizer, a --tokenizer path that is
-not a tokenizer file (3 when it cannot be read), bad budget,
-unknown control or subject, a tokenizer of `--tokenizer all` that could not be loaded and was skipped, the folder
-in use by another process), 3 an environment or I/O error (an unwritable or full output folder: the path and the
-OS error are printed), 130 interrupted (Ctrl-C or SIGTERM: every finished batch is on disk; the summary says how
-to resume). When several apply: 130, then 1, then 3, then 2.
+not a tokenizer file (3 when it cannot be read), bad budget, unknown control (`fuzz --list-controls` lists them) or
+subject, a tokenizer of `--tokenizer all` that could not be loaded and was skipped, the folder in use by another
+process), 3 an environment or I/O error (an unwritable or full output folder: the path and the OS error are
+printed), 130 interrupted (Ctrl-C or SIGTERM: every finished batch is on disk; the summary says how to resume).
+When several apply: 130, then 1, then 3, then 2.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from fuzz.campaign import CampaignError, CampaignResult, CampaignSpec, latest_ca
 from fuzz.checker import (
     SubjectChecker,
     control_applies,
-    control_names,
     control_path,
     is_default_subject,
     opened_subject,
 )
+from fuzz.control_list import control_lines, loadable_tokenizers, render_json, render_table
 from fuzz.generate import PROFILES, generator_digest
 from fuzz.ledger_writer import KIND
 from fuzz.progress import Progress
@@ -139,7 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stop-on-first", action="store_true", help="stop at the first difference")
     p.add_argument("--regressions", help=f"where minimal counterexamples go (default {CORPUS}; against a --control: "
                    "the campaign folder's regressions/, never the source tree)")
-    p.add_argument("--list-controls", action="store_true", help="print the controls a campaign can run and exit")
+    p.add_argument("--list-controls", action="store_true", help="print every control (path, the provisioned "
+                   "tokenizers it applies to, what it breaks) and exit")
+    p.add_argument("--json", action="store_true", help="with --list-controls: one JSON object instead of columns")
     p.add_argument("--replay", metavar="FILE", nargs="+",
                    help="run saved cases again (on --subject if given, else the subject each was saved with); "
                    "exit 1 if any still differs or faults; cases found on a user file need --tokenizer PATH (and "
@@ -343,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     out: Path | None = None
     try:
         if args.list_controls:
-            print("\n".join(control_names()))
+            toks = loadable_tokenizers()
+            print((render_json if args.json else render_table)(control_lines(toks), [t.name for t in toks]))
             return 0
         if args.replay:
             if args.tokenizer:  # the user file the saved cases were found on, named again so that they load

@@ -55,6 +55,8 @@ from mutation.tree import commit_of, python_digest
 from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
 
 WORK = ROOT / "out" / "mutation"
+WORK_HELP = "folder of the local sessions' working files (default out/mutation)"
+RESULTS_HELP = "the results file the score is read from and written to (default mutation/results.json)"
 MAP_FILE = "coverage-map.json"  # in the work folder, with its measuring copy in `<work>/_map`
 
 
@@ -64,9 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     measure = sub.add_parser("map", help="measure the coverage map (which test files execute which statements)")
     measure.add_argument("--jobs", type=int, default=2, help="test files measured at once (default 2)")
-    measure.add_argument("--work", type=Path, default=WORK)
+    measure.add_argument("--work", type=Path, default=WORK, help=WORK_HELP)
     listing = sub.add_parser("list", help="the mutated modules and the test files executing each")
-    listing.add_argument("--work", type=Path, default=WORK)
+    listing.add_argument("--work", type=Path, default=WORK, help=WORK_HELP)
     run = sub.add_parser("run", help="run or resume modules' sessions")
     run.add_argument("--module", action="append", default=[], help="a module path such as spec/cut.py")
     run.add_argument("--all", action="store_true", help="every module of spec/ and delta/")
@@ -76,18 +78,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--every-file", action="store_true",
                      help="each mutant runs every test file executing the module, not only its statement's")
     run.add_argument("--jobs", type=int, default=2, help="test files measured at once if the map is measured")
-    run.add_argument("--results", type=Path, default=RESULTS_FILE)
-    run.add_argument("--work", type=Path, default=WORK)
+    run.add_argument("--results", type=Path, default=RESULTS_FILE, help=RESULTS_HELP)
+    run.add_argument("--work", type=Path, default=WORK, help=WORK_HELP)
     status = sub.add_parser("status", help="the score and the survivors with their verdicts")
-    status.add_argument("--results", type=Path, default=RESULTS_FILE)
+    status.add_argument("--results", type=Path, default=RESULTS_FILE, help=RESULTS_HELP)
     keep = sub.add_parser("checkpoint", help="write unfinished local sessions' mutants into the results file")
     keep.add_argument("--module", action="append", default=[], help="a module path (default: every local session)")
-    keep.add_argument("--results", type=Path, default=RESULTS_FILE)
-    keep.add_argument("--work", type=Path, default=WORK)
+    keep.add_argument("--results", type=Path, default=RESULTS_FILE, help=RESULTS_HELP)
+    keep.add_argument("--work", type=Path, default=WORK, help=WORK_HELP)
     check = sub.add_parser("confirm", help="check that each 'killed' verdict's test kills its survivor")
     check.add_argument("--module", help="the survivors of one module only")
-    check.add_argument("--results", type=Path, default=RESULTS_FILE)
-    check.add_argument("--work", type=Path, default=WORK / "confirm")
+    check.add_argument("--results", type=Path, default=RESULTS_FILE, help=RESULTS_HELP)
+    check.add_argument("--work", type=Path, default=WORK / "confirm", help=WORK_HELP)
     check.add_argument("--limit", type=float, default=CONFIRM_LIMIT_SECONDS,
                        help=f"seconds one test may run on one mutant, a timeout counting as a kill "
                             f"(default {CONFIRM_LIMIT_SECONDS:.0f})")

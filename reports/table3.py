@@ -7,8 +7,8 @@ Nothing in the table is a constant: every figure is a sum over records, every ro
 Record conventions (how a writer's records land in the right row; see ledger/records.py for the schema)
 -------------------------------------------------------------------------------------------------------
 - One row per (level, check, unit), plus the control name for level "control". Use a stable `check` name;
-  writing a new one adds a row by itself. `check` names starting with a known prefix (`KNOWN_CHECKS`) get a
-  human title; others are shown by name. Rows never merge different units.
+  writing a new one adds a row by itself, and a line in reports/check_descriptions.py gives it its
+  "what" (a name without one reads "no description", never its own name). Rows never merge different units.
 - `level` places the row: encoder -> level 1; chunked, battery -> level 2; repair -> level 3; control -> level
   2, or the section named by `details["target_level"]`, else by `details["path"]` ("cut" -> level 2,
   "repair" -> level 3, "harness" -> harness self-tests), else level 3 for checks named "repair..."; proof,
@@ -73,6 +73,7 @@ from ledger.gate import KIND as GATE_KIND
 from ledger.gate import SESSION_CHECK, did_not_pass
 from ledger.job import PLAN_CHECK, step_rows
 from ledger.records import LEVELS, SCHEMA, deduplicate, oracle_of, read_located
+from reports.check_descriptions import check_title
 from reports.gate import GateRuns, gate_runs
 from reports.mutation_score import mutation_summary
 from reports.performance import Performance, build_performance
@@ -98,41 +99,6 @@ FAST_PATH_LEVELS = frozenset({"chunked", "repair"})
 # details.path of a control record -> the section its row goes to (details.target_level wins when given)
 CONTROL_PATHS = {"cut": "chunked", "chunked": "chunked", "repair": "repair", "harness": "harness"}
 MOSTLY_FELL_BACK_BELOW = 0.5
-
-# Known check-name prefixes and their human titles; the longest matching prefix wins, and none is required.
-KNOWN_CHECKS: dict[str, str] = {
-    "samples.": "built-in samples: single vs batch encode and post-processing",
-    "corpus.whole": "whole encodes of corpus documents vs the reference",
-    # the minimal implementation's whole encode is the library's own batch path: the library against itself
-    "corpus.whole_encode.delta": "corpus documents: the library's batch path (delta's whole encode, no cut) vs its "
-                                 "single encode (the library against itself, not an independent reference)",
-    "corpus.whole_encode.reference-batch": "corpus documents: the library's batch encode vs its single encode (the "
-                                           "library against itself)",
-    "corpus.chunked": "corpus documents split at the planner's cuts vs whole encodes",
-    "corpus.transcripts": "chat transcripts replayed turn by turn",
-    "encoder.": "whole encodes vs the reference",
-    "cut.": "cut proposition",
-    "chunked.": "documents split at the planner's cuts vs whole encodes",
-    "battery.": "adversarial battery",
-    "control.": "control (a deliberately broken variant)",
-    "repair.transcript": "chat transcripts replayed turn by turn",
-    "repair.session": "stateful sessions",
-    "repair.store": "session store",
-    "repair.": "repair proposition",
-    "session.": "stateful sessions",
-    "proof.": "machine-checked proof",
-    "proofs.": "machine-checked proof",
-    "exhaustive.": "per-code-point check",
-    "harness.": "harness self-test (planted faults)",
-    "fuzz.cut": "fuzzing: texts chunked at the planner's cuts",
-    "fuzz.repair": "fuzzing: appends repaired from stored IDs",
-    "fuzz.": "fuzzing campaign",
-    "reference.": "reference oracle self-consistency",
-    "regression.real": "saved regressions replayed on the implementation",
-    "regression.control": "saved regressions replayed on their control",
-    "knob_": "cut-rule knob turned off (a broken variant)",
-    "admission.": "admission of the tokenizer",
-}
 
 
 class ReportInputError(SuiteError):
@@ -455,12 +421,6 @@ def load_records(paths: Iterable[Path]) -> tuple[list[dict], list[LedgerError], 
 # --- building ------------------------------------------------------------------------------------------------
 
 
-def check_title(check: str) -> str:
-    """The human title of a check name: the longest known prefix's title, else the name itself."""
-    best = max((p for p in KNOWN_CHECKS if check.startswith(p)), key=len, default=None)
-    return KNOWN_CHECKS[best] if best is not None else check
-
-
 def section_of(rec: dict) -> str:
     """The section a record's row belongs to (control rows: level 2 unless details name a target level)."""
     level = rec["level"]
@@ -604,7 +564,7 @@ def build_rows(records: list[dict], tokenizers: list[TokenizerInfo]) -> list[Sec
         control_status = control_outcome(recs) if level == "control" else None
         title = check_title(check)
         if control:
-            title = f"control {control}: {title}" if title != check else f"control {control}"
+            title = f"control {control}: {title}"
         by_section.setdefault(section, []).append(
             Row(
                 section=section,
