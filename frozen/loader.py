@@ -17,6 +17,7 @@ from tokenizers import AddedToken, Tokenizer
 from frozen.cache import PROVENANCE, tokenizers_dir
 from frozen.digests import sha256_bytes
 from frozen.errors import CorruptTokenizerFile, InstalledFileChanged, NotProvisioned, SuiteError
+from frozen.facts_cache import tokenizer_facts
 from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup, rows
 from frozen.user_table import USER_FILE, UserEntry, user_entry
 
@@ -145,6 +146,24 @@ def compute_bound(config: dict, added: list[dict]) -> int:
     return max([longest] + [len(t["content"].encode("utf-8")) for t in added])
 
 
+SECTIONS = ("normalizer", "pre_tokenizer", "added_tokens")  # what the loader reads of tokenizer.json, beside the model
+MODEL_KEYS = ("type", "dropout", "byte_fallback")
+
+
+def file_facts(data: bytes, what: str) -> dict:
+    """What the loader reads from the bytes of a tokenizer.json (kept per digest by `frozen.facts_cache`): its
+    normalizer, pre-tokenizer and added-token sections as they are, the model's type, dropout and byte fallback,
+    and the longest vocabulary entry in bytes (`compute_bound` without the added tokens).
+    `CorruptTokenizerFile` for bytes that are not a JSON object with a model section."""
+    config = _parse_json(data, what)
+    if "model" not in config:
+        raise CorruptTokenizerFile(f"{what} has no model section; not a tokenizer configuration")
+    model = config.get("model") or {}
+    sections = {k: config[k] for k in SECTIONS if k in config}
+    sections["model"] = {k: model.get(k) for k in MODEL_KEYS}
+    return {"sections": sections, "vocab_longest_bytes": compute_bound({"model": model}, [])}
+
+
 def compute_margin(special_strings: tuple[str, ...]) -> int:
     """The longest special-token string in code points, but at least 8."""
     return max([MIN_MARGIN] + [len(s) for s in special_strings])
@@ -171,10 +190,10 @@ def build(
     row: RegistryRow | None = None,
 ) -> FrozenTokenizer:
     """Build a FrozenTokenizer from file contents; cross-check margin and bound against `row` when given."""
-    config = _parse_json(tokenizer_bytes, f"{name}/{TOKENIZER_FILE}")
+    digest = sha256_bytes(tokenizer_bytes)
+    facts = tokenizer_facts(tokenizer_bytes, digest, lambda data: file_facts(data, f"{name}/{TOKENIZER_FILE}"))
+    config = facts["sections"]
     tok_config = _parse_json(config_bytes, f"{name}/{CONFIG_FILE}") if config_bytes is not None else None
-    if "model" not in config:
-        raise CorruptTokenizerFile(f"{name}/{TOKENIZER_FILE} has no model section; not a tokenizer configuration")
     try:
         tokenizer = Tokenizer.from_str(tokenizer_bytes.decode("utf-8"))
     except Exception as exc:  # the Rust loader raises a bare Exception on malformed content
@@ -191,7 +210,7 @@ def build(
     added = list(config.get("added_tokens", [])) + extra
     specials = tuple(sorted({t["content"] for t in added}, key=lambda s: (-len(s), s)))
     margin = compute_margin(specials)
-    bound = compute_bound(config, added)
+    bound = max([facts["vocab_longest_bytes"]] + [len(t["content"].encode("utf-8")) for t in added])
     if row is not None and (margin, bound) != (row.margin, row.bound):
         raise ParameterMismatch(
             f"{name}: computed margin {margin} and bound {bound}, registry says {row.margin} and {row.bound}"
@@ -199,7 +218,7 @@ def build(
     return FrozenTokenizer(
         name=name,
         tokenizer=tokenizer,
-        sha256=sha256_bytes(tokenizer_bytes),
+        sha256=digest,
         normalizer=normalizer_kind(config.get("normalizer")),
         special_strings=specials,
         margin=margin,
