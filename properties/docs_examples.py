@@ -12,8 +12,8 @@ output moved into that folder. A Python block runs in the page's namespace (shar
 
 Parse-only checks are the commands' own: a catalogued command (`fuzz`, `corpora`, `reports`, `python -m ...`) is
 parsed by its argparse parser (docs/_tools/cli_catalogue.py); `./run main` by the main job's own argument loop
-(`DELTA_MAIN_PARSE_ONLY=1`); `./run test` and `pytest` by pytest with `--help` appended (which parses every option
-first); `./run mutate` and `./run bench` by their parsers; any other program must be on PATH and answer
+(`DELTA_MAIN_PARSE_ONLY=1`); `./run test` and `pytest` by pytest itself, stopped once its plugins are configured
+(before any collection); `./run mutate` and `./run bench` by their parsers; any other program must be on PATH and answer
 `PROGRAM [SUBCOMMAND] --help` with 0. A parse-only Python block is compiled, not run. Every block is counted as
 executed or parse-checked, never both (`Tally`).
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import json
 import os
 import re
 import shlex
@@ -136,6 +137,52 @@ def _run_subcommands() -> set[str]:
     return set(re.findall(r"^\s+([a-z]+)\)", RUN_SCRIPT.read_text(encoding="utf-8"), re.M))
 
 
+PYTEST_PARSER = """
+import contextlib, io, json, sys
+import pytest
+
+
+class StopOnceConfigured:
+    # runs after every plugin's own pytest_configure (which check their options' values), before any collection,
+    # any xdist worker or any test
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config):
+        pytest.exit("arguments accepted", returncode=0)
+
+
+for args in json.loads(sys.argv[1]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = pytest.main(["-p", "no:cacheprovider", *args], plugins=[StopOnceConfigured()])
+    print(json.dumps([int(code), out.getvalue()[-400:]]))
+"""
+
+
+def pytest_args(argv: list[str]) -> list[str] | None:
+    """The arguments pytest gets from a command line (`pytest ...`, `python -m pytest ...`, `./run test ...`), or
+    None for another command."""
+    if argv[:1] == ["pytest"]:
+        return argv[1:]
+    if argv[:3] in (["python", "-m", "pytest"], ["python3", "-m", "pytest"]):
+        return argv[3:]
+    if argv[:2] == ["./run", "test"] or argv == ["./run"]:
+        return argv[2:]
+    return None
+
+
+def check_pytest_args(arg_lists: list[list[str]], cwd: Path) -> list[str | None]:
+    """pytest's verdict on each argument list: pytest parses it and configures every plugin (which check their
+    options' values), then stops before collecting anything. None, or the error. One process for all of them."""
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run([sys.executable, "-c", PYTEST_PARSER, json.dumps(arg_lists)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=BLOCK_TIMEOUT)
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("[")]
+    if done.returncode != 0 or len(answers) != len(arg_lists):
+        return [f"pytest argument check failed: {done.stderr.strip()[-400:]}"] * len(arg_lists)
+    return [None if code == 0 else f"pytest {shlex.join(args)} exited {code}: {text.strip()}"
+            for args, (code, text) in zip(arg_lists, answers, strict=True)]
+
+
 def parse_check(argv: list[str], cwd: Path) -> str | None:
     """None when the command line is one its program accepts (see the module docstring), else why not."""
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -153,14 +200,13 @@ def parse_check(argv: list[str], cwd: Path) -> str | None:
         if sub == "main":
             return _run_quietly(["bash", str(MAIN_JOB), *rest], cwd, {**env, "DELTA_MAIN_PARSE_ONLY": "1"})
         if sub == "test":
-            return parse_check(["pytest", *rest], cwd)
+            return check_pytest_args([rest], cwd)[0]
         if sub in ("mutate", "bench"):
             module = {"mutate": "mutation", "bench": "benchmarks"}[sub]
             return parse_check(["python", "-m", module, *(rest or (["status"] if sub == "mutate" else []))], cwd)
         return None if not rest else f"./run {sub} takes no arguments"
-    if program == "pytest" or argv[:3] == ["python", "-m", "pytest"]:
-        rest = args if program == "pytest" else argv[3:]
-        return _run_quietly([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *rest, "--help"], cwd, env)
+    if pytest_args(argv) is not None:
+        return check_pytest_args([pytest_args(argv)], cwd)[0]
     if program in ("python", "python3") and args[:1] == ["-m"] and len(args) > 1:
         return _run_quietly([sys.executable, "-m", args[1], "--help"], cwd, env)
     if shutil.which(program, path=env["PATH"]) is None:
@@ -189,7 +235,12 @@ class ShellEvaluator:
         script = shell_text(example.parsed, self.language)
         where = f"{example.path}:{example.line}"
         if directive.parse_only:
-            checked = ((argv, parse_check(argv, folder)) for argv in command_lines(script))
+            commands = command_lines(script)
+            by_pytest = [argv for argv in commands if pytest_args(argv) is not None]
+            verdicts = dict(zip(map(shlex.join, by_pytest),
+                                check_pytest_args([pytest_args(argv) for argv in by_pytest], folder), strict=True))
+            checked = [(argv, verdicts[shlex.join(argv)] if shlex.join(argv) in verdicts else parse_check(argv, folder))
+                       for argv in commands]
             problems = [f"{shlex.join(argv)}: {problem}" for argv, problem in checked if problem]
             tally[(self.language, "parse-checked")] += 1
             return f"{where}: parse-only block rejected:\n" + "\n".join(problems) if problems else None

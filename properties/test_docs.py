@@ -102,8 +102,8 @@ def _write_page(folder: Path, body: str) -> Path:
 
 def test_evaluator_catches_what_it_should(tmp_path: Path) -> None:
     """The controls of the evaluator itself: a failing block fails, an expected status is enforced both ways, a
-    parse-only block with an unknown option or an unknown ./run subcommand fails, and nothing in a parse-only
-    block runs."""
+    parse-only block with an unknown option (of a catalogued command, of pytest, of the main job) or an unknown
+    ./run subcommand fails, and nothing in a parse-only block runs."""
     fence = "```"
     cases = {
         "fails": (f"{fence}sh\nfalse\n{fence}\n", True),
@@ -112,6 +112,8 @@ def test_evaluator_catches_what_it_should(tmp_path: Path) -> None:
         "expected 1, got 0": (f"<!-- docs-test: exit 1 -->\n{fence}sh\ntrue\n{fence}\n", True),
         "bad option": (f"<!-- docs-test: parse-only: plant -->\n{fence}sh\nfuzz --budgt 3s\n{fence}\n", True),
         "bad ./run": (f"<!-- docs-test: parse-only: plant -->\n{fence}sh\n./run deploy\n{fence}\n", True),
+        "bad pytest": (f"<!-- docs-test: parse-only: plant -->\n{fence}sh\n./run test -n 2 --no-such-option\n{fence}\n",
+                       True),
         "bad main": (f"<!-- docs-test: parse-only: plant -->\n{fence}sh\n./run main --fast\n{fence}\n", True),
         "good parse": (f"<!-- docs-test: parse-only: plant -->\n{fence}sh\nfuzz --tokenizer q --budget 1h "
                        f"&& touch ran\n./run main --only --tokenizer x/\n{fence}\n", False),
