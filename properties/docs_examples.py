@@ -5,6 +5,7 @@ A directive is an HTML comment on the last non-blank line before the block's fen
 
     <!-- docs-test: exit 1 -->                      the block runs and must exit 1 (default: 0)
     <!-- docs-test: parse-only: WHY -->             the block does not run; each command line in it is parsed
+                                                    (a WHY naming docs/PAGE.md: each line must also be in PAGE)
 
 A shell block runs as one `bash -e -o pipefail` script in the page's own temporary folder (shared by the blocks
 of one page, in order), with the suite's environment first on PATH and the gate's ledger and the main job's
@@ -222,6 +223,17 @@ def page_env(folder: Path) -> dict:
             "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+def not_run_elsewhere(script: str, reason: str) -> list[str]:
+    """A parse-only reason that names a page ("as run in docs/PAGE.md") promises the same command lines run there:
+    each line of `script` that is not also in that page's text, as a problem."""
+    named = re.search(r"docs/[\w/.-]+\.md", reason)
+    if not named:
+        return []
+    text = (ROOT / named.group(0)).read_text(encoding="utf-8")
+    lines = [line.split("#")[0].strip() for line in script.splitlines()]
+    return [f"{line!r} is not run in {named.group(0)}" for line in lines if line and line not in text]
+
+
 class ShellEvaluator:
     """Runs (or parse-checks) one shell block; `language` is the fence's."""
 
@@ -242,6 +254,7 @@ class ShellEvaluator:
             checked = [(argv, verdicts[shlex.join(argv)] if shlex.join(argv) in verdicts else parse_check(argv, folder))
                        for argv in commands]
             problems = [f"{shlex.join(argv)}: {problem}" for argv, problem in checked if problem]
+            problems += not_run_elsewhere(script, directive.parse_only)
             tally[(self.language, "parse-checked")] += 1
             return f"{where}: parse-only block rejected:\n" + "\n".join(problems) if problems else None
         done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=folder, env=page_env(folder),
