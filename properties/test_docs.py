@@ -2,14 +2,15 @@
 runs (or, where a directive says it cannot run in the gate, is parsed by its command's own parser), the README
 stays a landing page, and the reference names every environment variable the code reads.
 
-Plants each test failed on: a page linking to a missing page (test_site_builds_strict: "Aborted with 1 warnings
-in strict mode"); `fuzz --budget` misspelt `--budgt` in a run block of the tutorial (test_page_examples_run
-[tutorials/first-run.md]: exit 2) and in a parse-only block of the CI guide (test_page_examples_run
-[how-to/ci.md]: "unrecognized arguments"); the directive of the replay guide's failing block removed
-(test_page_examples_run[how-to/replay-a-failure.md]: exit 1, expected 0); README padded to 200 lines
-(test_readme_is_a_landing_page); DELTA_SLOW's row deleted from the environment page
-(test_environment_page_names_every_variable). The evaluator's own checks fail on their plants in
-test_evaluator_catches_what_it_should.
+Plants each test failed on: a page linking to a missing page (test_site_builds_strict: mkdocs' "target is not
+found" warning, exit 1); `fuzz --budget` misspelt `--budgt` in a run block of the tutorial
+(test_page_examples_run[tutorials/first-run.md]: exit 2, expected 0); `--path` misspelt in a parse-only block of
+the campaigns guide ([how-to/campaigns.md]: "unrecognized arguments: --pth repair") and `-m slow` written `--slow` in
+the CI guide ([how-to/ci.md]: pytest exited 4); the `exit 1` directive of the replay guide's failing block removed
+([how-to/replay-a-failure.md]: exit 1, expected 0); README padded to 218 lines, and a README link to a missing
+page (test_readme_is_a_landing_page); DELTA_SLOW's row deleted from the environment page
+(test_environment_page_names_every_variable); a directive misspelt `parseonly` (test_examples_inventory); the
+evaluator ignoring exit statuses, and running parse-only blocks (test_evaluator_catches_what_it_should).
 """
 
 from __future__ import annotations
