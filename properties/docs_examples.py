@@ -31,6 +31,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +85,11 @@ def directive_of(example: Example) -> Directive:
 
 
 class Tally(Counter):
-    """Blocks per (language, "executed" | "parse-checked")."""
+    """Blocks per (language, "executed" | "parse-checked"); `seconds` holds (line, seconds) per block evaluated."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.seconds: list[tuple[int, float]] = []
 
 
 def shell_text(block: str, language: str) -> str:
@@ -298,7 +303,9 @@ def run_page(page: Path, folder: Path) -> Tally:
     tally = Tally()
     doc.namespace.update({"__folder__": folder, "__tally__": tally})
     for example in doc.examples():
+        started = time.perf_counter()
         example.evaluate()
+        tally.seconds.append((example.line, time.perf_counter() - started))
     return tally
 
 

@@ -57,6 +57,7 @@ def test_page_examples_run(page: Path, tmp_path: Path) -> None:
     """Every example of the page runs (or is parse-checked, as its directive says) in order, in a folder of its own."""
     tally = dx.run_page(page, tmp_path)
     print(f"{_page_id(page)}: " + ", ".join(f"{lang} {what} {n}" for (lang, what), n in sorted(tally.items())))
+    print("seconds per block: " + ", ".join(f"line {line} {seconds:.1f}" for line, seconds in tally.seconds))
 
 
 def test_examples_inventory() -> None:
