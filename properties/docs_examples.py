@@ -14,8 +14,9 @@ output moved into that folder. A Python block runs in the page's namespace (shar
 Parse-only checks are the commands' own: a catalogued command (`fuzz`, `corpora`, `reports`, `python -m ...`) is
 parsed by its argparse parser (docs/_tools/cli_catalogue.py); `./run main` by the main job's own argument loop
 (`DELTA_MAIN_PARSE_ONLY=1`); `./run test` and `pytest` by pytest itself, stopped once its plugins are configured
-(before any collection); `./run mutate` and `./run bench` by their parsers; any other program must be on PATH and answer
-`PROGRAM [SUBCOMMAND] --help` with 0. A parse-only Python block is compiled, not run. Every block is counted as
+(before any collection); `./run mutate` and `./run bench` by their parsers; shell builtins and core utilities
+(`UNCHECKED`) are taken as written; any other program must be on PATH and answer `PROGRAM [SUBCOMMAND] --help`
+with 0. A parse-only Python block is compiled, not run. Every block is counted as
 executed or parse-checked, never both (`Tally`).
 """
 
@@ -45,7 +46,8 @@ VENV_BIN = Path(sys.executable).parent
 DIRECTIVE = re.compile(r"<!--\s*docs-test:\s*(?P<what>exit\s+(?P<status>\d+)|parse-only:\s*(?P<why>.+?))\s*-->")
 SHELL_LANGUAGES = ("sh", "console")
 BLOCK_TIMEOUT = 90  # seconds; a block is meant to take a few
-BUILTINS = {".", "source", "cd", "export", "set", "true", "mkdir", "cp", "cat", "head", "ls", "echo"}
+UNCHECKED = {  # shell builtins and core utilities: accepted as written in a parse-only block
+    ".", "source", "cd", "export", "set", "true", "mkdir", "cp", "cat", "head", "ls", "echo"}
 RUN_SCRIPT = ROOT / "run"
 MAIN_JOB = ROOT / "scripts" / "main-job.sh"
 
@@ -193,7 +195,7 @@ def parse_check(argv: list[str], cwd: Path) -> str | None:
     """None when the command line is one its program accepts (see the module docstring), else why not."""
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     program, args = argv[0], argv[1:]
-    if program in BUILTINS:
+    if program in UNCHECKED:
         return None
     found = catalogue.command_for(argv)
     if found:
