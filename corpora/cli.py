@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     pull.set_defaults(func=_cmd_pull)
     st = tsub.add_parser("status", help="all eleven rows: provisioned (exact|sibling), missing, or corrupt "
                                           "(exit 2 when a provisioned row is corrupt, else 0)")
-    st.add_argument("--json", action="store_true", help="print the rows as JSON")
+    st.add_argument("--json", action="store_true")
     st.add_argument("--fast", action="store_true",
                     help="compare each installed file's size and mtime with those recorded at install instead of "
                          "re-hashing it; a file whose mtime alone changed, or a row installed before they were "

@@ -379,7 +379,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--subject", default="delta", metavar="NAME[==VERSION]",
                    help=f"implementation under test: {', '.join(SUBJECTS)} (default delta), or a subject of subjects/ "
                    "(e.g. lopt, fastokens==0.3.5), checked on levels 1-3 on its own paths")
-    p.add_argument("--levels", default="1,2,3", help="levels: 1 whole, 2 chunked, 3 sessions (default %(default)s)")
+    p.add_argument("--levels", default="1,2,3")
     p.add_argument("--chunks", default="2,4,8", help="chunk counts of level 2")
     p.add_argument("--transcripts", choices=[*TRANSCRIPT_PROFILES, "none"],
                    help="the long transcript set replayed at level 3 (default: the --profile's; none: skip it)")
