@@ -45,6 +45,9 @@ for s in ${STEPS//,/ }; do
   case "$s" in smoke|fuzz|corpus|checks) ;; *) echo "DELTA_MAIN_STEPS: unknown step $s (smoke,fuzz,corpus,checks)" >&2
     exit 2 ;; esac
 done
+# DELTA_MAIN_PARSE_ONLY=1: stop here, once the arguments and DELTA_MAIN_STEPS are accepted (exit 0; 2 as above): how
+# the docs test checks the documented `./run main` lines without running the job
+if [ "${DELTA_MAIN_PARSE_ONLY:-0}" = 1 ]; then exit 0; fi
 selected() { [[ "$STEPS" == *",$1,"* ]]; }
 # registry STEP: a step of the eleven, run unless --only (then recorded as not selected, like DELTA_MAIN_STEPS)
 registry() { [ "$ONLY" = 0 ] && selected "$1"; }
