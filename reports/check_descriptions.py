@@ -156,6 +156,8 @@ CHECKS: dict[str, str] = {
     "provisioning.real_recipe": "the real recipe downloads its package and rebuilds the frozen bytes exactly",
     "corpus.build_determinism": "two corpus builds of the same sources give byte-identical shards",
     "corpus.readers_formats": "corpus readers: JSONL, .gz, .zst and Parquet yield the same documents",
+    "loader.facts_cache": "the loader's per-digest facts of a tokenizer.json, written and read back, equal the "
+                          "facts computed from the file",
     "corpus.tokenizer_selection": "`--tokenizer all` lists every registry row as compared or not provisioned",
     "corpus.load": "corpus comparison: a tokenizer that could not be loaded (no comparison)",
     "corpus.worker_refused": "corpus comparison: a unit a worker refused (no comparison)",
