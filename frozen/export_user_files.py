@@ -14,15 +14,23 @@ import sys
 from pathlib import Path
 
 from frozen.errors import SuiteError
-from frozen.user_files import is_path_argument, load_user_file
+from frozen.user_files import load_user_file
 from frozen.user_table import USER_TABLE_ENV
+
+
+def is_named(arg: str) -> bool:
+    """Whether `arg` is NAME=PATH (the main job's rule for `--tokenizer`): it has an "=", the part before it holds
+    no "/", and `arg` as a whole is not an existing path (a folder or file whose name holds "=" stays a PATH). A
+    NAME that is also the name of a folder in the current one (`mine=mine/`) is still a name."""
+    name, sep, _path = arg.partition("=")
+    return bool(sep) and "/" not in name and os.sep not in name and not Path(arg).expanduser().exists()
 
 
 def export_table(args: list[str]) -> str:
     """The user table (`DELTA_USER_TOKENIZERS`) naming each PATH or NAME=PATH of `args`, as the JSON to export."""
     for arg in args:
         name, sep, path = arg.partition("=")
-        if sep and not is_path_argument(name):
+        if is_named(arg):
             load_user_file(Path(path).expanduser(), name)
         else:
             load_user_file(Path(arg).expanduser())

@@ -25,6 +25,7 @@ import pytest
 
 from corpora.samples import SAMPLES
 from frozen.digests import sha256_file
+from frozen.export_user_files import export_table, is_named
 from frozen.loader import UserFileChanged, compute_bound, compute_margin, load_tokenizer
 from frozen.registry import rows
 from frozen.user_files import UserFileRefused, UserFileUnreadable, is_path_argument, resolve_tokenizer
@@ -379,6 +380,19 @@ def test_the_gate_runs_its_per_tokenizer_properties_on_user_files_named_in_the_e
     assert "[mine]" in collected.stdout
     bad = run("frozen.export_user_files", str(tmp_path / "none.json"))
     assert bad.returncode == 2 and "none.json: no such file" in bad.stderr and not bad.stdout
+
+
+def test_a_name_that_is_also_a_folder_here_is_still_a_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m frozen.export_user_files mine=mine/` run beside a folder `mine`: "mine" names the file (the main
+    job's NAME=PATH rule); a folder whose own name holds "=" is still a path, named by its stem (made a valid name)."""
+    snapshot(tmp_path / "mine")
+    odd = snapshot(tmp_path / "a=b")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(USER_TABLE_ENV, raising=False)
+    assert is_named("mine=mine/") and not is_named("a=b") and not is_named("dir/x=y")
+    assert set(json.loads(export_table(["mine=mine/"]))) == {"mine"}
+    monkeypatch.delenv(USER_TABLE_ENV, raising=False)
+    assert set(json.loads(export_table([str(odd)]))) == {"a_b"}  # the stem, made a valid name
 
 
 def test_the_main_job_runs_on_user_files_only(tmp_path: Path) -> None:
