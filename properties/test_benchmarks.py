@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import campaign
+from benchmarks import campaign, gate_compare
 from benchmarks.__main__ import FIGURES, main
 from benchmarks.gate_durations import GOAL_BOUND_S, durations_of_junit, durations_record
 from frozen.loader import load_tokenizer
@@ -194,3 +194,36 @@ def test_gate_durations_records_a_failing_or_unbalanced_run_as_not_met(tmp_path:
     assert unmeasured["collection_s"] is None and unmeasured["bound_64_s"] == 8.0
     assert "not measured" in unmeasured["bound_of"]
 
+
+
+def _junit(path: Path, cases: list[tuple[str, str, float, str]]) -> Path:
+    """A JUnit XML file of (classname, name, seconds, outcome) testcases."""
+    body = []
+    for cls, name, seconds, outcome in cases:
+        inner = {"passed": "", "skipped": "<skipped/>", "failed": "<failure/>"}[outcome]
+        body.append(f'<testcase classname="{cls}" name="{name}" time="{seconds}">{inner}</testcase>')
+    path.write_text(f"<testsuites><testsuite>{''.join(body)}</testsuite></testsuites>", encoding="utf-8")
+    return path
+
+
+def test_gate_compare_names_every_dropped_or_skipped_test(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`python -m benchmarks.gate_compare BEFORE AFTER`: the figures of both runs (the per-code-point files apart),
+    exit 0 when every test of BEFORE is in AFTER and none that passed is skipped; exit 1 naming a test that was
+    dropped and one that was moved to a skip; exit 2 for a file that is not JUnit XML."""
+    before = _junit(tmp_path / "b.xml", [("properties.test_cut_map", "t1", 30.0, "passed"),
+                                         ("properties.test_x", "t2", 5.0, "passed"),
+                                         ("properties.test_x", "t3", 1.0, "skipped")])
+    same = _junit(tmp_path / "s.xml", [("properties.test_cut_map", "t1", 7.0, "passed"),
+                                       ("properties.test_x", "t2", 4.0, "passed"),
+                                       ("properties.test_x", "t3", 1.0, "skipped"),
+                                       ("properties.test_x", "new", 1.0, "passed")])
+    assert gate_compare.main([str(before), str(same)]) == 0
+    out = capsys.readouterr().out
+    assert "| per-code-point files (test_cut_exhaustive, test_cut_map) | 30 s | 7 s |" in out
+    assert "| tests over 20 s | 1 | 0 |" in out and "missing from after: 0" in out
+    worse = _junit(tmp_path / "w.xml", [("properties.test_cut_map", "t1", 7.0, "skipped")])
+    assert gate_compare.main([str(before), str(worse)]) == 1
+    out = capsys.readouterr().out
+    assert "- properties.test_x::t2" in out and "- properties.test_cut_map::t1" in out
+    (tmp_path / "bad.xml").write_text("not xml")
+    assert gate_compare.main([str(before), str(tmp_path / "bad.xml")]) == 2

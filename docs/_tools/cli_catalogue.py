@@ -31,6 +31,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("python -m spec.admission_cli", "spec.admission_cli", "build_parser", "admission.md"),
     Command("python -m spec.proofs", "spec.proofs.__main__", "main", "proofs.md"),
     Command("python -m benchmarks", "benchmarks.__main__", "main", "benchmarks.md"),
+    Command("python -m benchmarks.gate_compare", "benchmarks.gate_compare", "main", "gate-compare.md"),
     Command("python -m mutation", "mutation.cli", "_parser", "mutation.md"),
     Command("python -m reports.transcripts", "reports.transcripts", "main", "transcripts.md"),
     Command("python -m fuzz.campaign_tokenizers", "fuzz.campaign_tokenizers", "main", "campaign-tokenizers.md"),
