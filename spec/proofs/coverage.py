@@ -21,10 +21,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import z3
-
 from spec.families import stages_of
 from spec.proofs.alphabet import Alphabet, family_alphabet
+from spec.proofs.lazy_z3 import z3
 from spec.proofs.regex import parse
 from spec.proofs.z3_encoding import Encoder
 

@@ -47,7 +47,6 @@ from importlib.metadata import version
 from pathlib import Path
 
 import regex
-import z3
 
 from frozen.cache import cache_root
 from frozen.errors import SuiteError
@@ -55,6 +54,7 @@ from spec.classes import CLASS_NAMES, O, S
 from spec.families import DerivedFamily, derived_name, register, register_total, stages_digest
 from spec.proofs.alphabet import partition
 from spec.proofs.coverage import regex_coverage
+from spec.proofs.lazy_z3 import z3
 from spec.proofs.pieces import pieces_of, stages_pre_tokenizer
 from spec.proofs.pipeline import Pipeline, pieces_to_boundaries
 from spec.proofs.pipeline_proof import prove_pipeline, prove_resync

@@ -31,9 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import z3
-
 from spec.proofs.alphabet import Alphabet
+from spec.proofs.lazy_z3 import z3
 from spec.proofs.regex import Alt, Cat, Look, Node, Rep, Sym
 
 
@@ -85,9 +84,8 @@ class ConcreteAlgebra:
 class Z3Algebra:
     """z3 terms over one symbolic character per position (an integer in [0, symbols))."""
 
-    true, false = z3.BoolVal(True), z3.BoolVal(False)
-
     def __init__(self, length: int, symbols: int, name: str = "c") -> None:
+        self.true, self.false = z3.BoolVal(True), z3.BoolVal(False)
         self.chars = [z3.Int(f"{name}{i}") for i in range(length)]
         self.domain = [z3.And(c >= 0, c < symbols) for c in self.chars]
 

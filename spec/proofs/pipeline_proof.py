@@ -30,12 +30,11 @@ import time
 from dataclasses import dataclass, field
 from functools import cache
 
-import z3
-
 from frozen.errors import SuiteError
 from spec.families import stages_of
 from spec.proofs.alphabet import Alphabet, family_alphabet, partition
 from spec.proofs.bounded import reduced_representatives
+from spec.proofs.lazy_z3 import z3
 from spec.proofs.pieces import Pieces, pieces_of, stages_pre_tokenizer
 from spec.proofs.pipeline import ConcreteAlgebra, Pipeline, StageSemantics, Z3Algebra, pieces_to_boundaries
 from spec.proofs.prove import PairSet, pair_sets

@@ -45,8 +45,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
 
-import z3
-
 from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer
 from spec.classes import CLASS_NAMES
@@ -64,6 +62,7 @@ from spec.proofs.depth import (
     family_tokenizers,
     find_witness,
 )
+from spec.proofs.lazy_z3 import z3
 from spec.proofs.pieces import Pieces, cut_changes_pieces, pieces_of, stages_pre_tokenizer
 from spec.proofs.regex import Node, atoms, is_single_run, lookaheads, parse
 from spec.proofs.z3_encoding import Encoder

@@ -9,14 +9,19 @@ inside it, which is exact because the alphabet partitions code points by members
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import z3
+from functools import cache
 
 from spec.proofs.alphabet import Alphabet
+from spec.proofs.lazy_z3 import z3
 from spec.proofs.regex import Alt, Cat, Look, Node, Rep, Sym
 
 SYMBOL_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # ascending; ranges only within a run
-RE_SORT = z3.ReSort(z3.StringSort())
+
+
+@cache
+def re_sort() -> z3.ReSortRef:
+    """The sort of regular expressions over strings (built on first use: z3 is imported lazily)."""
+    return z3.ReSort(z3.StringSort())
 
 
 class Encoder:
@@ -32,7 +37,7 @@ class Encoder:
         """One character from the given symbol set (the empty language for an empty set)."""
         members = sorted(set(symbols))
         if not members:
-            return z3.Empty(RE_SORT)
+            return z3.Empty(re_sort())
         runs: list[list[int]] = []
         for s in members:
             # a run continues only where the characters are adjacent code points: "9" and "A" are consecutive
@@ -75,7 +80,7 @@ class Encoder:
                 return z3.Option(inner)
             return z3.Loop(inner, node.lo, node.hi)
         if isinstance(node, Look):
-            return self.epsilon() if mode == "over" else z3.Empty(RE_SORT)
+            return self.epsilon() if mode == "over" else z3.Empty(re_sort())
         raise TypeError(node)
 
     def before(self, node: Node, look: Look) -> z3.ReRef | None:
