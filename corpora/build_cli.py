@@ -42,7 +42,8 @@ def _cmd(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="fetch the committed sources and build the corpus shards and manifest",
                        description=__doc__)
-    p.add_argument("--profile", choices=PROFILES, default="full", help="small: one shard per script group (CI)")
+    p.add_argument("--profile", choices=PROFILES, default="full",
+        help="small: one shard per script group (CI); full: every source (default: %(default)s)")
     p.add_argument("--out", help="output folder (default: $DELTA_HOME/corpus/PROFILE)")
     p.add_argument("--sources", help="source list (default: the committed corpora/sources.json)")
     p.add_argument("--refresh", action="store_true", help="fetch and extract again even if cached")

@@ -360,17 +360,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="compare corpus shards with the reference (levels 1-3), resumable",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--profile", choices=PROFILES, default="small", help="the built-in corpus (built if needed)")
+    src.add_argument("--profile", choices=PROFILES, default="small",
+        help="the built-in corpus (built if needed; default: %(default)s)")
     src.add_argument("--corpus", help="user corpus: JSONL (.gz/.zst) or Parquet file, folder or glob; or a URL "
                      "(http(s)://, file://, s3://... through fsspec), read by each worker and digest-checked")
-    p.add_argument("--column", default="text", help="text column of --corpus files")
+    p.add_argument("--column", default="text", help="text column of --corpus files (default: %(default)s)")
     p.add_argument("--corpus-dir", help="where the built-in corpus is (default: $DELTA_HOME/corpus/PROFILE); a URL "
                    "(http(s)://, s3://, ...) reads a built corpus served there, for workers that share no folder")
     p.add_argument("--tokenizer", default="all", help="a registry name or alias, all, or a path to a tokenizer.json "
-                   "or a folder holding one (a user file)")
+                   "or a folder holding one (a user file; default: %(default)s)")
     p.add_argument("--name", help="the name of a --tokenizer path in records and reports (default: the folder's "
                    "name, or the file's stem)")
-    p.add_argument("--workers", type=int, default=1, help="local worker processes")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (default: %(default)s)")
     p.add_argument("--shard", help="run only slice i/N (0-based) of the units, for job arrays")
     cl = p.add_mutually_exclusive_group()
     cl.add_argument("--distributed", help="a Dask scheduler address, dask://HOST:PORT")
@@ -381,7 +382,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(e.g. lopt, fastokens==0.3.5), checked on levels 1-3 on its own paths")
     p.add_argument("--levels", default="1,2,3", help="levels to compare: 1 whole encodes, 2 chunked encodes, 3 "
                    "sessions (default 1,2,3)")
-    p.add_argument("--chunks", default="2,4,8", help="chunk counts of level 2")
+    p.add_argument("--chunks", default="2,4,8", help="chunk counts of level 2 (default: %(default)s)")
     p.add_argument("--transcripts", choices=[*TRANSCRIPT_PROFILES, "none"],
                    help="the long transcript set replayed at level 3 (default: the --profile's; none: skip it)")
     p.set_defaults(func=_cmd)

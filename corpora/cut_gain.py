@@ -94,14 +94,16 @@ def _cmd(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("cut-gain", help="cuts the per-pattern transition sets add over the floor, on real text",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--profile", choices=PROFILES, default="small", help="the built-in corpus (built if needed)")
+    p.add_argument("--profile", choices=PROFILES, default="small",
+        help="the built-in corpus (built if needed; default: %(default)s)")
     p.add_argument("--corpus", help="JSONL or Parquet files (a path or glob) instead of the built-in corpus")
-    p.add_argument("--column", default="text", help="the text column of --corpus files")
+    p.add_argument("--column", default="text", help="the text column of --corpus files (default: %(default)s)")
     p.add_argument("--tokenizer", default="all", help="a registry name or alias, all (default), or a path to a "
                    "tokenizer.json or a folder holding one (a user file)")
     p.add_argument("--name", help="the name of a --tokenizer path (default: the folder's name, or the file's stem)")
     p.add_argument("--max-characters", type=int, default=2_000_000, help="characters read in all (default 2,000,000)")
-    p.add_argument("--verify", type=int, default=5_000, help="gained cuts checked on the reference per tokenizer")
+    p.add_argument("--verify", type=int, default=5_000,
+        help="gained cuts checked on the reference per tokenizer (default: %(default)s)")
     p.add_argument("--out", help="output folder (default out/cut-gain/PROFILE)")
     p.set_defaults(func=_cmd)
 

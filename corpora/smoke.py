@@ -83,7 +83,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("smoke", help="short differential check of the provisioned tokenizers on built-in samples",
                        description=__doc__)
-    p.add_argument("--out", default="out/ledgers/main", help="ledger folder")
+    p.add_argument("--out", default="out/ledgers/main", help="ledger folder (default: %(default)s)")
     p.add_argument("--tokenizer", action="append", help="only this tokenizer (repeatable): a registry name or alias, "
                    "or a path to a tokenizer.json or a folder holding one (a user file); default every provisioned one")
     p.add_argument("--name", help="the name of a --tokenizer path (default: the folder's name, or the file's stem)")

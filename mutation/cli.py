@@ -62,7 +62,8 @@ MAP_FILE = "coverage-map.json"  # in the work folder, with its measuring copy in
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mutation", description=__doc__.split("\n\n")[0])
-    p.add_argument("--verdicts", type=Path, default=VERDICTS_FILE, help="the verdicts file (TOML)")
+    p.add_argument("--verdicts", type=Path, default=VERDICTS_FILE,
+        help="the verdicts file (TOML; default: mutation/verdicts.toml)")
     sub = p.add_subparsers(dest="command", required=True)
     measure = sub.add_parser("map", help="measure the coverage map (which test files execute which statements)")
     measure.add_argument("--jobs", type=int, default=2, help="test files measured at once (default 2)")
@@ -70,14 +71,16 @@ def _parser() -> argparse.ArgumentParser:
     listing = sub.add_parser("list", help="the mutated modules and the test files executing each")
     listing.add_argument("--work", type=Path, default=WORK, help=WORK_HELP)
     run = sub.add_parser("run", help="run or resume modules' sessions")
-    run.add_argument("--module", action="append", default=[], help="a module path such as spec/cut.py")
+    run.add_argument("--module", action="append", default=[],
+        help="a module path such as spec/cut.py, repeatable (default: none; --all for every module)")
     run.add_argument("--all", action="store_true", help="every module of spec/ and delta/")
     run.add_argument("--fresh", action="store_true", help="start the sessions over instead of resuming")
     run.add_argument("--no-server", action="store_true",
                      help="run each mutant's tests in a process of their own, not forked from the test server")
     run.add_argument("--every-file", action="store_true",
                      help="each mutant runs every test file executing the module, not only its statement's")
-    run.add_argument("--jobs", type=int, default=2, help="test files measured at once if the map is measured")
+    run.add_argument("--jobs", type=int, default=2,
+        help="test files measured at once if the map is measured (default: %(default)s)")
     run.add_argument("--results", type=Path, default=RESULTS_FILE, help=RESULTS_HELP)
     run.add_argument("--work", type=Path, default=WORK, help=WORK_HELP)
     status = sub.add_parser("status", help="the score and the survivors with their verdicts")

@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t3.add_argument("--ledgers", nargs="+", metavar="PATH", help="ledger folders or files (default: out/ledgers)")
     t3.add_argument("--out", default="out/report", metavar="DIR", help="output folder (default: out/report)")
-    t3.add_argument("--format", default=",".join(FORMATS), help=f"comma-separated subset of {','.join(FORMATS)}")
+    t3.add_argument("--format", default=",".join(FORMATS),
+        help=f"comma-separated subset of {','.join(FORMATS)} (default: all of them)")
     t3.add_argument("--gate", action="store_true",
                     help="render the gate's own ledger ($DELTA_LEDGER_DIR or out/ledgers/gate: its latest run)")
     t3.add_argument("--require-pass", action="store_true",
