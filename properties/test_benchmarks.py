@@ -196,7 +196,7 @@ def test_gate_durations_records_a_failing_or_unbalanced_run_as_not_met(tmp_path:
 
 
 
-def _junit(path: Path, cases: list[tuple[str, str, float, str]]) -> Path:
+def _junit_of_cases(path: Path, cases: list[tuple[str, str, float, str]]) -> Path:
     """A JUnit XML file of (classname, name, seconds, outcome) testcases."""
     body = []
     for cls, name, seconds, outcome in cases:
@@ -210,10 +210,10 @@ def test_gate_compare_names_every_dropped_or_skipped_test(tmp_path: Path, capsys
     """`python -m benchmarks.gate_compare BEFORE AFTER`: the figures of both runs (the per-code-point files apart),
     exit 0 when every test of BEFORE is in AFTER and none that passed is skipped; exit 1 naming a test that was
     dropped and one that was moved to a skip; exit 2 for a file that is not JUnit XML."""
-    before = _junit(tmp_path / "b.xml", [("properties.test_cut_map", "t1", 30.0, "passed"),
+    before = _junit_of_cases(tmp_path / "b.xml", [("properties.test_cut_map", "t1", 30.0, "passed"),
                                          ("properties.test_x", "t2", 5.0, "passed"),
                                          ("properties.test_x", "t3", 1.0, "skipped")])
-    same = _junit(tmp_path / "s.xml", [("properties.test_cut_map", "t1", 7.0, "passed"),
+    same = _junit_of_cases(tmp_path / "s.xml", [("properties.test_cut_map", "t1", 7.0, "passed"),
                                        ("properties.test_x", "t2", 4.0, "passed"),
                                        ("properties.test_x", "t3", 1.0, "skipped"),
                                        ("properties.test_x", "new", 1.0, "passed")])
@@ -221,7 +221,7 @@ def test_gate_compare_names_every_dropped_or_skipped_test(tmp_path: Path, capsys
     out = capsys.readouterr().out
     assert "| per-code-point files (test_cut_exhaustive, test_cut_map) | 30 s | 7 s |" in out
     assert "| tests over 20 s | 1 | 0 |" in out and "missing from after: 0" in out
-    worse = _junit(tmp_path / "w.xml", [("properties.test_cut_map", "t1", 7.0, "skipped")])
+    worse = _junit_of_cases(tmp_path / "w.xml", [("properties.test_cut_map", "t1", 7.0, "skipped")])
     assert gate_compare.main([str(before), str(worse)]) == 1
     out = capsys.readouterr().out
     assert "- properties.test_x::t2" in out and "- properties.test_cut_map::t1" in out
