@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from frozen.errors import CacheNotWritable
@@ -28,9 +29,10 @@ def ensure_writable(path: Path) -> Path:
     """Create `path` if needed and prove it is writable; `CacheNotWritable` with the reason otherwise."""
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".write-probe-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        # a name of its own: the threads of one process may probe the same folder at once
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-probe-")
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
         raise CacheNotWritable(
             f"cache folder {path} is not writable ({exc.strerror or exc}); set DELTA_HOME to a writable folder"

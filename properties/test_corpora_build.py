@@ -21,6 +21,7 @@ from corpora import build as build_module
 from corpora import readers
 from corpora.build import build_corpus
 from corpora.readers import UnreadableCorpus, read_documents
+from frozen.cache import ensure_writable
 from frozen.digests import sha256_file
 from frozen.errors import SourceUnavailable
 
@@ -211,3 +212,27 @@ def test_sources_are_fetched_together_in_order_and_the_first_failure_in_order_ra
     with pytest.raises(SourceUnavailable, match="b is down"):
         build_module.fetch_all([{"id": i} for i in "abcd"], Path("."), False)
     assert b_saw_c_fail == [True]  # "c" ran while "b" waited: they were fetched together
+
+
+def test_the_cache_is_probed_by_many_threads_at_once(tmp_path: Path) -> None:
+    """`ensure_writable` from many threads of one process at once (the corpus build fetches its sources eight at a
+    time, each probing the cache folder): every probe succeeds and leaves no file behind. Plant: a probe file named
+    by the process id alone -> threads remove each other's probe and one raises CacheNotWritable."""
+    folder = tmp_path / "cache"
+    barrier = threading.Barrier(16)
+    errors: list[BaseException] = []
+
+    def probe() -> None:
+        barrier.wait()
+        try:
+            for _ in range(50):
+                ensure_writable(folder)
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=probe) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and list(folder.iterdir()) == []
