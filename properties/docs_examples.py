@@ -226,8 +226,7 @@ def parse_check(argv: list[str], cwd: Path) -> str | None:
 def page_env(folder: Path) -> dict:
     """The environment of a page's shell blocks: the suite's commands first on PATH; every output in `folder`."""
     return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            "DELTA_LEDGER_DIR": str(folder / "out" / "ledgers" / "gate"), "DELTA_OUT": str(folder / "out"),
-            "PYTHONDONTWRITEBYTECODE": "1"}
+            "DELTA_LEDGER_DIR": str(folder / "out" / "ledgers" / "gate"), "DELTA_OUT": str(folder / "out")}
 
 
 def not_run_elsewhere(script: str, reason: str) -> list[str]:
