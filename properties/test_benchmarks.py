@@ -167,6 +167,7 @@ def test_gate_durations_parses_a_passing_run(tmp_path: Path) -> None:
         "properties.test_a::test_slow[x]", "properties.test_b::test_other", "properties.test_a::test_fast",
         "properties.test_b::test_skipped"]
     assert details["bound_64_s"] == max(8.0, 10.75 / 64) + 9.0 == 17.0
+    assert details["worst_case_64_s"] == round(8.0 + 10.75 / 64 + 9.0, 3) == 17.168  # a greedy order's worst case
     assert details["goal_bound_s"] == GOAL_BOUND_S == 30
     assert details["outcome"] == "passed" and details["goal_met"] is True and details["over_goal_longest"] == []
     rec = durations_record(details)
@@ -221,6 +222,7 @@ def test_gate_compare_names_every_dropped_or_skipped_test(tmp_path: Path, capsys
     out = capsys.readouterr().out
     assert "| per-code-point files (test_cut_exhaustive, test_cut_map) | 30 s | 7 s |" in out
     assert "| tests over 20 s | 1 | 0 |" in out and "missing from after: 0" in out
+    assert "longest + total / 64, collection apart | 30.6 s | 7.2 s |" in out  # 30 + 36/64 and 7 + 13/64
     worse = _junit_of_cases(tmp_path / "w.xml", [("properties.test_cut_map", "t1", 7.0, "skipped")])
     assert gate_compare.main([str(before), str(worse)]) == 1
     out = capsys.readouterr().out
