@@ -1,12 +1,13 @@
-"""The gate's per-test durations: how well it balances over 64 workers (figure `benchmark.gate_durations`). The CI gate
-runs as `pytest -n 64`; its wall time there is bounded below by its longest test and by its total test time spread
-over the workers, plus the collection every worker does first: `bound_64_s = max(longest, total / 64) + collection`.
-The goal is a bound of at most 30 s (no test longer than 10 s on one core). A greedy scheduler such as xdist's can
-do worse than that lower bound: it can start the longest test last, so the record also gives the worst case of any
-greedy order, `worst_case_64_s = longest + total / 64 + collection` (Graham's bound for list scheduling).
-`gate_durations(workers)` runs the gate once here (`python -m pytest properties -n WORKERS -q --junitxml=...`, a
-subprocess in the repository root), times a collection-only run apart, reads every test's time from the JUnit XML
-(pytest's default: setup, call and teardown together) and returns one ledger record.
+"""The gate's per-test durations: how well it balances over 64 workers (figure `benchmark.gate_durations`).
+
+The CI gate runs as `pytest -n 64`; its wall time there is bounded below by its longest test and by its total test
+time spread over the workers, plus the collection every worker does first: `bound_64_s = max(longest, total / 64) +
+collection`. The goal is a bound of at most 30 s (no test longer than 10 s on one core). A greedy scheduler such as
+xdist's can do worse than that lower bound: it can start the longest test last, so the record also gives the worst
+case of any greedy order, `worst_case_64_s = longest + total / 64 + collection` (Graham's bound for list
+scheduling). `gate_durations(workers)` runs the gate once here (`python -m pytest properties -n WORKERS -q
+--junitxml=...`, a subprocess in the repository root), times a collection-only run apart, reads every test's time
+from the JUnit XML (pytest's default: setup, call and teardown together) and returns one ledger record.
 `durations_of_junit` is the pure part: the XML and the timings in, the record's details out.
 """
 
