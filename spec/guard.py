@@ -59,11 +59,14 @@ class LiteralTrie:
         out: list[tuple[int, int]] = []
         if self.starts is None:
             return out
-        for match in self.starts.finditer(text, first, min(hi, len(text))):  # the starts in [first, min(hi, n))
+        end = min(hi, len(text))
+        match = self.starts.search(text, first, end)  # the starts in [first, end), one after the other
+        while match is not None:
             start = match.start()
             for length in self.lengths_at(text, start):
                 if start + length > lo:
                     out.append((start, start + length))
+            match = self.starts.search(text, start + 1, end)
         return out
 
     def selected(self, text: str) -> list[tuple[int, int]]:
