@@ -25,7 +25,6 @@ How each condition becomes an array operation over the text's code points (numpy
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -69,18 +68,9 @@ def _pair_matrix(pairs: frozenset) -> np.ndarray:
     return matrix
 
 
-@lru_cache(maxsize=128)
-def _start_finder(trie: LiteralTrie) -> re.Pattern | None:
-    """A regular expression matching any first character of a literal (None: no literals)."""
-    firsts = sorted(trie.root)
-    if not firsts:
-        return None
-    return re.compile("[" + "".join(re.escape(ch) for ch in firsts) + "]")
-
-
 def occurrences(trie: LiteralTrie, text: str) -> list[tuple[int, int]]:
     """Every occurrence (start, end) of the trie's literals in `text`, overlapping ones included, by start."""
-    finder = _start_finder(trie)
+    finder = trie.starts  # any first character of a literal
     if finder is None:
         return []
     out = []

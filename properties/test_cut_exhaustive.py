@@ -32,6 +32,7 @@ import time
 import unicodedata
 from functools import lru_cache
 
+import numpy as np
 import pytest
 import regex
 import unicodedata2
@@ -151,21 +152,17 @@ def family_pretokenizer(family: str) -> PreTokenizer:
 
 def boundaries(pt: PreTokenizer, probes: list[str], at: list[int]) -> bytearray:
     """For each probe, 1 if the pre-tokenizer starts a piece at offset `at[i]` of it (probes batched, each
-    followed by SEPARATOR)."""
+    followed by SEPARATOR). The bookkeeping is numpy: each probe's offset in the batch text is the running sum of
+    the probe lengths plus separators before it."""
     out = bytearray(len(probes))
     for lo in range(0, len(probes), BATCH):
         chunk = probes[lo : lo + BATCH]
-        positions = []
-        pos = 0
-        for i, p in enumerate(chunk):
-            positions.append(pos + at[lo + i])
-            pos += len(p) + len(SEPARATOR)
         text = SEPARATOR.join(chunk) + SEPARATOR
-        starts = bytearray(len(text) + 1)
-        for _, (s, _e) in pt.pre_tokenize_str(text):
-            starts[s] = 1
-        for i, p in enumerate(positions):
-            out[lo + i] = starts[p]
+        spans = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk)) + len(SEPARATOR)
+        positions = np.cumsum(spans) - spans + np.asarray(at[lo : lo + len(chunk)], dtype=np.int64)
+        starts = np.zeros(len(text) + 1, dtype=np.uint8)
+        starts[[s for _, (s, _e) in pt.pre_tokenize_str(text)]] = 1
+        out[lo : lo + len(chunk)] = starts[positions].tobytes()
     return out
 
 
@@ -371,14 +368,17 @@ def test_classes_agree_with_reference_pretokenizer(family: str, lo: int, hi: int
         if suffix:  # c+a: the boundary of interest is after c
             at = [1] * len(probes)
         observed.append(boundaries(pt, probes, at))
+    # each code point's observations as one number (bit k: a split in context k), spelled out (S split, J joined)
+    # once per distinct number
+    got_bits = sum(np.frombuffer(obs, dtype=np.uint8).astype(np.int64) << k for k, obs in enumerate(observed))
+    spell = {v: "".join("S" if v >> k & 1 else "J" for k in range(len(observed))) for v in set(got_bits.tolist())}
     wrong = []
     keys: dict[str, int] = {}
-    for i, cp in enumerate(cps):
+    for cp, got in zip(cps, got_bits.tolist(), strict=True):
         key = behaviour_key(family, cp, table[cp], ps)
         keys[key] = keys.get(key, 0) + 1
-        got = "".join("S" if obs[i] else "J" for obs in observed)
-        if got != expected[key]:
-            wrong.append((hex(cp), key, got, expected[key]))
+        if spell[got] != expected[key]:
+            wrong.append((hex(cp), key, spell[got], expected[key]))
     cpu = time.process_time() - t0
     print(f"{family} ({tok.name}) {range_name(lo, hi)}: {len(cps)} scalar values x {len(expected['contexts'])} "
           f"contexts, keys {keys}, {len(wrong)} disagreements, {cpu:.1f}s CPU; surrogates excluded")
@@ -496,13 +496,24 @@ PARTNERS = {L: ("a",), N: ("12",), O: ("!",), S: (" ",), M: ("\u0300",)}
 CARVED_PAIRS = {(O, S), (L, O)}  # the pairs whose carve-outs depend on the right character
 
 
-def _by_class(lo: int = 0, hi: int = CODE_SPACE) -> dict[int, list[int]]:
+@lru_cache(maxsize=4)
+def _class_array() -> np.ndarray:
+    """`class_table()` as a numpy lookup array (built once per worker)."""
+    return np.frombuffer(class_table(), dtype=np.uint8)
+
+
+@lru_cache(maxsize=8)
+def _by_class_tuples(lo: int, hi: int) -> tuple[tuple[int, ...], ...]:
+    """The scalar values of [lo, hi) of each class 0..4 (ascending), computed once per worker and range (the
+    transition tests of both sides and the end-of-input tests of every family read the same)."""
+    cps = np.array(scalars(lo, hi), dtype=np.int64)
+    classes = _class_array()[cps]
+    return tuple(tuple(cps[classes == c].tolist()) for c in range(5))
+
+
+def _by_class(lo: int = 0, hi: int = CODE_SPACE) -> dict[int, tuple[int, ...]]:
     """The scalar values of [lo, hi) by class (ascending)."""
-    table = class_table()
-    out: dict[int, list[int]] = {c: [] for c in range(5)}
-    for cp in scalars(lo, hi):
-        out[table[cp]].append(cp)
-    return out
+    return dict(enumerate(_by_class_tuples(lo, hi)))
 
 
 @lru_cache(maxsize=4)
@@ -552,7 +563,7 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
             probes.extend(left)
             at.extend([1] * len(left))
     marks = boundaries(pt, probes, at)
-    missing = [(probes[i], at[i]) for i in range(len(probes)) if not marks[i]]
+    missing = [(probes[i], at[i]) for i in np.flatnonzero(np.frombuffer(marks, dtype=np.uint8) == 0).tolist()]
     cpu = time.process_time() - t0
     print(f"{family} ({tok.name}) {range_name(lo, hi)}: {len(probes)} transition probes (every code point as the "
           f"{side} side of the {len(rules.pairs)} pairs), {len(missing)} without a boundary; {cpu:.1f}s CPU; "

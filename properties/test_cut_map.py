@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os  # noqa: F401  (used by the skipif condition string)
 import random
+from functools import lru_cache
 
 import pytest
 
 import controls
-from checks.battery import iter_battery
+from checks.battery import battery
 from delta.cut_map import FAULTS, cut_map
 from frozen.loader import FrozenTokenizer, load_tokenizer
 from properties.conftest import ADMITTED, PROVISIONED, checked_scalars, sampling_note
@@ -46,25 +47,35 @@ def mapped(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES,
 
 
 def disagreements(tok: FrozenTokenizer, texts, rules: CutRules = DEFAULT_CUT_RULES, fault: str | None = None,
-                  ) -> tuple[int, list[tuple[str, int, str | None, str | None]]]:
-    """(offsets compared, the offsets where the array verdict differs from the oracle: (text, b, array, spec))."""
+                  wants=None) -> tuple[int, list[tuple[str, int, str | None, str | None]]]:
+    """(offsets compared, the offsets where the array verdict differs from the oracle: (text, b, array, spec)).
+    `wants`: the oracle's verdicts of the texts, when already computed (`battery_oracle`)."""
     compared, bad = 0, []
-    for text in texts:
-        want, got = oracle(tok, text, rules), mapped(tok, text, rules, fault)
+    for i, text in enumerate(texts):
+        want = oracle(tok, text, rules) if wants is None else wants[i]
+        got = mapped(tok, text, rules, fault)
         compared += len(want)
         bad += [(text, b + 1, g, w) for b, (g, w) in enumerate(zip(got, want, strict=True)) if g != w]
     return compared, bad
 
 
 def battery_texts(tok: FrozenTokenizer) -> list[str]:
-    return [case.text for case in iter_battery(tok, "ci")]
+    """The texts of the `ci` battery's cases, in order (the cases generated once per process: `battery`)."""
+    return [case.text for case in battery(tok, "ci")]
+
+
+@lru_cache(maxsize=16)
+def battery_oracle(tok: FrozenTokenizer) -> tuple[list[str | None], ...]:
+    """`oracle` of every `battery_texts` text under the default rules, computed once per process: the battery
+    test and each broken-rule test of a tokenizer compare the array verdicts with the same spec verdicts."""
+    return tuple(oracle(tok, text) for text in battery_texts(tok))
 
 
 @pytest.mark.parametrize("name", TABLE_TOKENIZERS)
 def test_map_equals_oracle_on_the_battery(name: str, ledger) -> None:
     """Every offset of every `ci` battery string: the array verdict is the spec's, under the default rules."""
     tok = load_tokenizer(name)
-    compared, bad = disagreements(tok, battery_texts(tok))
+    compared, bad = disagreements(tok, battery_texts(tok), wants=battery_oracle(tok))
     ledger.record("battery", "cut_map.battery", tok, comparisons=compared, differences=len(bad), unit="offsets",
                   oracle="spec")
     assert compared > 10_000
@@ -150,7 +161,7 @@ def test_each_broken_array_rule_is_seen(fault: str, ledger) -> None:
         tok = load_tokenizer(name)
         if not _applies(fault, tok):
             continue
-        _, bad = disagreements(tok, battery_texts(tok), fault=fault)
+        _, bad = disagreements(tok, battery_texts(tok), fault=fault, wants=battery_oracle(tok))
         seen[name] = len(bad)
     ledger.record("control", f"cut_map.fault.{fault}", None, comparisons=len(seen),
                   differences=sum(1 for v in seen.values() if v), unit="tokenizers",

@@ -11,6 +11,7 @@ The "selected" variant (leftmost-longest non-overlapping occurrences only, what 
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from frozen.loader import FrozenTokenizer
@@ -31,6 +32,10 @@ class LiteralTrie:
             for ch in lit:
                 node = node.setdefault(ch, {})
             node[_END] = len(lit)
+        # any first character of a literal (None: no literals): the scans below visit only the positions where
+        # an occurrence can start, the positions whose character is a key of the root
+        firsts = "".join(re.escape(ch) for ch in sorted(self.root))
+        self.starts: re.Pattern | None = re.compile(f"[{firsts}]") if firsts else None
 
     def lengths_at(self, text: str, start: int) -> list[int]:
         """Lengths of every literal occurring at `start` (shortest first)."""
@@ -51,23 +56,26 @@ class LiteralTrie:
         """Every occurrence (start, end), overlapping ones included, that intersects [lo, hi) of `text`."""
         hi = len(text) if hi is None else hi
         first = max(0, lo - self.longest + 1)
-        out = []
-        root = self.root
-        for start in range(first, min(hi, len(text))):
-            if text[start] not in root:
-                continue
+        out: list[tuple[int, int]] = []
+        if self.starts is None:
+            return out
+        end = min(hi, len(text))
+        match = self.starts.search(text, first, end)  # the starts in [first, end), one after the other
+        while match is not None:
+            start = match.start()
             for length in self.lengths_at(text, start):
                 if start + length > lo:
                     out.append((start, start + length))
+            match = self.starts.search(text, start + 1, end)
         return out
 
     def selected(self, text: str) -> list[tuple[int, int]]:
         """The leftmost-longest non-overlapping occurrences of a left-to-right scan of the whole text."""
-        out = []
+        out: list[tuple[int, int]] = []
         i = 0
-        n = len(text)
-        while i < n:
-            lengths = self.lengths_at(text, i) if text[i] in self.root else []
+        while self.starts is not None and (match := self.starts.search(text, i)) is not None:
+            i = match.start()  # the next position where an occurrence can start
+            lengths = self.lengths_at(text, i)
             if lengths:
                 out.append((i, i + lengths[-1]))
                 i += lengths[-1]
@@ -82,6 +90,13 @@ def literal_trie(tok: FrozenTokenizer) -> LiteralTrie:
     return LiteralTrie(tok.special_strings)
 
 
+@lru_cache(maxsize=16)
+def selected_in(trie: LiteralTrie, text: str) -> tuple[tuple[int, int], ...]:
+    """`trie.selected(text)`, memoized per text: the guard mode "selected" asks for the whole text's selection
+    at every offset of the same text."""
+    return tuple(trie.selected(text))
+
+
 GUARD_MODES = ("all", "selected", "off")
 
 
@@ -93,7 +108,7 @@ def occurrences_near(tok: FrozenTokenizer, text: str, lo: int, hi: int, mode: st
     if mode == "all":
         return trie.occurrences(text, lo, hi)
     if mode == "selected":
-        return [(s, e) for s, e in trie.selected(text) if s < hi and e > lo]
+        return [(s, e) for s, e in selected_in(trie, text) if s < hi and e > lo]
     raise ValueError(f"unknown guard mode {mode!r}; expected one of {GUARD_MODES}")
 
 
