@@ -98,6 +98,15 @@ class FrozenTokenizer:
         return self.config_sha256 is not None
 
 
+def loaded_pre_tokenizer(tokenizer: Tokenizer) -> dict | None:
+    """The pre-tokenizer section of `tokenizer` as the loaded reference object serializes it: the same JSON as
+    `json.loads(tokenizer.to_str())["pre_tokenizer"]` (the pre-tokenizer's own pickle state, which the reference
+    writes with the same serializer as the whole file), without serializing the whole vocabulary (0.15 to 0.8 s per
+    call on the frozen tokenizers against under a millisecond). None when there is no pre-tokenizer."""
+    pre_tokenizer = tokenizer.pre_tokenizer
+    return None if pre_tokenizer is None else json.loads(pre_tokenizer.__getstate__())
+
+
 def _parse_json(data: bytes, what: str) -> dict:
     try:
         parsed = json.loads(data.decode("utf-8"))

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from frozen.loader import load_tokenizer
+from frozen.loader import load_tokenizer, loaded_pre_tokenizer
 from frozen.registry import rows
 from properties.conftest import ADMITTED, PROVISIONED
 from spec.patterns import SPLIT_PATTERNS, TOTAL_STAGES
@@ -46,11 +46,11 @@ def test_accepted_transitions_keep_the_pieces_on_every_short_string(family: str,
     alphabet = family_alphabet(family)
     members = [row.name for row in rows() if row.split_pattern == family]
     provisioned = [load_tokenizer(n) for n in members if n in ADMITTED]
-    configs = {json.dumps(_as_isolated(json.loads(t.tokenizer.to_str())["pre_tokenizer"]), sort_keys=True)
+    configs = {json.dumps(_as_isolated(loaded_pre_tokenizer(t.tokenizer)), sort_keys=True)
                for t in provisioned}
     assert len(configs) <= 1, f"{family}: provisioned tokenizers disagree on the pre-tokenizer"
     for tok in provisioned:  # the proved stages are the tokenizer's own (then a ByteLevel that does not split)
-        config = json.loads(tok.tokenizer.to_str())["pre_tokenizer"]
+        config = loaded_pre_tokenizer(tok.tokenizer)
         stages = tuple(p["pattern"]["Regex"] for p in config["pretokenizers"] if p["type"] == "Split")
         assert stages == SPLIT_PATTERNS[family], tok.name
     # the gate runs the tokenizer's own pre-tokenizer; the default runs the same Split stages without the ByteLevel

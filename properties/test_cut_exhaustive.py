@@ -26,7 +26,6 @@ pre-tokenizers) is built once per worker. Run with `pytest -m exhaustive` or DEL
 
 from __future__ import annotations
 
-import json
 import os  # noqa: F401  (used by the skipif condition string)
 import time
 import unicodedata
@@ -39,7 +38,7 @@ import unicodedata2
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import PreTokenizer, Sequence, Split
 
-from frozen.loader import FrozenTokenizer, load_tokenizer
+from frozen.loader import FrozenTokenizer, load_tokenizer, loaded_pre_tokenizer
 from properties.conftest import (
     ADMITTED,
     UNASSIGNED_PLANES,
@@ -138,7 +137,7 @@ COVERS = {family: covered(tok) for family, tok in FAMILIES.items()}
 
 def split_pretokenizer(tok: FrozenTokenizer) -> PreTokenizer:
     """The tokenizer's own Split stages (from its file; the trailing ByteLevel stage splits nothing)."""
-    stages, problem = split_stages(json.loads(tok.tokenizer.to_str())["pre_tokenizer"])
+    stages, problem = split_stages(loaded_pre_tokenizer(tok.tokenizer))
     assert problem is None, problem
     return Sequence([Split(Regex(r), behavior="isolated") for r in stages])
 

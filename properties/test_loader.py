@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tokenizers import Tokenizer, models, pre_tokenizers
 
 from frozen.errors import CorruptTokenizerFile, DigestMismatch, InstalledFileChanged, NotProvisioned, UnknownTokenizer
 from frozen.loader import (
@@ -18,6 +19,7 @@ from frozen.loader import (
     compute_margin,
     load_tokenizer,
     load_tokenizer_file,
+    loaded_pre_tokenizer,
     token_byte_length,
 )
 from frozen.registry import lookup
@@ -45,6 +47,7 @@ def test_provisioned_tokenizers_load_with_computed_parameters(name, normalizer, 
     assert len(tok.special_strings) == specials
     # computed from the files, independently of the registry, and equal to the registry's facts
     raw = json.loads(tok.tokenizer.to_str())
+    assert loaded_pre_tokenizer(tok.tokenizer) == raw["pre_tokenizer"]  # the cheap read is the whole file's section
     assert compute_margin(tok.special_strings) == max(8, max(len(s) for s in tok.special_strings)) == margin
     assert compute_bound(raw, raw["added_tokens"]) == bound
     assert (tok.margin, tok.bound) == (lookup(name).margin, lookup(name).bound)
@@ -126,3 +129,13 @@ def test_a_changed_installed_file_names_the_remedy_across_processes() -> None:
     assert str(exc).endswith("it changed since install; re-install it: corpora tokenizers pull qwen3 --force")
     again = pickle.loads(pickle.dumps(exc))
     assert str(again) == str(exc) and again.remedy == exc.remedy
+
+
+def test_loaded_pre_tokenizer_is_none_without_one_and_follows_a_change() -> None:
+    """`loaded_pre_tokenizer` reads the loaded object, not a copy of the file: None for a tokenizer without a
+    pre-tokenizer, and the new section after one is set."""
+    tokenizer = Tokenizer(models.BPE())
+    assert loaded_pre_tokenizer(tokenizer) is None
+    tokenizer.pre_tokenizer = pre_tokenizers.Digits(individual_digits=True)
+    assert loaded_pre_tokenizer(tokenizer) == json.loads(tokenizer.to_str())["pre_tokenizer"]
+    assert loaded_pre_tokenizer(tokenizer)["individual_digits"] is True

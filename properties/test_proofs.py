@@ -12,12 +12,11 @@ status "not provisioned", never as a pass for the tokenizer.
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 
 import pytest
 
-from frozen.loader import load_tokenizer
+from frozen.loader import load_tokenizer, loaded_pre_tokenizer
 from frozen.registry import rows
 from properties.conftest import PROVISIONED
 from spec.admission import admission_of
@@ -106,7 +105,7 @@ def test_tokenizer_runs_a_proved_pattern(tok, ledger) -> None:
     ByteLevel without regex or prefix space; its pattern's proof holds; its own pre-tokenizer confirms every
     counterexample."""
     family = admission_of(tok).pattern
-    config = json.loads(tok.tokenizer.to_str())["pre_tokenizer"]
+    config = loaded_pre_tokenizer(tok.tokenizer)
     splits, rest = _split_stages(config)
     assert tuple(s["pattern"]["Regex"] for s in splits) == SPLIT_PATTERNS[family]
     assert all((s["behavior"], s["invert"]) == ("Isolated", False)
@@ -195,6 +194,6 @@ def test_confirmed_and_reconstructed_patterns_partition_the_families() -> None:
     for family in CONFIRMED_AGAINST_FILE:
         for name in _tokenizers_of(family):
             if name in PROVISIONED:
-                config = json.loads(load_tokenizer(name).tokenizer.to_str())["pre_tokenizer"]
+                config = loaded_pre_tokenizer(load_tokenizer(name).tokenizer)
                 splits, _ = _split_stages(config)
                 assert tuple(s["pattern"]["Regex"] for s in splits) == SPLIT_PATTERNS[family], name
