@@ -29,14 +29,13 @@ bounded search found no text on which the exclusion changes the IDs, which is no
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import islice
 
 from frozen.errors import NotProvisioned
-from frozen.loader import FrozenTokenizer, byte_decoder, load_tokenizer
+from frozen.loader import FrozenTokenizer, byte_level_bytes, load_tokenizer
 from frozen.registry import rows
 from spec.proofs.alphabet import Alphabet
 from spec.proofs.pieces import Pieces, cut_changes_pieces
@@ -164,14 +163,8 @@ class VocabularyIndex:
 def vocabulary_bytes(tok: FrozenTokenizer) -> tuple[tuple[int, bytes], ...]:
     """The model's vocabulary entries (added tokens left out) as (ID, bytes), ascending ID; entries with a character
     outside the byte-level alphabet are left out."""
-    decoder = byte_decoder()
-    table = str.maketrans({ch: chr(b) for ch, b in decoder.items()})
-    foreign = re.compile("[^" + re.escape("".join(decoder)) + "]")
-    out = []
-    for token, token_id in tok.tokenizer.get_vocab(with_added_tokens=False).items():
-        if not foreign.search(token):
-            out.append((token_id, token.translate(table).encode("latin-1")))
-    return tuple(sorted(out))
+    vocab = tok.tokenizer.get_vocab(with_added_tokens=False).items()
+    return tuple(sorted((token_id, raw) for token, token_id in vocab if (raw := byte_level_bytes(token)) is not None))
 
 
 def entry_text(data: bytes) -> tuple[str, bytes] | None:
