@@ -70,6 +70,7 @@ The anchor predicate is the cut spec's (spec/normalization.py), so both proposit
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -385,12 +386,22 @@ def judge_run(
     if params.require_bound and not normalized_length(tok, text[start:end]) > bound:
         return "bound"
     if params.require_witness:
-        # the witness depends on the two characters around b only: each distinct pair is judged once
         internal = (old_spans[i][0] for i in range(first + 1, first + length))
-        pairs = {text[b - 1 : b + 1] for b in internal if 0 < b < len(text)}
-        if not any(sync_witness(tok, pair, 1) for pair in pairs):
+        if not any(sync_witness(tok, pair, 1) for pair in _distinct_pairs(text, internal)):
             return "witness"
     return "accepted"
+
+
+def _distinct_pairs(text: str, boundaries: Iterable[int]) -> Iterator[str]:
+    """The two characters around each boundary b (0 < b < len(text)), each distinct pair once, in order of first
+    occurrence: `sync_witness` depends on them alone, so judging each once decides the same."""
+    seen: set[str] = set()
+    for b in boundaries:
+        if 0 < b < len(text):
+            pair = text[b - 1 : b + 1]
+            if pair not in seen:
+                seen.add(pair)
+                yield pair
 
 
 @dataclass(frozen=True)
