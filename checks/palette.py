@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import unicodedata
 from functools import cache, lru_cache
 
+import numpy as np
 from tokenizers.normalizers import NFC
 
-from frozen.loader import FrozenTokenizer, byte_decoder
+from frozen.loader import FrozenTokenizer, byte_level_bytes
 from spec.classes import CLASS_NAMES, L, M, N, class_table
 from spec.engine_classes import engine_mask
 from spec.reference import reference_encode_with_offsets
@@ -26,7 +26,6 @@ GENERAL_CATEGORIES = (
     "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po",
     "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cn",
 )  # fmt: skip
-_ONE = re.compile(b"\x01")
 _REFERENCE_NFC = NFC()
 
 # Marks with known, distinct canonical combining classes (for out-of-order mark runs).
@@ -68,7 +67,8 @@ def derived_seed(*parts: object) -> int:
 
 
 def _members(mask: bytes) -> tuple[int, ...]:
-    return tuple(m.start() for m in _ONE.finditer(mask))
+    """The positions of the 1 bytes of `mask`, ascending."""
+    return tuple(np.flatnonzero(np.frombuffer(mask, np.uint8) == 1).tolist())
 
 
 @cache
@@ -81,13 +81,15 @@ def category_pool(category: str) -> tuple[int, ...]:
 def class_pool(cls: int) -> tuple[int, ...]:
     """Code points of one class (O, S, L, N, M) of the engine-derived class table; O restricted to assigned ones."""
     table = class_table()
-    out = _members(bytes(1 if v == cls else 0 for v in table)) if cls != 0 else None
-    if out is None:  # O: drop unassigned and private-use code points, which dominate the class by count
-        unassigned = engine_mask(r"\p{Cn}")
-        private = engine_mask(r"\p{Co}")
-        out = tuple(cp for cp in range(len(table)) if table[cp] == 0 and not unassigned[cp] and not private[cp]
-                    and not 0xD800 <= cp < 0xE000)
-    return out
+    if cls != 0:
+        return _members(table.translate(bytes(1 if v == cls else 0 for v in range(256))))
+    # O: drop unassigned and private-use code points, which dominate the class by count
+    classes = np.frombuffer(table, np.uint8)
+    unassigned = np.frombuffer(engine_mask(r"\p{Cn}"), np.uint8)[: len(classes)]
+    private = np.frombuffer(engine_mask(r"\p{Co}"), np.uint8)[: len(classes)]
+    kept = (classes == 0) & (unassigned == 0) & (private == 0)
+    kept[0xD800:0xE000] = False
+    return tuple(np.flatnonzero(kept).tolist())
 
 
 @lru_cache(maxsize=1)
@@ -140,9 +142,8 @@ def divided_pairs(tok: FrozenTokenizer, limit: int = 96) -> tuple[str, ...]:
     under one character span).
     """
     rng = random.Random(derived_seed("divided-pairs", tok.name, tok.sha256))
-    alphabet = byte_decoder()
     vocab = sorted(tok.tokenizer.get_vocab(with_added_tokens=False))
-    raw_tokens = [bytes(alphabet[ch] for ch in t) for t in vocab if t and all(ch in alphabet for ch in t)]
+    raw_tokens = [raw for t in vocab if t and (raw := byte_level_bytes(t)) is not None]
     singles: dict[bytes, list[str]] = {}
     for raw in raw_tokens:
         try:

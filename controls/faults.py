@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable
 from functools import lru_cache
 
-from frozen.loader import FrozenTokenizer, byte_decoder
+from frozen.loader import FrozenTokenizer, byte_level_bytes
 
 TAIL_TOKENS = 64
 Planter = Callable[[FrozenTokenizer, list[int], random.Random], "list[int] | None"]
@@ -58,11 +58,10 @@ def swap_ids(tok: FrozenTokenizer, ids: list[int], rng: random.Random) -> list[i
 @lru_cache(maxsize=16)
 def _byte_vocab(tok: FrozenTokenizer) -> tuple[dict[int, bytes], dict[bytes, int]]:
     """Each byte-level vocabulary entry's bytes, and the inverse (bytes -> ID)."""
-    alphabet = byte_decoder()
     to_bytes: dict[int, bytes] = {}
     for token, token_id in tok.tokenizer.get_vocab(with_added_tokens=False).items():
-        if token and all(ch in alphabet for ch in token):
-            to_bytes[token_id] = bytes(alphabet[ch] for ch in token)
+        if token and (raw := byte_level_bytes(token)) is not None:
+            to_bytes[token_id] = raw
     to_id = {raw: token_id for token_id, raw in sorted(to_bytes.items())}
     return to_bytes, to_id
 

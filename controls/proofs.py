@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 
 from tokenizers.normalizers import NFC, NFD
 
@@ -300,8 +301,8 @@ def nfd_expansion() -> int:
     """The most characters one scalar value decomposes to under the reference's NFD (the most NFC can make of one
     character, as NFC composes what NFD gives); newlines, which NFD neither moves nor decomposes, keep the
     characters apart in one call."""
-    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and c != 0x0A]
-    return max(len(piece) for piece in _NFD.normalize_str("\n".join(chars)).split("\n"))
+    chars = map(chr, chain(range(0x0A), range(0x0B, 0xD800), range(0xE000, 0x110000)))
+    return max(map(len, _NFD.normalize_str("\n".join(chars)).split("\n")))
 
 
 def bound_covers_margin(tok: FrozenTokenizer) -> bool:

@@ -8,6 +8,7 @@ config are added to the reference object with their flags, and their assigned ID
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -128,6 +129,22 @@ def byte_decoder() -> dict[str, int]:
             chars.append(256 + extra)
             extra += 1
     return {chr(c): b for b, c in zip(printable, chars, strict=True)}
+
+
+@lru_cache(maxsize=1)
+def _byte_level_codec() -> tuple[dict[int, str], re.Pattern[str]]:
+    """`str.translate` table from each byte-alphabet character to the byte it stands for (as a Latin-1 character),
+    and a pattern that finds any character outside the alphabet."""
+    decoder = byte_decoder()
+    foreign = re.compile("[^" + re.escape("".join(decoder)) + "]")
+    return str.maketrans({ch: chr(b) for ch, b in decoder.items()}), foreign
+
+
+def byte_level_bytes(token: str) -> bytes | None:
+    """The bytes a byte-level vocabulary entry stands for (each character through `byte_decoder`), or None if one
+    of its characters lies outside the byte alphabet."""
+    table, foreign = _byte_level_codec()
+    return None if foreign.search(token) else token.translate(table).encode("latin-1")
 
 
 def token_byte_length(token: str, byte_decoder: dict[str, int]) -> int:

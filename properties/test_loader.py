@@ -15,6 +15,7 @@ from frozen.loader import (
     ParameterMismatch,
     build,
     byte_decoder,
+    byte_level_bytes,
     compute_bound,
     compute_margin,
     load_tokenizer,
@@ -66,6 +67,19 @@ def test_bound_is_the_longest_decoded_entry(vocab: dict) -> None:
     decoder = byte_decoder()
     full = max([token_byte_length(t, decoder) for t in vocab] + [len(b"<s>")])
     assert compute_bound({"model": {"vocab": vocab}}, [{"content": "<s>"}]) == full
+
+
+def test_byte_level_bytes_reads_each_character_through_the_byte_decoder() -> None:
+    """Strings of up to two characters over the byte alphabet and characters outside it (space, "中", U+0400; "a"
+    is inside): the bytes are the decoder's byte per character, in order, and a
+    string with a character outside the alphabet has none. Plants it failed on: the foreign-character check left
+    out (a space came back as b" "); the translation table built from the encoder side (bytes read as characters)."""
+    decoder = byte_decoder()
+    chars = [*decoder, " ", "中", "\u0400", "a"]
+    strings = [""] + chars + [a + b for a in chars[::7] for b in chars[::5]]
+    for s in strings:
+        want = bytes(decoder[ch] for ch in s) if all(ch in decoder for ch in s) else None
+        assert byte_level_bytes(s) == want, s
 
 
 def test_registry_disagreement_is_refused() -> None:

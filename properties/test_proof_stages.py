@@ -12,7 +12,9 @@ report says the depth of each refuted pair and marks a reconstructed pattern.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import random
+from dataclasses import dataclass, replace
+from itertools import product
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,7 @@ from spec.proofs.depth import (
     NO_TOKENIZER,
     CutEffect,
     Exclusion,
+    _added_token_in,
     completion_range,
     cut_effect,
     deepest,
@@ -90,6 +93,28 @@ def test_hand_made_cuts_are_classified_at_their_depth(synth: FrozenTokenizer) ->
     assert cut_effect(synth, QWEN2_PIECES, "a b", 1).depth is None
     skipped = cut_effect(synth, QWEN2_PIECES, "ab<|end|>", 1)
     assert skipped.depth is None and "added-token" in (skipped.skipped or "")
+
+
+@dataclass(frozen=True, eq=False)
+class _AddedTokens:
+    """What `_added_token_in` reads of a tokenizer: its added-token strings, in order."""
+
+    special_strings: tuple[str, ...]
+
+
+def test_added_token_search_finds_the_first_string_in_order() -> None:
+    """Invariant: the indexed search for an added-token string returns what scanning the strings in order returns
+    (the first that occurs in the text), on every text of up to four characters over "<ab>" and on seeded random
+    longer ones, for strings that overlap, share their first two characters, are one character long or empty.
+    Plants it failed on: the leftmost occurrence instead of the first string in order; the one-character strings
+    left out; the last two characters of the text not tried (range(len(text) - 2))."""
+    specials = ("<a>", "ab", "", "b", "<ab>", "<a", "a>", "ba<", ">")
+    tokens = _AddedTokens(specials)
+    texts = ["".join(t) for n in range(5) for t in product("<ab>", repeat=n)]
+    rng = random.Random(0)
+    texts += ["".join(rng.choice("<ab>x") for _ in range(rng.randint(5, 12))) for _ in range(300)]
+    for text in texts:
+        assert _added_token_in(tokens, text) == next((s for s in specials if s and s in text), None), text
 
 
 def _length_only_depth(tok: FrozenTokenizer, pieces: Pieces, text: str, cut: int) -> str | None:

@@ -70,8 +70,11 @@ The anchor predicate is the cut spec's (spec/normalization.py), so both proposit
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+
+import numpy as np
 
 from frozen.loader import FrozenTokenizer
 from spec.admission import admission_of
@@ -82,6 +85,7 @@ from spec.transitions import is_accepted_transition
 
 MIN_MARGIN = 8
 MATCH_KEYS = ("full", "ids", "spans")
+PAIR_BLOCK = 1 << 16  # pairs of equal keys processed at once by the general run search (bounds its memory)
 
 Span = tuple[int, int]
 
@@ -269,34 +273,74 @@ def longest_common_run(
 
 
 def _longest_run_general(
-    old_keys: dict[int, tuple], new_keys: dict[int, tuple], old_spans: list[Span]
+    old_keys: dict[int, tuple], new_keys: dict[int, tuple], old_spans: list[Span], pair_block: int = PAIR_BLOCK
 ) -> tuple[int, int, int] | None:
     """`longest_common_run` for any keys (a key may occur several times in the new stream).
 
-    A run shorter than the best so far cannot win (length is compared first), so its covered span is not computed:
-    the pairs of equal keys can number millions on repetitive text (a third of a kill matrix's time before)."""
-    where: dict[tuple, list[int]] = {}
-    for j, key in new_keys.items():
-        where.setdefault(key, []).append(j)
-    best: tuple[int, int, int, int] | None = None  # (length, covered, old_last, new_last)
-    best_length = 0
-    prev: dict[int, int] = {}  # new index -> run length ending at (i - 1, new index)
-    prev_i = None
-    for i in sorted(old_keys):
-        cur: dict[int, int] = {}
-        ending_before = prev if prev_i == i - 1 else {}  # runs that old token i can continue
-        for j in where.get(old_keys[i], ()):
-            length = ending_before.get(j - 1, 0) + 1
-            cur[j] = length
-            if length >= best_length:
-                cand = (length, old_spans[i][1] - old_spans[i - length + 1][0], i, j)
-                if best is None or cand[:3] > best[:3]:
-                    best, best_length = cand, length
-        prev, prev_i = cur, i
-    if best is None:
+    Every pair (i, j) of equal keys gets the length of the run of equal-key pairs ending there, (i - k, j - k) for
+    k = 0, 1, ... (`_diagonal_runs`, numpy, in time proportional to the pairs, which can number millions on
+    repetitive text). The old stream is taken in blocks of whole rows holding about `pair_block` pairs; a run
+    crossing into a block continues the length its predecessor had in the previous block's last row. The best pair
+    is the longest run, then the larger covered span, then the later old end, then the earlier new end."""
+    code: dict[tuple, int] = {}
+    new_sorted = sorted(new_keys)
+    new_code = np.fromiter((code.setdefault(new_keys[j], len(code)) for j in new_sorted), np.intp, len(new_sorted))
+    old_sorted = sorted(old_keys)
+    old_code = np.fromiter((code.get(old_keys[i], -1) for i in old_sorted), np.intp, len(old_sorted))
+    shared = old_code >= 0
+    if not shared.any():
         return None
-    length, _, i_last, j_last = best
-    return i_last - length + 1, j_last - length + 1, length
+    old_i, old_code = np.array(old_sorted, np.intp)[shared], old_code[shared]
+    grouped_j = np.array(new_sorted, np.intp)[np.argsort(new_code, kind="stable")]  # by key, ascending in a key
+    group_size = np.bincount(new_code, minlength=len(code))
+    row_pairs, row_first = group_size[old_code], (np.cumsum(group_size) - group_size)[old_code]
+    pairs_before = np.cumsum(row_pairs) - row_pairs
+    j_low = new_sorted[0]
+    carry = np.zeros(new_sorted[-1] - j_low + 2, np.intp)  # run length ending at (carry_row, j), at j - j_low + 1
+    carry_row = None
+    best: tuple[int, int, int, int] | None = None  # (length, covered, old_last, -new_last)
+    u = 0
+    while u < len(old_i):
+        v = max(u + 1, int(np.searchsorted(pairs_before, pairs_before[u] + pair_block, side="left")))
+        counts = row_pairs[u:v]
+        i = np.repeat(old_i[u:v], counts)
+        within = np.arange(len(i)) - np.repeat(pairs_before[u:v] - pairs_before[u], counts)
+        i, j, length, first = _diagonal_runs(i, grouped_j[np.repeat(row_first[u:v], counts) + within])
+        if carry_row is not None and int(old_i[u]) == carry_row + 1:
+            length += np.where(i[first] == old_i[u], carry[j[first] - j_low], 0)
+        top = int(length.max())
+        if best is None or top >= best[0]:
+            at = np.flatnonzero(length == top)
+            ends = np.unique(i[at])
+            covered = np.array([old_spans[e][1] - old_spans[e - top + 1][0] for e in ends.tolist()], np.intp)
+            widest = int(ends[covered == covered.max()].max())
+            cand = (top, int(covered.max()), widest, -int(j[at[i[at] == widest]].min()))
+            best = cand if best is None else max(best, cand)
+        carry[:] = 0
+        last = i == old_i[v - 1]
+        carry[j[last] - j_low + 1] = length[last]
+        carry_row, u = int(old_i[v - 1]), v
+    assert best is not None
+    length_best, _, i_last, j_neg = best
+    return i_last - length_best + 1, -j_neg - length_best + 1, length_best
+
+
+def _diagonal_runs(i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs (i, j) given in ascending i, re-ordered by diagonal j - i, then i, with the length of the run of pairs
+    ending at each, (i - k, j - k) for k = 0, 1, ..., counted within the given pairs, and the position (in the new
+    order) of that run's first pair. In this order each run is a stretch of consecutive i, so one cumulative pass
+    measures them all."""
+    diagonal = j - i
+    diagonal = diagonal - diagonal.min() if len(diagonal) else diagonal
+    if len(diagonal) and diagonal.max() < 1 << 16:  # numpy's stable sort of 16-bit integers is a radix sort
+        diagonal = diagonal.astype(np.uint16)
+    order = np.argsort(diagonal, kind="stable")  # stable: i still ascends within a diagonal
+    i, j, diagonal = i[order], j[order], diagonal[order]
+    step = np.arange(len(i))
+    continues = np.zeros(len(i), bool)
+    continues[1:] = (diagonal[1:] == diagonal[:-1]) & (i[1:] == i[:-1] + 1)
+    first = np.maximum.accumulate(np.where(continues, 0, step))
+    return i, j, step - first + 1, first
 
 
 def _longest_run_unique(
@@ -305,6 +349,7 @@ def _longest_run_unique(
     """`longest_common_run` when each key occurs once in the new stream: old token i can only continue the run
     that ended at (i - 1, position - 1), so one pass suffices; same result and tie-breaking."""
     best: tuple[int, int, int, int] | None = None  # (length, covered, old_last, new_last)
+    best_length = best_covered = 0
     prev_i = prev_j = -2
     length = 0
     for i in sorted(old_keys):
@@ -313,9 +358,10 @@ def _longest_run_unique(
             continue
         length = length + 1 if (i == prev_i + 1 and j == prev_j + 1) else 1
         prev_i, prev_j = i, j
-        covered = old_spans[i][1] - old_spans[i - length + 1][0]
-        if best is None or (length, covered, i) > best[:3]:
-            best = (length, covered, i, j)
+        if length >= best_length:  # i ascends, so a later run of equal length and covered span wins the tie
+            covered = old_spans[i][1] - old_spans[i - length + 1][0]
+            if length > best_length or covered >= best_covered:
+                best, best_length, best_covered = (length, covered, i, j), length, covered
     if best is None:
         return None
     length, _, i_last, j_last = best
@@ -341,9 +387,21 @@ def judge_run(
         return "bound"
     if params.require_witness:
         internal = (old_spans[i][0] for i in range(first + 1, first + length))
-        if not any(sync_witness(tok, text, b) for b in internal):
+        if not any(sync_witness(tok, pair, 1) for pair in _distinct_pairs(text, internal)):
             return "witness"
     return "accepted"
+
+
+def _distinct_pairs(text: str, boundaries: Iterable[int]) -> Iterator[str]:
+    """The two characters around each boundary b (0 < b < len(text)), each distinct pair once, in order of first
+    occurrence: `sync_witness` depends on them alone, so judging each once decides the same."""
+    seen: set[str] = set()
+    for b in boundaries:
+        if 0 < b < len(text):
+            pair = text[b - 1 : b + 1]
+            if pair not in seen:
+                seen.add(pair)
+                yield pair
 
 
 @dataclass(frozen=True)

@@ -29,14 +29,13 @@ bounded search found no text on which the exclusion changes the IDs, which is no
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from itertools import islice
 
 from frozen.errors import NotProvisioned
-from frozen.loader import FrozenTokenizer, byte_decoder, load_tokenizer
+from frozen.loader import FrozenTokenizer, byte_level_bytes, load_tokenizer
 from frozen.registry import rows
 from spec.proofs.alphabet import Alphabet
 from spec.proofs.pieces import Pieces, cut_changes_pieces
@@ -90,14 +89,61 @@ class CutEffect:
                 "right": list(self.ids_right)}
 
 
+# The witness search judges many texts that share a half (one word in several contexts, several cuts of one
+# text): what the reference says of one text on one tokenizer is computed once per process (the entries are small).
+TEXT_MEMO = 1 << 15
+
+
+@lru_cache(maxsize=16)
+def _added_tokens_by_start(tok: FrozenTokenizer) -> tuple[dict[str, list[tuple[int, str]]], list[tuple[int, str]]]:
+    """`tok`'s non-empty added-token strings with their place in its order: those of two or more characters by
+    their first two characters, and those of one character."""
+    by_start: dict[str, list[tuple[int, str]]] = {}
+    single: list[tuple[int, str]] = []
+    for k, s in enumerate(tok.special_strings):
+        if len(s) == 1:
+            single.append((k, s))
+        elif s:
+            by_start.setdefault(s[:2], []).append((k, s))
+    return by_start, single
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def _added_token_in(tok: FrozenTokenizer, text: str) -> str | None:
+    """The first added-token string of `tok` (in its order) that occurs in `text`, or None. Only the strings whose
+    first two characters occur together in `text` (or of one character) can occur, so only those are tried."""
+    by_start, single = _added_tokens_by_start(tok)
+    found = [(k, s) for k, s in single if s in text]
+    for i in range(len(text) - 1):
+        found += [(k, s) for k, s in by_start.get(text[i : i + 2], ()) if s in text]
+    return min(found)[1] if found else None
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def _cut_changes_pieces(pieces: Pieces, text: str, cut: int) -> bool:
+    return cut_changes_pieces(pieces, text, cut)
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def _normalizer_changes(tok: FrozenTokenizer, text: str) -> bool:
+    normalizer = tok.tokenizer.normalizer
+    return normalizer is not None and normalizer.normalize_str(text) != text
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def _units(tok: FrozenTokenizer, text: str) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+    """`reference_encode_units` of `text`, as tuples."""
+    ids, units = reference_encode_units(tok, text)
+    return tuple(ids), tuple(units)
+
+
 def confounder(tok: FrozenTokenizer, text: str, cut: int) -> str | None:
     """Why `tok` cannot judge the cut on the split pattern alone (an added-token string occurs in the text, or the
     normalizer changes the text or a half), or None."""
-    found = next((s for s in tok.special_strings if s and s in text), None)
+    found = _added_token_in(tok, text)
     if found is not None:
         return f"contains the added-token string {found!r}"
-    normalizer = tok.tokenizer.normalizer
-    if normalizer is not None and any(normalizer.normalize_str(t) != t for t in (text, text[:cut], text[cut:])):
+    if any(_normalizer_changes(tok, t) for t in (text, text[:cut], text[cut:])):
         return "the normalizer changes the text or a half"
     return None
 
@@ -109,10 +155,10 @@ def cut_effect(tok: FrozenTokenizer, pieces: Pieces, text: str, cut: int) -> Cut
     why = confounder(tok, text, cut)
     if why is not None:
         return CutEffect(tok.name, None, skipped=why)
-    ids, units = reference_encode_units(tok, text)
-    ids_left, units_left = reference_encode_units(tok, text[:cut])
-    ids_right, units_right = reference_encode_units(tok, text[cut:])
-    depth = deepest(cut_changes_pieces(pieces, text, cut), units != units_left + units_right,
+    ids, units = _units(tok, text)
+    ids_left, units_left = _units(tok, text[:cut])
+    ids_right, units_right = _units(tok, text[cut:])
+    depth = deepest(_cut_changes_pieces(pieces, text, cut), units != units_left + units_right,
                     ids != ids_left + ids_right)
     return CutEffect(tok.name, depth, tuple(ids), tuple(ids_left), tuple(ids_right))
 
@@ -164,14 +210,8 @@ class VocabularyIndex:
 def vocabulary_bytes(tok: FrozenTokenizer) -> tuple[tuple[int, bytes], ...]:
     """The model's vocabulary entries (added tokens left out) as (ID, bytes), ascending ID; entries with a character
     outside the byte-level alphabet are left out."""
-    decoder = byte_decoder()
-    table = str.maketrans({ch: chr(b) for ch, b in decoder.items()})
-    foreign = re.compile("[^" + re.escape("".join(decoder)) + "]")
-    out = []
-    for token, token_id in tok.tokenizer.get_vocab(with_added_tokens=False).items():
-        if not foreign.search(token):
-            out.append((token_id, token.translate(table).encode("latin-1")))
-    return tuple(sorted(out))
+    vocab = tok.tokenizer.get_vocab(with_added_tokens=False).items()
+    return tuple(sorted((token_id, raw) for token, token_id in vocab if (raw := byte_level_bytes(token)) is not None))
 
 
 def entry_text(data: bytes) -> tuple[str, bytes] | None:
@@ -426,7 +466,7 @@ def find_witness(label: str, tokenizers: tuple[FrozenTokenizer, ...], pieces: Pi
         for kind, stream in streams:
             for text, cut, source in stream:
                 searched[kind] += 1
-                if (text, cut) == (first_text, first_cut) or not cut_changes_pieces(pieces, text, cut):
+                if (text, cut) == (first_text, first_cut) or not _cut_changes_pieces(pieces, text, cut):
                     continue
                 found = tuple(cut_effect(t, pieces, text, cut) for t in tokenizers)
                 if depth_rank(effects_depth(found)) > depth_rank(effects_depth(best[3])):
