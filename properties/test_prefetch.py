@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import properties.conftest as gate
+from subjects import envs as E
 from subjects import prefetch as P
 from subjects.envs import MARKER, env_dir, requirements
 from subjects.protocol import SubjectUnavailable
@@ -86,3 +87,21 @@ def test_the_gate_starts_the_prefetch_once_and_only_for_peer_tests(tmp_path: Pat
     assert gate.lowest_priority()[1:] == ["-n", "19"]  # nice is on every machine the gate runs on
     assert (tmp_path / "subject-envs" / "logs" / "prefetch.log").is_file()
     assert all(P.parse_spec(s)[0] in P.PEERS for s in gate.GATE_PEERS)
+
+
+def test_peer_environments_are_built_with_uv_unless_pip_is_asked_for(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    """`uv_command`: the uv beside this interpreter when there is one, else the one on PATH, else None (pip);
+    `DELTA_PEER_INSTALLER=pip` asks for pip whatever is installed."""
+    beside = tmp_path / "bin"
+    beside.mkdir()
+    (beside / "uv").write_text("")
+    monkeypatch.setattr(E.sys, "executable", str(beside / "python"))
+    monkeypatch.delenv("DELTA_PEER_INSTALLER", raising=False)
+    assert E.uv_command() == str(beside / "uv")
+    monkeypatch.setenv("DELTA_PEER_INSTALLER", "pip")
+    assert E.uv_command() is None
+    monkeypatch.delenv("DELTA_PEER_INSTALLER")
+    (beside / "uv").unlink()
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert E.uv_command() is None
