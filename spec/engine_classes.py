@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import nullcontext
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
@@ -18,6 +19,7 @@ from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
 from frozen.cache import cache_root
+from frozen.cache_lock import computing
 
 CODE_SPACE = 0x110000
 SURROGATES = range(0xD800, 0xE000)
@@ -63,16 +65,30 @@ def engine_mask(regex: str) -> bytes:
     """`probe_membership` for all scalar values, memoized in-process and on disk per `tokenizers` version."""
     key = f"{version('tokenizers')}-{hashlib.sha256(regex.encode()).hexdigest()[:24]}.mask"
     path = _disk_cache(key)
-    if path is not None and path.is_file():
-        data = path.read_bytes()
-        if len(data) == CODE_SPACE:
-            return data
-    data = bytes(probe_membership(regex))
-    if path is not None:
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        try:
-            tmp.write_bytes(data)
-            tmp.replace(path)
-        except OSError:
-            pass
+    cached = _read_mask(path)
+    if cached is not None:
+        return cached
+    with computing(path) if path is not None else nullcontext():  # one process computes, the others read it
+        cached = _read_mask(path)
+        if cached is not None:
+            return cached
+        data = bytes(probe_membership(regex))
+        if path is not None:
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            try:
+                tmp.write_bytes(data)
+                tmp.replace(path)
+            except OSError:
+                pass
     return data
+
+
+def _read_mask(path: Path | None) -> bytes | None:
+    """The cached mask at `path` when it is whole, else None."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data if len(data) == CODE_SPACE else None

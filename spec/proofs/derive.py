@@ -49,6 +49,7 @@ from pathlib import Path
 import regex
 
 from frozen.cache import cache_root
+from frozen.cache_lock import computing
 from frozen.errors import SuiteError
 from spec.classes import CLASS_NAMES, O, S
 from spec.families import DerivedFamily, derived_name, register, register_total, stages_digest
@@ -271,8 +272,11 @@ def derive(stages: tuple[str, ...]) -> Derivation:
     cached. An admitted derivation registers its family (`spec.families.register`)."""
     derivation = read_cached(stages)
     if derivation is None:
-        derivation = prove_derivation(stages)
-        write_cached(derivation)
+        with computing(cache_path(stages)):  # a second process needing these stages waits, then reads the file
+            derivation = read_cached(stages)
+            if derivation is None:
+                derivation = prove_derivation(stages)
+                write_cached(derivation)
     if derivation.admitted:
         register(derivation.family())
     return derivation
