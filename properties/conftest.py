@@ -393,24 +393,9 @@ def _write_session_record(session: pytest.Session, exitstatus: int) -> None:
     append_records(folder / f"gate-session-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl", [rec])
 
 
-# Modules whose tests start whole commands (the main job, a gate, a cluster, a user's CI) and take 7 to 20 s each:
-# collected first, so that xdist hands them out while every worker is busy, not alone at the end of a run (their
-# file names put most of them last). A module moves whole, so a module-scoped fixture is set up once as before.
-EARLY_MODULES = ("test_user_derived.py", "test_user_subjects.py", "test_user_tokenizer.py", "test_cluster_isolated.py",
-                 "test_oracles.py", "test_main_job_plan.py", "test_faults_campaign.py", "test_compare_distributed.py")
-
-
-def early_modules_first(items: list[pytest.Item]) -> None:
-    """Reorder `items` in place: the items of EARLY_MODULES first, in their order, then every other item; the order
-    within each module is kept (a stable sort on the module alone)."""
-    items.sort(key=lambda item: item.path.name not in EARLY_MODULES)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `slow` (long sweeps, peers installed on demand) run only with DELTA_SLOW=1 or `-m slow`; tests
-    marked `exhaustive` are skipped with DELTA_EXHAUSTIVE=0 (`skip_exhaustive`); the modules of long end-to-end
-    tests are collected first (`early_modules_first`)."""
-    early_modules_first(items)
+    marked `exhaustive` are skipped with DELTA_EXHAUSTIVE=0 (`skip_exhaustive`)."""
     skip_exhaustive(items)
     if os.environ.get("DELTA_SLOW") == "1" or "slow" in (config.getoption("markexpr") or ""):
         return
