@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -212,7 +213,7 @@ def _executed(data_dir: Path, tree: Path, test: str) -> tuple[dict[str, dict[int
         try:
             data.read()
             measured_files = data.measured_files()
-        except DataError:
+        except (DataError, sqlite3.Error):  # sqlite3: read while its child still creates it
             complete = False
             continue
         for measured in measured_files:

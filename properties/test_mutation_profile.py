@@ -116,6 +116,21 @@ def test_unreadable_measurement_marks_the_file_partial(tmp_path: Path) -> None:
     assert read_measurements(tmp_path, tmp_path, files) == (files, {}, {0})
 
 
+def test_a_data_file_still_being_written_marks_the_file_partial(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child's data file read while that child still creates it (coverage finds no schema, then fails to create
+    the one the child just wrote: sqlite's own error, not coverage's) is skipped like a truncated one, and its test
+    file is partial: the map goes on instead of stopping on a traceback."""
+    (tmp_path / "a.host.pid1.x").write_bytes(b"")
+
+    def racing_read(self) -> None:
+        raise sqlite3.OperationalError("table coverage_schema already exists")
+
+    monkeypatch.setattr(coverage_map.CoverageData, "read", racing_read)
+    files = [("a.py", 1.0), ("b.py", 2.0)]
+    assert read_measurements(tmp_path, tmp_path, files) == (files, {}, {0})
+
+
 def _toy_checkout(tmp_path: Path) -> Path:
     root = tmp_path / "checkout"
     (root / "toy").mkdir(parents=True)
