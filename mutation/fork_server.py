@@ -9,9 +9,10 @@ the mutant cosmic-ray has just written exactly as a fresh process would. `preloa
 of the mutated packages got imported (the child would inherit the unmutated one).
 
 Protocol (one request per connection, over a Unix socket): the client sends its stdout and stderr descriptors
-with one JSON line (`{"args": [...], "cwd": "..."}`); the server forks, answers `{"pid": N}`, and when the child
-ends, `{"status": S}`. A client that goes away (cosmic-ray's timeout) gets its child killed; a client that runs
-out of time kills the child's process group itself (mutation.mutant_tests).
+with one JSON line (`{"args": [...], "cwd": "...", "env": {...}, "call": null}`: pytest's arguments, or with
+`call` a module whose `main(args)` runs instead; `env` added to the child's environment); the server forks,
+answers `{"pid": N}`, and when the child ends, `{"status": S}`. A client that goes away (cosmic-ray's timeout) gets
+its child killed; a client that runs out of time kills the child's process group itself (mutation.mutant_tests).
 """
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ def _child(request: dict, fds: list[int], listener: socket.socket, conn: socket.
             os.close(fd)
         os.chdir(request["cwd"])
         sys.path.insert(0, request["cwd"])
+        os.environ.update({str(k): str(v) for k, v in (request.get("env") or {}).items()})
+        if request.get("call"):  # a module's `main(args)` instead of pytest (mutation.kill_tier)
+            status = int(importlib.import_module(str(request["call"])).main(list(request["args"])))
+            return
         import pytest  # here, not in the server: each child loads pytest and its plugins as a fresh process does
 
         # pytest marks the suite's own packages for assertion rewriting; `frozen` and this package are already
@@ -190,10 +195,12 @@ class _Lines:
         return json.loads(line)
 
 
-def run_tests(path: Path, args: list[str], cwd: Path, limit: float | None) -> int | None:
-    """Run pytest with `args` in `cwd` through the server at `path`, this process's stdout and stderr being the
-    tests'; pytest's exit status, or None when the tests outlive `limit` seconds (their process group is then
-    killed; None: no limit). ServerError when the server cannot be reached or the connection breaks."""
+def run_tests(path: Path, args: list[str], cwd: Path, limit: float | None, env: dict[str, str] | None = None,
+              call: str | None = None) -> int | None:
+    """Run pytest with `args` in `cwd` through the server at `path` (or, with `call`, that module's `main(args)`),
+    with `env` added to the child's environment, this process's stdout and stderr being the tests'; the exit
+    status, or None when the tests outlive `limit` seconds (their process group is then killed; None: no limit).
+    ServerError when the server cannot be reached or the connection breaks."""
     sys.stdout.flush()
     sys.stderr.flush()
     try:
@@ -202,7 +209,8 @@ def run_tests(path: Path, args: list[str], cwd: Path, limit: float | None) -> in
     except OSError as exc:
         raise ServerError(f"no test server at {path}: {exc}") from exc
     with conn:
-        socket.send_fds(conn, [json.dumps({"args": args, "cwd": str(cwd)}).encode() + b"\n"], [1, 2])
+        request = {"args": args, "cwd": str(cwd), "env": env or {}, "call": call}
+        socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [1, 2])
         lines = _Lines(conn)
         pid = int((lines.next() or {})["pid"])
         answer = lines.next(timeout=limit)

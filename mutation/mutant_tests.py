@@ -189,6 +189,8 @@ def _judge(argv: list[str] | None) -> int:
     p.add_argument("--all", action="store_true", help="every file that executes the module")
     p.add_argument("--verified", type=Path, default=None,
                    help="with the test server: the file of tests known to pass (or fail) on the unmutated module")
+    p.add_argument("--no-tier", action="store_true",
+                   help="no kill tier: the covering tests alone (the profile's runs before the tier)")
     args = p.parse_args(argv)
     if annotation_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8")):
         print(f"{ANNOTATION_MARK} of {args.module}, which are never evaluated: no test can see it")
@@ -200,11 +202,18 @@ def _judge(argv: list[str] | None) -> int:
     if not tests:
         print(f"no test executes the mutated statement of {args.module}")
         return 0
+    cmap = load_map(args.map)
+    server = os.environ.get(SERVER_VARIABLE)
+    if not args.no_tier:
+        status = kill_tier(Path(server) if server else None, Path(args.module), args.pristine, args.verified,
+                           quick := [t for t in tests if cmap.seconds([t]) <= QUICK_TEST_SECONDS],
+                           mutant_time_limit(cmap.seconds(quick)))
+        if status is not None:
+            return status
     argfile = Path(".mutant-tests")  # pytest reads its arguments from `@file`, one per line
     argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
-    limit = mutant_time_limit(load_map(args.map).seconds(tests))
+    limit = mutant_time_limit(cmap.seconds(tests))
     pytest_args = [*PYTEST_ARGS, "-x", f"@{argfile}"]
-    server = os.environ.get(SERVER_VARIABLE)
     if server and args.verified:
         status = through_server(Path(server), pytest_args, Path(args.module), args.pristine, args.verified, limit)
         if status is not None:
@@ -212,37 +221,111 @@ def _judge(argv: list[str] | None) -> int:
     return run_with_limit([sys.executable, "-m", "pytest", *pytest_args], limit)
 
 
-def _known(path: Path) -> dict[str, list[str]]:
+QUICK_TEST_SECONDS = 10.0  # the covering tests the tier runs under the small Hypothesis budget: the map's quick ones
+TIER_PROFILE = "mutation-tier"  # that budget (mutation.tier_profile registers it)
+TIER_LIMIT_SECONDS = 300.0  # the tier's time on a mutant before its time on the unmutated module is known
+TIER_KILL_MARK = "mutation.mutant_tests: killed by the kill tier"  # the session counts the mutants it killed
+
+
+def kill_tier(server: Path | None, module: Path, pristine: Path, verified: Path | None,
+              quick: list[str], quick_limit: float) -> int | None:
+    """The kill tier (mutation.kill_tier) on the mutant, then its quick covering tests under the small Hypothesis
+    budget (`quick`, fastest first, stopping at the first failure): 1 when either tells the mutant apart, printing
+    TIER_KILL_MARK (or TIMEOUT_MARK past the tier's limit: a mutant that loops, a kill as everywhere here); None
+    when the mutant goes on to its covering tests as without the tier. A tier kill counts only once the same step
+    found nothing on the unmutated module through the same server (checked once per session, recorded in
+    `verified` with its time, which sets the limit: three times it plus 30 s); a step that cannot be run there, or
+    fails there too, is skipped for the session. Only through the test server: the tier's point is the tokenizers
+    it has loaded."""
+    if server is None or verified is None:
+        return None
+    known = _known(verified)
+    tier = known.get("tier", {})
+    if tier.get("usable", True):
+        limit = 3.0 * float(tier["seconds"]) + 30.0 if "seconds" in tier else TIER_LIMIT_SECONDS
+        try:
+            status = run_tests(server, [], Path.cwd(), limit, call="mutation.kill_tier")
+            if status is None:
+                print(f"{TIMEOUT_MARK} after {limit:.0f} s; {TIER_KILL_MARK} (its checks ran out of time)", flush=True)
+                return 1
+            if status == 1 and "seconds" not in tier:
+                tier = _tier_baseline(server, module, pristine)
+                known["tier"] = tier
+                verified.write_text(json.dumps(known), encoding="utf-8")
+            if status == 1 and tier["usable"]:
+                print(TIER_KILL_MARK + " (its checks)", flush=True)
+                return 1
+        except ServerError as exc:
+            print(f"mutation.mutant_tests: {exc}; no kill tier", flush=True)
+            return None
+    if not quick:
+        return None
+    argfile = Path(".mutant-quick-tests")
+    argfile.write_text("\n".join(quick) + "\n", encoding="utf-8")
+    status = through_server(server, [*PYTEST_ARGS, "-x", f"@{argfile}"], module, pristine, verified,
+                            quick_limit, profile=TIER_PROFILE)
+    if status not in (None, 0, 5):
+        print(TIER_KILL_MARK + " (its quick tests, small Hypothesis budget)", flush=True)
+        return 1
+    return None
+
+
+def _tier_baseline(server: Path, module: Path, pristine: Path) -> dict:
+    """The kill tier on the unmutated module, through the server: whether it finds nothing there (usable) and its
+    time."""
+    mutant = module.read_text(encoding="utf-8")
+    module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
+    try:
+        print("mutation.mutant_tests: running the kill tier on the unmutated module", flush=True)
+        t0 = time.monotonic()
+        status = run_tests(server, [], Path.cwd(), TIER_LIMIT_SECONDS, call="mutation.kill_tier")
+        seconds = time.monotonic() - t0
+    finally:
+        module.write_text(mutant, encoding="utf-8")
+    if status != 0:
+        print("mutation.mutant_tests: the kill tier finds a difference on the unmutated module: no tier this session",
+              flush=True)
+    return {"usable": status == 0, "seconds": round(seconds, 2)}
+
+
+def _known(path: Path) -> dict:
+    """The verified file: the tests known to pass or fail on the unmutated module ("pass", "fail"; under the tier's
+    Hypothesis budget named with its prefix) and the kill tier's baseline ("tier")."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return {"pass": list(data["pass"]), "fail": list(data["fail"])}
+        return {"pass": list(data["pass"]), "fail": list(data["fail"]), "tier": dict(data.get("tier") or {})}
     except (OSError, ValueError, KeyError, TypeError):
-        return {"pass": [], "fail": []}
+        return {"pass": [], "fail": [], "tier": {}}
 
 
 def through_server(server: Path, pytest_args: list[str], module: Path, pristine: Path, verified: Path,
-                   limit: float) -> int | None:
+                   limit: float, profile: str | None = None) -> int | None:
     """The mutant's tests run through the test server (mutation.fork_server): their exit status (1 with
     TIMEOUT_MARK past `limit`), or None when the tests must run in a process of their own instead. A failure kills
     the mutant only if each failing test passes on the unmutated module through the server too: checked once per
     test and session (`verified`, a JSON file of the tests known to pass or to fail there); a test failing there
     (it behaves differently in a forked child) sends the mutant to a process of its own, as does a failure that
-    names no test (pytest's usage or internal errors) or an unreachable server."""
+    names no test (pytest's usage or internal errors) or an unreachable server. With `profile`, the tests run
+    under that Hypothesis profile, here and on the unmutated module (and are known under its name)."""
     known = _known(verified)
+    env = {"DELTA_HYPOTHESIS_PROFILE": profile} if profile else None
+    prefix = f"{profile}:" if profile else ""
+    profile_plugin = ["-p", "mutation.tier_profile"] if profile else []  # registers it before the conftest loads it
+    pytest_args = [*profile_plugin, *pytest_args]
     failures = Path(".mutant-failures")
     failures.unlink(missing_ok=True)
     plugin = ["-p", "mutation.failures_plugin", f"--failures-file={failures.resolve()}"]
     try:
-        status = run_tests(server, [*plugin, *pytest_args], Path.cwd(), limit)
+        status = run_tests(server, [*plugin, *pytest_args], Path.cwd(), limit, env=env)
         if status is None:
             print(f"{TIMEOUT_MARK} after {limit:.0f} s", flush=True)
             return 1
         if status in (0, 5):
             return status
         failed = sorted(set(failures.read_text(encoding="utf-8").split())) if failures.exists() else []
-        if not failed or any(t in known["fail"] for t in failed):
+        if not failed or any(prefix + t in known["fail"] for t in failed):
             return None
-        unchecked = [t for t in failed if t not in known["pass"]]
+        unchecked = [t for t in failed if prefix + t not in known["pass"]]
         if unchecked:
             mutant = module.read_text(encoding="utf-8")
             module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
@@ -250,11 +333,12 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
                 print(f"mutation.mutant_tests: checking {' '.join(unchecked)} on the unmutated module", flush=True)
                 files = [t for t in unchecked if "::" not in t]  # failed at collection: collecting them is the check
                 tests = [t for t in unchecked if "::" in t]
-                passes = all(run_tests(server, [*PYTEST_ARGS, *extra, *ids], Path.cwd(), limit) == 0
+                passes = all(run_tests(server, [*profile_plugin, *PYTEST_ARGS, *extra, *ids], Path.cwd(), limit,
+                                       env=env) == 0
                              for extra, ids in ((["--collect-only"], files), ([], tests)) if ids)
             finally:
                 module.write_text(mutant, encoding="utf-8")
-            known["pass" if passes else "fail"].extend(unchecked)
+            known["pass" if passes else "fail"].extend(prefix + t for t in unchecked)
             verified.write_text(json.dumps(known), encoding="utf-8")
             if not passes:
                 print("mutation.mutant_tests: they fail there too, through the server: a process of their own",

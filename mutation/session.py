@@ -18,16 +18,25 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+
+from cosmic_ray.work_db import WorkDB, use_db
+from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
 from mutation.carry import partial_entry, seed
 from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lines
 from mutation.fork_server import SERVER_VARIABLE
 from mutation.modules import ROOT
-from mutation.mutant_tests import INTERRUPT_MARK, RUNNING_VARIABLE, TIMEOUT_MARK, mechanical_equivalence
+from mutation.mutant_tests import (
+    INTERRUPT_MARK,
+    RUNNING_VARIABLE,
+    TIER_KILL_MARK,
+    TIMEOUT_MARK,
+    mechanical_equivalence,
+)
 from mutation.operators import EXCLUDED_OPERATORS
 from mutation.results import OUTCOMES
 from mutation.tree import commit_of, copy_tree, python_digest, tree_environment
@@ -45,10 +54,11 @@ class Mutant:
     line_number: int
     column: int
     line: str  # the source line it mutates, stripped
-    outcome: str  # killed | survived | incompetent | timeout | skipped | pending
+    outcome: str  # killed | survived | incompetent | timeout | skipped | pending | unselected
     diff: str = ""
     executed_by: list[str] = field(default_factory=list)  # the tests that execute its statement (survivors)
     equivalent: str = ""  # why it is equivalent when that is decided mechanically (annotations only), else empty
+    by_tier: bool = False  # killed by the kill tier (mutation.kill_tier), before its covering tests
 
 
 @dataclass
@@ -65,6 +75,7 @@ class ModuleRun:
     every_file: bool = False  # each mutant ran every file of `tests`, not only those executing its statement
     carried: list[str] = field(default_factory=list)  # per mutant carried from an earlier session, its commit
     runner: str = "a process per mutant"  # or "fork server" (mutation.fork_server), when its baseline passed
+    tier: bool = True  # each mutant met the kill tier before its covering tests (mutation.kill_tier)
 
     def count(self, outcome: str) -> int:
         return sum(m.outcome == outcome for m in self.mutants)
@@ -83,8 +94,10 @@ class ModuleRun:
             "selection": "every file executing the module" if self.every_file else "tests executing the statement",
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "tool": tool_version,
-            "survivors": [{k: v for k, v in asdict(m).items() if k != "outcome" and (k != "equivalent" or v)}
+            "survivors": [{k: v for k, v in asdict(m).items()
+                           if k not in ("outcome", "by_tier") and (k != "equivalent" or v)}
                           for m in self.mutants if m.outcome == "survived"],
+            "kill_tier": {"used": self.tier, "kills": sum(m.by_tier for m in self.mutants)},
             "carried": len(self.carried),  # judged in an earlier session (mutation.carry), by these commits' tests
             "carried_from": sorted(set(self.carried)),
             "runner": self.runner,
@@ -92,11 +105,11 @@ class ModuleRun:
 
 
 def test_command(module: str, map_path: Path, pristine: Path, every_file: bool = False,
-                 python: str = sys.executable, verified: Path | None = None) -> str:
+                 python: str = sys.executable, verified: Path | None = None, tier: bool = True) -> str:
     """The command cosmic-ray runs for each mutant (mutation.mutant_tests)."""
     return " ".join([python, "-m", "mutation.mutant_tests", "--map", str(map_path), "--module", module,
                      "--pristine", str(pristine), *(["--all"] if every_file else []),
-                     *(["--verified", str(verified)] if verified else [])])
+                     *(["--verified", str(verified)] if verified else []), *([] if tier else ["--no-tier"])])
 
 
 def _config(module: str, command: str, timeout: float) -> str:
@@ -226,15 +239,50 @@ def _exec(args: list[str], cwd: Path, env: dict[str, str], running: Path) -> Non
         raise SessionError(f"{' '.join(args[:2])} failed (exit {proc.returncode}): " + " | ".join(tail))
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A mutant cosmic-ray would run (after the operator filter), as a selection sees it."""
+
+    job_id: str
+    operator: str
+    occurrence: int
+    line_number: int
+    column: int
+
+
+Selection = Callable[[list[Candidate]], set[str]]  # the job ids to run among the candidates; the rest is not run
+NOT_SELECTED = "mutation.session: not selected"  # the output of a mutant a selection left out (never judged)
+
+
+def select_mutants(db: Path, choose: Selection) -> int:
+    """Leave out of the session every pending mutant that `choose` does not pick (its result: skipped, with
+    NOT_SELECTED as output, so it is never run nor judged); how many it picked. The candidates are sorted by
+    position, operator and occurrence, so a seeded choice is the same on any machine."""
+    with use_db(str(db), WorkDB.Mode.open) as work:
+        items = [(item.job_id, item.mutations[0]) for item in work.pending_work_items]
+        candidates = sorted((Candidate(job, spec.operator_name, int(spec.occurrence), int(spec.start_pos[0]),
+                                       int(spec.start_pos[1])) for job, spec in items),
+                            key=lambda c: (c.line_number, c.column, c.operator, c.occurrence))
+        chosen = choose(candidates)
+        left_out = [c.job_id for c in candidates if c.job_id not in chosen]
+        if left_out:
+            work.set_multiple_results(left_out, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=NOT_SELECTED))
+    return len(candidates) - len(left_out)
+
+
 def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, root: Path = ROOT,
-               every_file: bool = False, partial: dict | None = None, use_server: bool = True) -> ModuleRun:
+               every_file: bool = False, partial: dict | None = None, use_server: bool = True,
+               tier: bool = True, choose: Selection | None = None) -> ModuleRun:
     """Run (or resume) the mutation session of `module` of the checkout at `root` in `work`, each mutant tested by
     the files of `cmap` that execute its statement; the mutants with their outcomes. The session keeps its own copy
     of the map and of the module's unmutated source, so measuring a new map meanwhile does not change it. A fresh
     session starts from the finished mutants of `partial` (an interrupted session's checkpoint, mutation.carry)
     when the module's source is the same. With `use_server`, the mutants' tests run in children forked from a test
     server (mutation.fork_server), each test that kills a mutant checked to pass there on the unmutated module
-    (mutation.mutant_tests.through_server); else each in a process of its own."""
+    (mutation.mutant_tests.through_server), after the kill tier (mutation.kill_tier) unless `tier` is off; else each
+    in a process of its own (no tier: its point is the server's loaded tokenizers). With `choose`, a fresh session
+    runs only the mutants it picks (`select_mutants`; a sample, the mutants of a change), the others reported
+    "unselected"."""
     tree, db, pristine, map_path = (work / "tree", work / "session.sqlite", work / "pristine.py",
                                     work / "coverage-map.json")
     fresh = not (resume and db.exists() and tree.exists() and pristine.exists() and map_path.exists())
@@ -258,13 +306,15 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     tests_seconds = cmap.seconds(tests)
     timeout = max(60.0, 3.0 * tests_seconds + 30.0)
     command = test_command(module, map_path.resolve(), pristine.resolve(), every_file,
-                           verified=(work / "server-verified.json").resolve() if use_server else None)
+                           verified=(work / "server-verified.json").resolve() if use_server else None, tier=tier)
     (tree / "mutation.toml").write_text(_config(module, command, timeout), encoding="utf-8")
     carried_file = work / "carried.json"
     if fresh:
         _run([_tool("cosmic-ray"), "init", "mutation.toml", str(db)], tree, env)
         _run([_tool("cr-filter-operators"), str(db), "mutation.toml"], tree, env)
         carried_file.write_text(json.dumps(seed(db, partial, pristine)), encoding="utf-8")
+        if choose is not None:
+            select_mutants(db, choose)
     forget_interrupted(db)
     server = ForkServer(work / "tests.sock", tree, env) if use_server else None
     try:
@@ -287,7 +337,8 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     commit = commit_file.read_text(encoding="utf-8") if commit_file.exists() else "unknown"
     carried = json.loads(carried_file.read_text(encoding="utf-8")) if carried_file.exists() else []
     return ModuleRun(module, tests, round(tests_seconds, 1), timeout, round(time.monotonic() - t0, 1), mutants,
-                     commit, every_file, carried, "fork server" if server is not None else "a process per mutant")
+                     commit, every_file, carried, "fork server" if server is not None else "a process per mutant",
+                     tier and server is not None)
 
 
 class ForkServer:
@@ -356,6 +407,8 @@ def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:
         line = source_lines[line_number - 1].strip() if 0 < line_number <= len(source_lines) else ""
         if result is None or INTERRUPT_MARK in (result.get("output") or ""):
             outcome = "pending"  # not run yet, or stopped while its tests ran (run again on resume)
+        elif NOT_SELECTED in (result.get("output") or ""):
+            outcome = "unselected"  # left out by the session's selection: never run
         elif result.get("worker_outcome") == "skipped":
             outcome = "skipped"
         elif result.get("output") == "timeout" or TIMEOUT_MARK in (result.get("output") or ""):
@@ -364,6 +417,7 @@ def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:
             outcome = result.get("test_outcome") or result.get("worker_outcome") or "unknown"
         output = (result or {}).get("output") or "" if outcome == "survived" else ""
         equivalent = mechanical_equivalence(output)
+        by_tier = outcome in ("killed", "timeout") and TIER_KILL_MARK in ((result or {}).get("output") or "")
         mutants.append(Mutant(spec["operator_name"], line_number, column, line, outcome,
-                              (result or {}).get("diff") or "", equivalent=equivalent))
+                              (result or {}).get("diff") or "", equivalent=equivalent, by_tier=by_tier))
     return sorted(mutants, key=lambda m: (m.line_number, m.column, m.operator))
