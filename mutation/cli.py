@@ -5,6 +5,10 @@
     python -m mutation list                       the modules of spec/ and delta/ and the test files executing each
     python -m mutation run --module spec/cut.py   run (or resume) one module's session; repeatable
     python -m mutation run --all                  every module, one after another
+    python -m mutation sample --seed S --per-module K
+                                                  judge a seeded sample of every module's mutants, stratified by
+                                                  operator kind: the score per module and overall with a 95%
+                                                  interval (mutation.sample; resumable like `run`)
     python -m mutation status                     the score and every survivor with its verdict
     python -m mutation checkpoint                 keep the finished mutants of unfinished local sessions in the
                                                   results file, so a session on another machine carries them
@@ -49,7 +53,9 @@ from mutation.results import (
     update_confirmations,
     update_partial,
     update_results,
+    update_sample,
 )
+from mutation.sample import sample_entry, stratified_choice
 from mutation.session import SessionError, checkpoint, run_module, sigterm_as_interrupt
 from mutation.tree import commit_of, python_digest
 from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
@@ -77,12 +83,28 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--fresh", action="store_true", help="start the sessions over instead of resuming")
     run.add_argument("--no-server", action="store_true",
                      help="run each mutant's tests in a process of their own, not forked from the test server")
+    run.add_argument("--no-tier", action="store_true",
+                     help="no kill tier: each mutant's covering tests alone (as the profile ran before the tier)")
     run.add_argument("--every-file", action="store_true",
                      help="each mutant runs every test file executing the module, not only its statement's")
     run.add_argument("--jobs", type=int, default=2,
         help="test files measured at once if the map is measured (default: %(default)s)")
     run.add_argument("--results", type=Path, default=RESULTS_FILE, help=RESULTS_HELP)
     run.add_argument("--work", type=Path, default=WORK, help=WORK_HELP)
+    draw = sub.add_parser("sample", help="judge a seeded, stratified sample of every module's mutants: the score "
+                          "with its 95%% interval")
+    draw.add_argument("--seed", type=int, required=True, help="the draw's seed (the same seed draws the same mutants)")
+    draw.add_argument("--per-module", type=int, required=True, help="mutants drawn per module (at most; >= 1)")
+    draw.add_argument("--module", action="append", default=[],
+                      help="a module path, repeatable (default: every module of spec/ and delta/)")
+    draw.add_argument("--fresh", action="store_true", help="draw and judge again instead of resuming")
+    draw.add_argument("--no-server", action="store_true",
+                      help="run each mutant's tests in a process of their own (no kill tier then)")
+    draw.add_argument("--no-tier", action="store_true", help="no kill tier: each mutant's covering tests alone")
+    draw.add_argument("--jobs", type=int, default=2,
+                      help="test files measured at once if the map is measured (default: %(default)s)")
+    draw.add_argument("--results", type=Path, default=RESULTS_FILE, help=RESULTS_HELP)
+    draw.add_argument("--work", type=Path, default=WORK, help=WORK_HELP)
     status = sub.add_parser("status", help="the score and the survivors with their verdicts")
     status.add_argument("--results", type=Path, default=RESULTS_FILE, help=RESULTS_HELP)
     keep = sub.add_parser("checkpoint", help="write unfinished local sessions' mutants into the results file")
@@ -135,6 +157,41 @@ def _checkpoint(modules: list[str], work: Path, results: Path) -> int:
     return written
 
 
+def _sample(args: argparse.Namespace, verdicts: dict) -> int:
+    """Draw and judge each module's sample (mutation.sample), one module after another (resuming a module whose
+    session of the same seed and size exists), recording each module's entry as it finishes; print each module's
+    estimate, then the sample's as `status` shows it. Exit 1 while a sampled survivor has no verdict."""
+    modules = args.module or mutated_modules()
+    unknown = [m for m in modules if m not in mutated_modules()]
+    if unknown or args.per_module < 1:
+        print(f"error: --per-module must be at least 1 and modules of spec/ or delta/; unknown: {unknown}",
+              file=sys.stderr)
+        return 2
+    version = "cosmic-ray " + importlib.metadata.version("cosmic-ray")
+    with FolderLock(args.work / "_map"):
+        cmap, _ = _current_map(args.work, args.jobs)
+    folder = args.work / "samples" / f"seed-{args.seed}-per-module-{args.per_module}"
+    for module in modules:
+        work = folder / _slug(module)
+        with FolderLock(work):
+            run = run_module(module, cmap, work, resume=not args.fresh, use_server=not args.no_server,
+                             tier=not args.no_tier, choose=stratified_choice(args.seed, args.per_module, module))
+        entry = sample_entry(run, version)
+        update_sample(args.seed, args.per_module, entry, args.results)
+        print(f"[mutation] sample {module}: {entry['killed']} of {entry['judged']} judged killed "
+              f"({entry['drawn']} drawn of {entry['population']}; {entry['kill_tier']['kills']} by the kill tier) "
+              f"in {run.seconds} s", file=sys.stderr, flush=True)
+    return _print_status(read_results(args.results), verdicts)
+
+
+def _interval(x: dict) -> str:
+    """`81.2% [74.0%, 86.9%]`, `100.0% (exact)`, or `n/a` (nothing judged)."""
+    if x.get("score") is None:
+        return "n/a"
+    lo, hi = x["interval"]
+    return f"{x['score'] * 100:.1f}% " + ("(exact)" if lo == hi else f"[{lo * 100:.1f}%, {hi * 100:.1f}%]")
+
+
 def _slug(module: str) -> str:
     return module.replace("/", "__").removesuffix(".py")
 
@@ -173,11 +230,21 @@ def _print_status(data: dict, verdicts: dict) -> int:
               f"{p['survived']} survived, {p['without_verdict']} of them without a verdict) from {p['commit']} "
               f"({p['date']}); "
               "`run --module` goes on from them")
+    for sample in s["samples"]:
+        o = sample["overall"]
+        print(f"sample ({sample['key']}): score {_interval(o)} (95% interval) over {o['judged']} mutants judged, "
+              f"drawn from a population of {o['population']} in {len(sample['modules'])} modules; not drawn yet: "
+              f"{len(sample['not_drawn'])} modules; an estimate, apart from the complete runs above")
+        for row in sample["modules"]:
+            print(f"  {row['module']:32} {_interval(row):26} killed {row['killed']} of {row['judged']} judged "
+                  f"({row['drawn']} drawn of {row['population']}; {row['kill_tier']['kills']} by the kill tier)  "
+                  f"verdicts: {row['survivors']}  [{row['commit']}, {row['date']}, {row['seconds']} s]")
     if s["killed_claims"]:
         print(f"'killed' verdicts confirmed: {s['killed_confirmed']} of {s['killed_claims']}"
               + ("" if s["killed_confirmed"] == s["killed_claims"] else " (`confirm` checks the others)"))
     for u in s["unjudged"]:
-        print(f"no verdict: {u['module']}:{u['line_number']}:{u['column']} {u['operator']}  {u['line']}")
+        print(f"no verdict: {u['module']}:{u['line_number']}:{u['column']} {u['operator']}  {u['line']}"
+              + (f"  (sample {u['sample']})" if u.get("sample") else ""))
     return 1 if s["unjudged"] else 0
 
 
@@ -216,6 +283,8 @@ def _command(args: argparse.Namespace) -> int:
             return _print_status(read_results(args.results), verdicts)
         if args.command == "confirm":
             return _confirm(args, verdicts)
+        if args.command == "sample":
+            return _sample(args, verdicts)
         if args.command == "checkpoint":
             unknown = [m for m in args.module if m not in mutated_modules()]
             if unknown:
@@ -241,7 +310,7 @@ def _command(args: argparse.Namespace) -> int:
             with FolderLock(work):  # one session per module at a time: cosmic-ray mutates the copy in place
                 try:
                     run = run_module(module, cmap, work, resume=not args.fresh, every_file=args.every_file,
-                                     partial=partial, use_server=not args.no_server)
+                                     partial=partial, use_server=not args.no_server, tier=not args.no_tier)
                 except KeyboardInterrupt:
                     _checkpoint([module], args.work, args.results)
                     raise

@@ -42,6 +42,7 @@ from mutation.coverage_map import (
     statement_lines,
 )
 from mutation.fork_server import SERVER_VARIABLE, ServerError, run_tests
+from mutation.modules import MUTATED_PACKAGES
 
 
 class _DropAnnotations(ast.NodeTransformer):
@@ -204,7 +205,7 @@ def _judge(argv: list[str] | None) -> int:
         return 0
     cmap = load_map(args.map)
     server = os.environ.get(SERVER_VARIABLE)
-    if not args.no_tier:
+    if not args.no_tier and args.module.split("/")[0] in MUTATED_PACKAGES:  # what the tier's checks exercise
         status = kill_tier(Path(server) if server else None, Path(args.module), args.pristine, args.verified,
                            quick := [t for t in tests if cmap.seconds([t]) <= QUICK_TEST_SECONDS],
                            mutant_time_limit(cmap.seconds(quick)))
@@ -223,41 +224,40 @@ def _judge(argv: list[str] | None) -> int:
 
 QUICK_TEST_SECONDS = 10.0  # the covering tests the tier runs under the small Hypothesis budget: the map's quick ones
 TIER_PROFILE = "mutation-tier"  # that budget (mutation.tier_profile registers it)
-TIER_LIMIT_SECONDS = 300.0  # the tier's time on a mutant before its time on the unmutated module is known
+TIER_LIMIT_SECONDS = 300.0  # the tier's checks on the unmutated module: past it they are left out for the session
 TIER_KILL_MARK = "mutation.mutant_tests: killed by the kill tier"  # the session counts the mutants it killed
+TIER_MODULE = "mutation.kill_tier"  # the module whose `main` the server's child runs as the tier's checks
 
 
 def kill_tier(server: Path | None, module: Path, pristine: Path, verified: Path | None,
-              quick: list[str], quick_limit: float) -> int | None:
+              quick: list[str], quick_limit: float, tier_module: str = TIER_MODULE) -> int | None:
     """The kill tier (mutation.kill_tier) on the mutant, then its quick covering tests under the small Hypothesis
     budget (`quick`, fastest first, stopping at the first failure): 1 when either tells the mutant apart, printing
     TIER_KILL_MARK (or TIMEOUT_MARK past the tier's limit: a mutant that loops, a kill as everywhere here); None
-    when the mutant goes on to its covering tests as without the tier. A tier kill counts only once the same step
-    found nothing on the unmutated module through the same server (checked once per session, recorded in
-    `verified` with its time, which sets the limit: three times it plus 30 s); a step that cannot be run there, or
-    fails there too, is skipped for the session. Only through the test server: the tier's point is the tokenizers
-    it has loaded."""
+    when the mutant goes on to its covering tests as without the tier. The tier's checks run on the unmutated module
+    first, once per session through the same server (`verified` keeps whether they found nothing there, and their
+    time, which sets the limit: three times it plus 30 s); when they find a difference there they are left out for
+    the session. A quick test's failure counts only once it passes on the unmutated module under the same budget
+    (through_server). Only through the test server: the tier's point is the tokenizers it has loaded."""
     if server is None or verified is None:
         return None
     known = _known(verified)
-    tier = known.get("tier", {})
-    if tier.get("usable", True):
-        limit = 3.0 * float(tier["seconds"]) + 30.0 if "seconds" in tier else TIER_LIMIT_SECONDS
-        try:
-            status = run_tests(server, [], Path.cwd(), limit, call="mutation.kill_tier")
+    try:
+        if "usable" not in known["tier"]:
+            known["tier"] = _tier_baseline(server, module, pristine, tier_module)
+            verified.write_text(json.dumps(known), encoding="utf-8")
+        if known["tier"]["usable"]:
+            limit = 3.0 * float(known["tier"]["seconds"]) + 30.0
+            status = run_tests(server, [], Path.cwd(), limit, call=tier_module)
             if status is None:
                 print(f"{TIMEOUT_MARK} after {limit:.0f} s; {TIER_KILL_MARK} (its checks ran out of time)", flush=True)
                 return 1
-            if status == 1 and "seconds" not in tier:
-                tier = _tier_baseline(server, module, pristine)
-                known["tier"] = tier
-                verified.write_text(json.dumps(known), encoding="utf-8")
-            if status == 1 and tier["usable"]:
+            if status == 1:
                 print(TIER_KILL_MARK + " (its checks)", flush=True)
                 return 1
-        except ServerError as exc:
-            print(f"mutation.mutant_tests: {exc}; no kill tier", flush=True)
-            return None
+    except ServerError as exc:
+        print(f"mutation.mutant_tests: {exc}; no kill tier", flush=True)
+        return None
     if not quick:
         return None
     argfile = Path(".mutant-quick-tests")
@@ -270,7 +270,7 @@ def kill_tier(server: Path | None, module: Path, pristine: Path, verified: Path 
     return None
 
 
-def _tier_baseline(server: Path, module: Path, pristine: Path) -> dict:
+def _tier_baseline(server: Path, module: Path, pristine: Path, tier_module: str) -> dict:
     """The kill tier on the unmutated module, through the server: whether it finds nothing there (usable) and its
     time."""
     mutant = module.read_text(encoding="utf-8")
@@ -278,7 +278,7 @@ def _tier_baseline(server: Path, module: Path, pristine: Path) -> dict:
     try:
         print("mutation.mutant_tests: running the kill tier on the unmutated module", flush=True)
         t0 = time.monotonic()
-        status = run_tests(server, [], Path.cwd(), TIER_LIMIT_SECONDS, call="mutation.kill_tier")
+        status = run_tests(server, [], Path.cwd(), TIER_LIMIT_SECONDS, call=tier_module)
         seconds = time.monotonic() - t0
     finally:
         module.write_text(mutant, encoding="utf-8")

@@ -5,10 +5,13 @@ commit and date they were run at. The score of a module is killed / (killed + su
 (cosmic-ray's rule, shown apart), incompetent mutants (the module no longer imports) and filtered operators are
 left out of both. A survivor carries the verdict matched from mutation/verdicts.toml, or none; so does a survivor
 of an unfinished session (the "partial" section): it survived the tests already, whatever the rest of its module does.
-The "confirmations" section holds what `python -m mutation confirm` found of each 'killed' verdict (mutation.confirm:
-the survivor's place, mutated line and diff, the test, the outcome, the commit). A record counts for a survivor only
-while the survivor's diff is the one it checked; a module run again keeps the records of the survivors it still has
-(a session with older tests lets them survive again) and drops the others.
+The "samples" section holds the stated samples (mutation.sample): per sample (seed, mutants per module) and module,
+what was drawn from which population, the outcomes and the survivors; a sample's score is an estimate with its
+interval, shown apart from the complete runs and never added to their score. The "confirmations" section holds what
+`python -m mutation confirm` found of each 'killed' verdict (mutation.confirm: the survivor's place, mutated line
+and diff, the test, the outcome, the commit). A record counts for a survivor only while the survivor's diff is the
+one it checked; a module run again keeps the records of the survivors it still has (a session with older tests lets
+them survive again) and drops the others.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import fcntl
 import json
 from pathlib import Path
 
+from mutation.estimate import overall
 from mutation.modules import mutated_modules
 from mutation.verdicts import Key, Verdict, find_verdict, mutated_line, read_verdicts
 
@@ -34,7 +38,8 @@ def read_results(path: Path = RESULTS_FILE) -> dict:
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: not a readable results file: {exc}") from exc
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("modules"), dict) \
-            or not isinstance(data.get("partial", {}), dict) or not isinstance(data.get("confirmations", []), list):
+            or not isinstance(data.get("partial", {}), dict) or not isinstance(data.get("confirmations", []), list) \
+            or not isinstance(data.get("samples", {}), dict):
         raise ValueError(f"{path}: not a mutation results file (schema {SCHEMA})")
     return data
 
@@ -89,6 +94,24 @@ def merge_partial(data: dict, entry: dict) -> dict:
     return _shaped(dict(data.get("modules", {})), partial, data.get("confirmations", []), data)
 
 
+def sample_key(seed: int, per_module: int) -> str:
+    """The name of a sample in the results file's "samples" section."""
+    return f"seed {seed}, {per_module} per module"
+
+
+def update_sample(seed: int, per_module: int, entry: dict, path: Path = RESULTS_FILE) -> dict:
+    """Record one module's entry of a sample (mutation.sample) under the lock, replacing the module's older entry in
+    the same sample; the sample's overall estimate is recomputed from its modules by the reader (sample_summary)."""
+    def change(data: dict) -> dict:
+        samples = dict(data.get("samples", {}))
+        key = sample_key(seed, per_module)
+        sample = dict(samples.get(key, {"seed": seed, "per_module": per_module, "modules": {}}))
+        sample["modules"] = dict(sorted({**sample.get("modules", {}), entry["module"]: entry}.items()))
+        samples[key] = sample
+        return {**data, "samples": dict(sorted(samples.items()))}
+    return _locked_update(path, change)
+
+
 def confirmation_key(record: dict) -> tuple:
     """Which survivor a confirmation is of: module, line, column, operator and the mutated line."""
     return (record["module"], record["line_number"], record["column"], record["operator"], record["mutant"])
@@ -126,8 +149,11 @@ def partial_survivors(entry: dict) -> list[dict]:
 
 def all_survivors(data: dict) -> list[tuple[str, dict, bool]]:
     """Every survivor of the results file as (module, survivor, finished): the finished modules' and the unfinished
-    sessions' (partial_survivors)."""
+    sessions' (partial_survivors); a sampled survivor (mutation.sample) is finished, and carries its sample's name
+    (`sample`)."""
     out = [(m, s, True) for m, e in data.get("modules", {}).items() for s in e.get("survivors", [])]
+    out += [(m, {**s, "sample": key}, True) for key, sample in data.get("samples", {}).items()
+            for m, e in sample.get("modules", {}).items() for s in e.get("survivors", [])]
     return out + [(m, s, False) for m, e in data.get("partial", {}).items() for s in partial_survivors(e)]
 
 
@@ -217,8 +243,21 @@ def summary(data: dict, verdicts: dict | None = None) -> dict:
         partial.append({"module": module, "finished": len(e.get("mutants", [])), "commit": e.get("commit"),
                         "date": e.get("date"), **_judged(e.get("mutants", [])),
                         "without_verdict": sum(s["verdict"] is None for s in survivors)})
+    samples = []
+    for key, sample in data.get("samples", {}).items():
+        sampled = []
+        for module, e in sample.get("modules", {}).items():
+            survivors = judged_survivors(e, verdicts, confirmed)
+            claims += [s for s in survivors if s["verdict"] == "killed"]
+            unjudged += [{"module": module, "sample": key, **s} for s in survivors if s["verdict"] is None]
+            by_verdict = {k: sum(s["verdict"] == k for s in survivors) for k in ("killed", "equivalent", "open")}
+            by_verdict["none"] = sum(s["verdict"] is None for s in survivors)
+            sampled.append({**{k: v for k, v in e.items() if k != "survivors"}, "survivors": by_verdict})
+        samples.append({"key": key, "seed": sample.get("seed"), "per_module": sample.get("per_module"),
+                        "modules": sampled, "overall": overall(sampled),
+                        "not_drawn": [m for m in mutated_modules() if m not in sample.get("modules", {})]})
     equivalent = sum(r["survivors"]["equivalent"] for r in rows)
     return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run,
-            "partial": partial, "killed_claims": len(claims),
+            "partial": partial, "samples": samples, "killed_claims": len(claims),
             "killed_confirmed": sum((s["confirmation"] or {}).get("outcome") == "confirmed" for s in claims),
             "equivalent": equivalent, "score_without_equivalent": score_without_equivalent(total, equivalent)}

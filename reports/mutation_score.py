@@ -4,7 +4,9 @@ shown and never counted in Table 3 or the verdict (like the recorded full transc
 Per module: the mutants killed (timeouts apart), survived and left out, the score, and the survivors by verdict
 (killed by a test added since, equivalent, open, none); then every survivor with its verdict and reason (those of
 an unfinished session too, marked so; a 'killed' one says whether `confirm` found it held), and the modules of
-spec/ and delta/ the profile has not run. Each module's row names the commit it ran at.
+spec/ and delta/ the profile has not run. Each module's row names the commit it ran at. The stated samples
+(mutation.sample) have rows of their own: per module and overall, the estimate with its 95% interval, the mutants
+drawn and the population they were drawn from; never mixed with the complete runs' scores.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ MUTATION_HEADER = ["module", "tests", "mutants judged", "killed", "timeouts", "s
                    "survivors: killed since / equivalent / open / no verdict", "incompetent", "filtered out",
                    "ran at"]
 SURVIVOR_HEADER = ["module", "line", "operator", "source", "mutant", "verdict", "reason"]
+SAMPLE_HEADER = ["sample", "module", "drawn of population", "judged", "killed", "of them by the kill tier",
+                 "survived", "score", "95% interval", "survivors: killed since / equivalent / open / no verdict",
+                 "ran at"]
 TITLE = "Mutation score of spec/ and delta/ (a committed results file: shown, not counted in Table 3)"
 
 
@@ -65,10 +70,37 @@ def mutation_rows(s: dict) -> list[list[str]]:
 def survivor_rows(s: dict) -> list[list[str]]:
     """One row per survivor (SURVIVOR_HEADER): where, the source line and the line the mutant puts there (two mutants
     of one operator at one place differ only there); a survivor of an unfinished session has its module marked so."""
-    return [[x["module"] + ("" if x.get("finished", True) else " (unfinished)"), str(x["line_number"]),
+    return [[x["module"] + ("" if x.get("finished", True) else " (unfinished)")
+             + (f" (sample {x['sample']})" if x.get("sample") else ""), str(x["line_number"]),
              x["operator"].removeprefix("core/"), x["line"], mutated_line(x.get("diff", "")),
              _verdict_cell(x), (x["reason"] + (f" (test: {x['test']})" if x["test"] else "")).strip()]
             for x in s.get("survivor_list", [])]
+
+
+def _interval_cell(x: dict) -> str:
+    if x.get("interval") is None:
+        return "n/a"
+    lo, hi = x["interval"]
+    return "exact" if lo == hi else f"{lo * 100:.1f}% to {hi * 100:.1f}%"
+
+
+def sample_rows(s: dict) -> list[list[str]]:
+    """One row per sampled module, then one per sample overall (SAMPLE_HEADER): estimates with their intervals,
+    apart from the complete runs' rows (a module both run and sampled appears in both, never added up)."""
+    rows = []
+    for sample in s.get("samples", []):
+        for r in sample["modules"]:
+            v = r["survivors"]
+            rows.append([sample["key"], r["module"], f"{r['drawn']:,} of {r['population']:,}", f"{r['judged']:,}",
+                         f"{r['killed']:,}", f"{r['kill_tier']['kills']:,}", f"{r['survived']:,}",
+                         _percent(r["score"]), _interval_cell(r),
+                         f"{v['killed']} / {v['equivalent']} / {v['open']} / {v['none']}",
+                         f"{r['commit']} {r['date']}"])
+        o = sample["overall"]
+        rows.append([sample["key"], f"all {len(sample['modules'])} modules sampled (stratified estimate; "
+                     f"{len(sample['not_drawn'])} not drawn yet)", f"{o['judged']:,} of {o['population']:,}",
+                     f"{o['judged']:,}", "", "", "", _percent(o["score"]), _interval_cell(o), "", ""])
+    return rows
 
 
 def _verdict_cell(x: dict) -> str:
@@ -102,4 +134,8 @@ def mutation_sentence(s: dict | None) -> str:
                       f" {p.get('killed', 0)} killed, {p.get('survived', 0)} survived,"
                       f" {p.get('without_verdict', 0)} of them without a verdict; the others filtered out)"
                       for p in s.get("partial", []))
+            + "".join(f"; a stated sample ({p['key']}) estimates {_percent(p['overall']['score'])}"
+                      f" ({_interval_cell(p['overall'])}, 95%) from {p['overall']['judged']:,} mutants judged of a"
+                      f" population of {p['overall']['population']:,} in {len(p['modules'])} modules, shown apart"
+                      for p in s.get("samples", []))
             + ".")

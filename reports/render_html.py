@@ -19,7 +19,15 @@ from reports.glance import (
     refuted_rows,
     sampled_evidence,
 )
-from reports.mutation_score import MUTATION_HEADER, SURVIVOR_HEADER, mutation_rows, mutation_sentence, survivor_rows
+from reports.mutation_score import (
+    MUTATION_HEADER,
+    SAMPLE_HEADER,
+    SURVIVOR_HEADER,
+    mutation_rows,
+    mutation_sentence,
+    sample_rows,
+    survivor_rows,
+)
 from reports.mutation_score import TITLE as MUTATION_TITLE
 from reports.oracles import row_oracle_text
 from reports.paper import beside
@@ -234,6 +242,10 @@ not mixed in.</p>
 {% if mutation_rows %}<div class="scroll"><table><thead><tr>{% for h in mutation_header %}<th>{{ h }}</th>{% endfor %}
 </tr></thead><tbody>{% for r in mutation_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
 {% endfor %}</tbody></table></div>{% endif %}
+{% if sample_rows %}<p class="caption">Stated samples (estimates with 95% intervals, apart from the complete runs)</p>
+<div class="scroll"><table><thead><tr>{% for h in sample_header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for r in sample_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table></div>{% endif %}
 {% if survivor_rows %}<p class="caption">Surviving mutants and their verdicts (mutation/verdicts.toml)</p>
 <div class="scroll"><table><thead><tr>{% for h in survivor_header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
 <tbody>{% for r in survivor_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>
@@ -395,6 +407,8 @@ def _context(model: Table3) -> dict:
         "mutation_sentence": mutation_sentence(model.mutation),
         "mutation_header": MUTATION_HEADER,
         "mutation_rows": mutation_rows(model.mutation) if model.mutation and "error" not in model.mutation else [],
+        "sample_header": SAMPLE_HEADER,
+        "sample_rows": sample_rows(model.mutation) if model.mutation and "error" not in model.mutation else [],
         "survivor_header": SURVIVOR_HEADER,
         "survivor_rows": survivor_rows(model.mutation) if model.mutation and "error" not in model.mutation else [],
         "glance": levels(model),

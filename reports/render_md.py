@@ -16,7 +16,15 @@ from reports.glance import (
     refuted_rows,
     sampled_evidence,
 )
-from reports.mutation_score import MUTATION_HEADER, SURVIVOR_HEADER, mutation_rows, mutation_sentence, survivor_rows
+from reports.mutation_score import (
+    MUTATION_HEADER,
+    SAMPLE_HEADER,
+    SURVIVOR_HEADER,
+    mutation_rows,
+    mutation_sentence,
+    sample_rows,
+    survivor_rows,
+)
 from reports.mutation_score import TITLE as MUTATION_TITLE
 from reports.oracles import row_oracle_text
 from reports.paper import beside
@@ -332,6 +340,9 @@ def _mutation(model: Table3) -> list[str]:
     out = [f"## {MUTATION_TITLE}", "", mutation_sentence(s), ""]
     if s and "error" not in s:
         out += _table(MUTATION_HEADER, mutation_rows(s))
+        if s.get("samples"):
+            out += ["", "Stated samples (estimates with their 95% intervals, apart from the complete runs):", ""]
+            out += _table(SAMPLE_HEADER, sample_rows(s))
         if s.get("survivor_list"):
             out += ["", "Surviving mutants and their verdicts (mutation/verdicts.toml):", ""]
             out += _table(SURVIVOR_HEADER, survivor_rows(s))

@@ -1,0 +1,119 @@
+"""A stated sample of the mutation profile (mutation/sample.py, mutation/estimate.py): the seeded, stratified draw
+(the same seed the same mutants, every operator kind represented, at most K); the estimate per module (Wilson,
+exact when every mutant was drawn) and overall (weighted by population, an exhaustive module adding no error); a
+real session that runs only the drawn mutants; the results file's "samples" section, which `status` and the report
+show apart from the complete runs, its survivors needing verdicts like any other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mutation.cli import main as mutation_main
+from mutation.coverage_map import build_map
+from mutation.estimate import module_estimate, overall, wilson
+from mutation.results import read_results, summary, update_results, update_sample
+from mutation.sample import operator_kind, sample_entry, stratified_choice
+from mutation.session import Candidate, ModuleRun, Mutant, run_module
+from reports.mutation_score import mutation_sentence, sample_rows, survivor_rows
+
+OPERATORS = ["core/ReplaceComparisonOperator_Lt_LtE", "core/ReplaceComparisonOperator_Lt_Gt",
+             "core/NumberReplacer", "core/ReplaceBinaryOperator_Add_Sub", "core/ReplaceTrueWithFalse"]
+
+
+def _candidates(n: int) -> list[Candidate]:
+    return [Candidate(f"job{i}", OPERATORS[i % len(OPERATORS)], i // len(OPERATORS), 10 + i, 4) for i in range(n)]
+
+
+def test_the_draw_is_seeded_stratified_and_bounded() -> None:
+    """Same seed and module: the same mutants; another seed: others; K of them, every kind among them when K
+    allows; all of them when there are fewer than K."""
+    pool = _candidates(40)
+    first = stratified_choice(7, 6, "spec/cut.py")(pool)
+    assert first == stratified_choice(7, 6, "spec/cut.py")(list(pool))
+    assert first != stratified_choice(8, 6, "spec/cut.py")(pool)
+    assert len(first) == 6
+    kinds = {operator_kind(c.operator) for c in pool if c.job_id in first}
+    assert kinds == {operator_kind(o) for o in OPERATORS}  # four kinds, six drawn: each kind at least once
+    assert stratified_choice(7, 100, "spec/cut.py")(pool) == {c.job_id for c in pool}
+    assert operator_kind("core/ReplaceComparisonOperator_Lt_LtE") == "core/ReplaceComparisonOperator"
+    assert operator_kind("core/NumberReplacer") == "core/NumberReplacer"
+
+
+def test_the_estimates_and_their_intervals() -> None:
+    """Wilson's interval for 8 of 10 (0.490 to 0.943); a module drawn whole is exact; the overall estimate weights
+    modules by population and an exhaustive module adds no sampling error."""
+    lo, hi = wilson(8, 10)
+    assert round(lo, 3) == 0.490 and round(hi, 3) == 0.943
+    assert module_estimate(8, 10, 10) == {"score": 0.8, "interval": [0.8, 0.8], "exact": True}
+    assert module_estimate(8, 10, 50)["interval"] == [lo, hi]
+    o = overall([{"killed": 8, "judged": 10, "population": 100}, {"killed": 20, "judged": 20, "population": 50}])
+    assert o["score"] == pytest.approx((100 * 0.8 + 50 * 1.0) / 150) and o["population"] == 150
+    assert o["interval"][0] < o["score"] < o["interval"][1] < 1.0
+    whole = overall([{"killed": 8, "judged": 10, "population": 10}, {"killed": 3, "judged": 4, "population": 4}])
+    assert whole["interval"] == [whole["score"], whole["score"]]  # every mutant judged: exact
+    narrower = overall([{"killed": 80, "judged": 100, "population": 1000}])
+    assert narrower["interval"][1] - narrower["interval"][0] < o["interval"][1] - o["interval"][0]
+
+
+def _run(module: str, outcomes: list[str]) -> ModuleRun:
+    mutants = [Mutant("core/NumberReplacer", 3 + i, 4, "x = 1", outcome, diff=f"-x = 1\n+x = {i}" if
+                      outcome == "survived" else "") for i, outcome in enumerate(outcomes)]
+    return ModuleRun(module, ("properties/test_x.py",), 1.0, 60.0, 12.5, mutants, "abc1234")
+
+
+def test_a_sample_is_recorded_and_shown_apart(tmp_path: Path, capsys) -> None:
+    """A module's sample entry counts what was drawn of which population; `status` prints the sample apart from
+    the complete runs, with its interval, and exits 1 while a sampled survivor has no verdict; the report's rows
+    and sentence say estimate and interval; the complete run of another module keeps its own score."""
+    results, verdicts = tmp_path / "results.json", tmp_path / "verdicts.toml"
+    verdicts.write_text("", encoding="utf-8")
+    run = _run("spec/cut.py", ["killed", "killed", "timeout", "survived", "unselected", "unselected", "skipped"])
+    entry = sample_entry(run, "cosmic-ray test")
+    assert (entry["population"], entry["drawn"], entry["judged"], entry["killed"]) == (6, 4, 4, 3)
+    assert entry["score"] == 0.75 and not entry["exact"] and len(entry["survivors"]) == 1
+    update_sample(3, 4, entry, results)
+    update_results(_run("spec/guard.py", ["killed", "killed"]).entry("cosmic-ray test"), results)
+    data = read_results(results)
+    assert list(data["samples"]) == ["seed 3, 4 per module"] and "spec/guard.py" in data["modules"]
+    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 1
+    said = capsys.readouterr().out
+    assert "sample (seed 3, 4 per module): score 75.0% [" in said and "drawn from a population of 6" in said
+    assert "no verdict: spec/cut.py:6:4 core/NumberReplacer  x = 1  (sample seed 3, 4 per module)" in said
+    s = summary(data, {})
+    assert s["score"] == 1.0  # the complete run's score: the sample is not added to it
+    rows = sample_rows(s)
+    assert rows[0][:2] == ["seed 3, 4 per module", "spec/cut.py"] and rows[0][2] == "4 of 6" and "%" in rows[0][8]
+    assert rows[-1][1].startswith("all 1 modules sampled")
+    assert "a stated sample (seed 3, 4 per module) estimates 75.0%" in mutation_sentence(s)
+    assert any("(sample seed 3, 4 per module)" in r[0] for r in survivor_rows({**s, "survivor_list": [
+        {"module": "spec/cut.py", "sample": "seed 3, 4 per module", "line_number": 6, "operator": "o", "line": "",
+         "diff": "", "verdict": None, "reason": "", "test": ""}]}))
+    verdicts.write_text('[[verdict]]\nmodule = "spec/cut.py"\noperator = "core/NumberReplacer"\nline = "x = 1"\n'
+                        'column = 4\nverdict = "equivalent"\nreason = "planted"\n', encoding="utf-8")
+    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 0
+
+
+TOY = ("def below(x):\n    return x < 3\n\n\ndef above(x):\n    return x > 3 and x != 10\n\n\n"
+       "def twice(x):\n    return x * 2 + 0\n")
+TOY_TEST = ("from toy.below import above, below, twice\n\n\ndef test_toy():\n    assert below(2) and not below(5)\n"
+            "    assert above(5) and not above(2)\n    assert twice(3) == 6\n")
+
+
+def test_a_session_runs_only_the_drawn_mutants(tmp_path: Path) -> None:
+    """A real cosmic-ray session of a toy module with a draw of three: three mutants judged, the rest unselected,
+    never run; the entry's population is every mutant the operator filter kept."""
+    root = tmp_path / "checkout"
+    (root / "toy").mkdir(parents=True)
+    (root / "toy" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "toy" / "below.py").write_text(TOY, encoding="utf-8")
+    (root / "test_toy.py").write_text(TOY_TEST, encoding="utf-8")
+    cmap = build_map(root, tmp_path / "map", tests=["test_toy.py"], sources=("toy",))
+    run = run_module("toy/below.py", cmap, tmp_path / "work", root=root, choose=stratified_choice(1, 3, "toy"))
+    judged = [m for m in run.mutants if m.outcome in ("killed", "survived", "timeout", "incompetent")]
+    assert len(judged) == 3 and run.count("pending") == 0
+    assert run.count("unselected") > 3
+    entry = sample_entry(run, "test")
+    assert entry["drawn"] == 3 and entry["population"] == 3 + run.count("unselected")

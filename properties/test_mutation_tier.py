@@ -1,0 +1,141 @@
+"""The mutation profile's kill tier (mutation/kill_tier.py, mutation.mutant_tests.kill_tier): its tokenizers cover
+every split pattern and a normalizer; its checks find nothing on the unmutated code and find a broken session, a
+broken chunked encode and a raising one; through a test server, a tier kill counts only when the tier's checks find
+nothing on the unmutated module, a mutant they let through goes on (None), and a quick test's failure kills under
+the small Hypothesis budget once it passes unmutated.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import checks.differential as differential
+from delta.session import Session
+from frozen.loader import load_tokenizer, provisioned_names
+from mutation.kill_tier import run_tier, tier_tokenizers
+from mutation.mutant_tests import TIER_KILL_MARK, kill_tier
+from mutation.session import ForkServer
+from mutation.tree import tree_environment
+from spec.admission import admission_of
+
+TOY = "def below(x):\n    return x < 3\n"
+TIER = ("import sys\nfrom toy.below import below\n\n\ndef main(args):\n    ok = below(2) and not below(5)\n"
+        "    print('toy tier:', 'no difference' if ok else 'difference')\n    return 0 if ok else 1\n")
+CONFTEST = ("import os\nfrom hypothesis import settings\n\n"  # as the gate's conftest loads its profile
+            "settings.load_profile(os.environ.get('DELTA_HYPOTHESIS_PROFILE', 'default'))\n")
+ALWAYS = "def main(args):\n    return 1\n"  # a tier that finds a difference on the unmutated module too
+PASSING = "from toy.below import below\n\n\ndef test_below():\n    assert below(2) and not below(5)\n"
+HYPOTHESIS = ("from hypothesis import given, settings, strategies as st\nfrom toy.below import below\n\n\n"
+              "@given(st.integers(0, 2))\ndef test_small(x):\n    assert below(x)\n\n\n"
+              "def test_budget():\n    assert settings.default.max_examples == 10\n")
+
+
+def test_tier_tokenizers_cover_each_split_pattern_and_a_normalizer() -> None:
+    """One tokenizer per admitted split pattern among the provisioned ones, and one with a normalizer."""
+    names = tier_tokenizers()
+    patterns = [admission_of(load_tokenizer(n)).pattern for n in names]
+    every = {admission_of(load_tokenizer(n)).pattern for n in provisioned_names()
+             if admission_of(load_tokenizer(n)).admitted}
+    assert len(patterns) == len(set(patterns)) and set(patterns) == every
+    assert any(load_tokenizer(n).normalizer not in ("none", "empty_sequence") for n in names)
+
+
+@pytest.fixture
+def one() -> str:
+    return tier_tokenizers()[0]
+
+
+def test_the_tier_finds_nothing_on_the_unmutated_code(one: str) -> None:
+    tally = run_tier([one], ("short",))
+    assert tally.difference is None and tally.comparisons["short"] > 100
+
+
+def test_the_tier_finds_a_wrong_session(one: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session wrong on texts ending in "a" is found among the short texts; one that raises is found too."""
+    real = Session.encode
+    monkeypatch.setattr(Session, "encode", lambda self, text: real(self, text)[:-1] if text.endswith("a")
+                        else real(self, text))
+    tally = run_tier([one], ("short",))
+    assert tally.difference is not None and "Session" in tally.difference
+
+    def raising(self, text):
+        raise IndexError("planted")
+
+    monkeypatch.setattr(Session, "encode", raising)
+    tally = run_tier([one], ("short", "battery"))
+    assert tally.difference is not None and "raised IndexError: planted" in tally.difference
+
+
+def test_the_battery_step_finds_a_wrong_chunked_encode(one: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunked encode that drops the last ID of long texts passes the short texts (never cut) and is found by
+    the battery's differential checks."""
+    real = differential.encode_chunked
+    monkeypatch.setattr(differential, "encode_chunked", lambda tok, text, **kw: list(real(tok, text, **kw))[:-1])
+    tally = run_tier([one], ("short", "battery"))
+    assert tally.difference is not None and tally.difference.startswith(f"battery on {one}: check_cut_case")
+    assert tally.comparisons["short"] > 0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    """A test server in a toy checkout with toy tiers (no tokenizers to load)."""
+    tree = tmp_path_factory.mktemp("tier") / "tree"
+    (tree / "toy").mkdir(parents=True)
+    (tree / "toy" / "__init__.py").write_text("", encoding="utf-8")
+    (tree / "toy" / "below.py").write_text(TOY, encoding="utf-8")
+    for name, text in [("toy_tier.py", TIER), ("toy_always.py", ALWAYS), ("test_pass.py", PASSING),
+                       ("conftest.py", CONFTEST), ("test_hypothesis.py", HYPOTHESIS)]:
+        (tree / name).write_text(text, encoding="utf-8")
+    srv = ForkServer(tree.parent / "tests.sock", tree, tree_environment(tree, tree.parent / "ledgers"))
+    assert srv.started(), srv.log.read_text(encoding="utf-8")
+    yield srv
+    srv.stop()
+
+
+def test_a_tier_kill_counts_once_the_tier_passes_unmutated(server: ForkServer, tmp_path: Path, capfd,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tier's checks run on the unmutated module first (once, kept with their time); a mutant they tell apart
+    is killed with the tier's mark, one they let through goes on to its covering tests (None); a tier that finds a
+    difference on the unmutated module too kills nothing."""
+    monkeypatch.chdir(server.tree)
+    module, pristine = Path("toy/below.py"), tmp_path / "pristine.py"
+    pristine.write_text(TOY, encoding="utf-8")
+    verified = tmp_path / "verified.json"
+    try:
+        module.write_text(TOY.replace("x < 3", "x < 6"), encoding="utf-8")  # below(5) now holds: told apart
+        assert kill_tier(server.path, module, pristine, verified, [], 60.0, "toy_tier") == 1
+        assert TIER_KILL_MARK in capfd.readouterr().out
+        baseline = json.loads(verified.read_text(encoding="utf-8"))["tier"]
+        assert baseline["usable"] is True and baseline["seconds"] > 0
+        assert module.read_text(encoding="utf-8") == TOY.replace("x < 3", "x < 6")  # the mutant is back
+        module.write_text(TOY.replace("x < 3", "x < 4"), encoding="utf-8")  # 2 and 5 as before: let through
+        assert kill_tier(server.path, module, pristine, verified, [], 60.0, "toy_tier") is None
+        other = tmp_path / "other.json"
+        module.write_text(TOY.replace("x < 3", "x < 6"), encoding="utf-8")
+        assert kill_tier(server.path, module, pristine, other, [], 60.0, "toy_always") is None
+        assert json.loads(other.read_text(encoding="utf-8"))["tier"]["usable"] is False
+    finally:
+        module.write_text(TOY, encoding="utf-8")
+
+
+def test_quick_tests_kill_under_the_small_budget(server: ForkServer, tmp_path: Path, capfd,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mutant the tier's checks let through meets its quick covering tests under the `mutation-tier` Hypothesis
+    budget (ten examples): a failing one kills it once it passes on the unmutated module under the same budget."""
+    monkeypatch.chdir(server.tree)
+    module, pristine = Path("toy/below.py"), tmp_path / "pristine.py"
+    pristine.write_text(TOY, encoding="utf-8")
+    verified = tmp_path / "verified.json"
+    quick = ["test_hypothesis.py"]
+    try:
+        assert kill_tier(server.path, module, pristine, verified, quick, 60.0, "toy_tier") is None
+        assert "2 passed" in capfd.readouterr().out  # test_budget: ten examples, the tier's budget
+        module.write_text(TOY.replace("x < 3", "x < 3 and x != 1"), encoding="utf-8")  # only x = 1: Hypothesis
+        assert kill_tier(server.path, module, pristine, verified, quick, 60.0, "toy_tier") == 1
+        assert "its quick tests" in capfd.readouterr().out
+        assert "mutation-tier:test_hypothesis.py::test_small" in json.loads(verified.read_text())["pass"]
+    finally:
+        module.write_text(TOY, encoding="utf-8")
