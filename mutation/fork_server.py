@@ -22,6 +22,7 @@ import contextlib
 import importlib
 import json
 import os
+import resource
 import select
 import signal
 import socket
@@ -30,6 +31,30 @@ from pathlib import Path
 
 from frozen.loader import provisioned_names
 from mutation.modules import MUTATED_PACKAGES
+
+MEMORY_VARIABLE = "MUTATION_MEMORY_LIMIT_GB"  # the address space each mutant's tests may take (default 8 GB)
+DEFAULT_MEMORY_GB = 8.0
+
+
+def memory_limit_bytes() -> int:
+    """The address-space limit of a mutant's tests: a mutant can make a loop grow a list without end (seen: 13.6 GB
+    before a run's time limit) and take the machine down with every other session; past the limit its allocation
+    fails, its tests fail, and it counts as killed like a mutant that loops. MUTATION_MEMORY_LIMIT_GB sets it
+    (0: none)."""
+    try:
+        gigabytes = float(os.environ.get(MEMORY_VARIABLE, DEFAULT_MEMORY_GB))
+    except ValueError:
+        gigabytes = DEFAULT_MEMORY_GB
+    return int(gigabytes * 2**30) if gigabytes > 0 else resource.RLIM_INFINITY
+
+
+def limit_memory() -> None:
+    """Apply memory_limit_bytes to this process (and so to what it starts)."""
+    limit, hard = memory_limit_bytes(), resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard != resource.RLIM_INFINITY:
+        limit = hard if limit == resource.RLIM_INFINITY else min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
 
 SERVER_VARIABLE = "MUTATION_TEST_SERVER"  # the socket path, in the environment of cosmic-ray's test command
 # libraries imported before forking (import time only; pytest and its plugins are left to each child, so that
@@ -77,6 +102,7 @@ def _child(request: dict, fds: list[int], listener: socket.socket, conn: socket.
         os.chdir(request["cwd"])
         sys.path.insert(0, request["cwd"])
         os.environ.update({str(k): str(v) for k, v in (request.get("env") or {}).items()})
+        limit_memory()
         if request.get("call"):  # a module's `main(args)` instead of pytest (mutation.kill_tier)
             status = int(importlib.import_module(str(request["call"])).main(list(request["args"])))
             return

@@ -41,7 +41,7 @@ from mutation.coverage_map import (
     signature_body_lines,
     statement_lines,
 )
-from mutation.fork_server import SERVER_VARIABLE, ServerError, run_tests
+from mutation.fork_server import SERVER_VARIABLE, ServerError, limit_memory, run_tests
 from mutation.modules import MUTATED_PACKAGES
 
 
@@ -379,7 +379,7 @@ def run_with_limit(command: list[str], limit: float) -> int:
     """Run the tests; their exit status, or 1 with TIMEOUT_MARK printed when they outlive `limit` seconds (the
     process group is killed). The session reads the mark as a timeout, which counts as a kill."""
     sys.stdout.flush()
-    proc = subprocess.Popen(command, start_new_session=True)
+    proc = subprocess.Popen(command, start_new_session=True, preexec_fn=limit_memory)
     try:
         return proc.wait(timeout=limit)
     except subprocess.TimeoutExpired:

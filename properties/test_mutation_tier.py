@@ -15,6 +15,7 @@ import pytest
 import checks.differential as differential
 from delta.session import Session
 from frozen.loader import load_tokenizer, provisioned_names
+from mutation.fork_server import MEMORY_VARIABLE, run_tests
 from mutation.kill_tier import run_tier, tier_tokenizers
 from mutation.mutant_tests import TIER_KILL_MARK, kill_tier
 from mutation.session import ForkServer
@@ -27,6 +28,7 @@ TIER = ("import sys\nfrom toy.below import below\n\n\ndef main(args):\n    ok = 
 CONFTEST = ("import os\nfrom hypothesis import settings\n\n"  # as the gate's conftest loads its profile
             "settings.load_profile(os.environ.get('DELTA_HYPOTHESIS_PROFILE', 'default'))\n")
 ALWAYS = "def main(args):\n    return 1\n"  # a tier that finds a difference on the unmutated module too
+GREEDY = "def test_greedy():\n    assert len(bytearray(3 * 2**29)) == 3 * 2**29\n"  # 1.5 GB
 PASSING = "from toy.below import below\n\n\ndef test_below():\n    assert below(2) and not below(5)\n"
 HYPOTHESIS = ("from hypothesis import given, settings, strategies as st\nfrom toy.below import below\n\n\n"
               "@given(st.integers(0, 2))\ndef test_small(x):\n    assert below(x)\n\n\n"
@@ -87,7 +89,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     (tree / "toy" / "__init__.py").write_text("", encoding="utf-8")
     (tree / "toy" / "below.py").write_text(TOY, encoding="utf-8")
     for name, text in [("toy_tier.py", TIER), ("toy_always.py", ALWAYS), ("test_pass.py", PASSING),
-                       ("conftest.py", CONFTEST), ("test_hypothesis.py", HYPOTHESIS)]:
+                       ("conftest.py", CONFTEST), ("test_hypothesis.py", HYPOTHESIS), ("test_greedy.py", GREEDY)]:
         (tree / name).write_text(text, encoding="utf-8")
     srv = ForkServer(tree.parent / "tests.sock", tree, tree_environment(tree, tree.parent / "ledgers"))
     assert srv.started(), srv.log.read_text(encoding="utf-8")
@@ -139,3 +141,12 @@ def test_quick_tests_kill_under_the_small_budget(server: ForkServer, tmp_path: P
         assert "mutation-tier:test_hypothesis.py::test_small" in json.loads(verified.read_text())["pass"]
     finally:
         module.write_text(TOY, encoding="utf-8")
+
+
+def test_a_mutants_tests_cannot_take_the_machines_memory(server: ForkServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child of the server may take MUTATION_MEMORY_LIMIT_GB of address space (default 8): a test that needs
+    1.5 GB fails under a 1 GB limit (a MemoryError, not a machine out of memory) and passes under the default."""
+    monkeypatch.chdir(server.tree)
+    args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "test_greedy.py"]
+    assert run_tests(server.path, args, server.tree, 60.0, env={MEMORY_VARIABLE: "1"}) == 1
+    assert run_tests(server.path, args, server.tree, 60.0) == 0
