@@ -12,7 +12,10 @@ of a function's signature (a default value) runs the tests executing the functio
 (not the whole files that import the module, where the map charges the def line). No test executes the statement: exit 0
 at once (the mutant survives; no test could see it); likewise a mutant that only changes annotations of a module
 with `from __future__ import annotations` (never evaluated, so no test can observe it), or only the size of an
-`lru_cache` (equivalent while the memoized function is pure; memo_size_only). `--all` runs every file that
+`lru_cache` (equivalent while the memoized function is pure; memo_size_only). Before its tests, a mutant of spec/ or
+delta/ meets the kill tier through the test server (`kill_tier`: mutation.kill_tier's checks, then its quick tests
+under a small Hypothesis budget); a mutant the tier lets through runs its tests as without it (`--no-tier`: no
+tier). `--all` runs every file that
 executes any statement of the module, whole (the confirmation of a survivor). The tests may take three times
 their measured time plus 30 s (`mutant_time_limit`); past it they are stopped and the mutant counts as a timeout.
 """
