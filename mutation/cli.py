@@ -16,6 +16,11 @@
                                                   mutant and passes without it (mutation.confirm; exit 0 all held,
                                                   1 one does not hold or its module changed, 2 no such test, 3 the
                                                   test fails unmutated)
+    python -m mutation diff [BASE]                the mutants of a change: only the lines of spec/ and delta/
+                                                  added or modified since BASE, at most --per-line (2) each, arid
+                                                  lines (logging, docstrings, memo sizes) skipped; each survivor
+                                                  printed with its line and diff (mutation.change_run; exit 0 none
+                                                  survived, 1 survivors; never writes the results file)
 
 Each mutant runs the test files that execute its statement (mutation.coverage_map), fastest first, stopping at the
 first failure; `run --every-file` runs every file that executes the module instead (slower; to confirm survivors).
@@ -29,9 +34,11 @@ out/mutation/<module>/session.sqlite and the next `run` of the module resumes th
 run, and `checkpoint`, also write the finished mutants into the results file's "partial" section, which a fresh
 session of the same module source on any machine starts from (mutation.carry; the module's entry then names the
 commits whose tests judged the carried mutants).
-Exit status: 0 every survivor has a verdict, 1 a survivor without one (a blind
-spot of the gate to judge), 2 usage or input error, 3 environment error (cosmic-ray missing, the selected tests
-failing on the unmutated tree), 130 interrupted.
+Exit status: 0 every survivor has a verdict (`diff`: no mutant of the change survived, or nothing changed),
+1 a survivor without one (a blind spot of the gate to judge; `diff`: a mutant of the change survived), 2 usage or
+input error (`diff`: a base git cannot resolve, not a git checkout), 3 environment error (cosmic-ray missing, the
+selected tests failing on the unmutated tree; `diff`: no coverage map yet, changed test files failing unmutated),
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -43,8 +50,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ledger.lock import FolderBusy, FolderLock
+from mutation.change import ChangeError
+from mutation.change_run import run_change, slug
 from mutation.confirm import CONFIRM_LIMIT_SECONDS, confirm_killed, exit_status
-from mutation.coverage_map import CoverageMap, MapError, build_map, load_map, save_map
+from mutation.coverage_map import TEST_GLOB, CoverageMap, MapError, build_map, load_map, save_map
 from mutation.modules import ROOT, mutated_modules
 from mutation.results import (
     RESULTS_FILE,
@@ -118,7 +127,28 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--limit", type=float, default=CONFIRM_LIMIT_SECONDS,
                        help=f"seconds one test may run on one mutant, a timeout counting as a kill "
                             f"(default {CONFIRM_LIMIT_SECONDS:.0f})")
+    change = sub.add_parser("diff", help="the mutants of a change: the lines of spec/ and delta/ changed since BASE")
+    change.add_argument("base", nargs="?", default=None,
+                        help="the commit the change is measured from (default: HEAD with uncommitted changes to "
+                             "spec/ or delta/, else the merge base with main on a branch, else HEAD~1)")
+    change.add_argument("--per-line", type=_at_least_one, default=2,
+                        help="at most this many mutants per changed line, distinct kinds of operator first "
+                             "(default %(default)s)")
+    change.add_argument("--no-tier", action="store_true",
+                        help="no kill tier: each mutant meets its covering tests only")
+    change.add_argument("--no-server", action="store_true",
+                        help="run each mutant's tests in a process of their own, not forked from the test server")
+    change.add_argument("--work", type=Path, default=WORK,
+                        help="folder of the coverage map and the sessions (in <work>/diff, always fresh; "
+                             "default out/mutation)")
     return p
+
+
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def _confirm(args: argparse.Namespace, verdicts: dict) -> int:
@@ -144,7 +174,7 @@ def _checkpoint(modules: list[str], work: Path, results: Path) -> int:
     were written. A module whose session finished already has its entry, and a checkpoint is not needed."""
     written = 0
     for module in modules:
-        entry = checkpoint(module, work / _slug(module))
+        entry = checkpoint(module, work / slug(module))
         if entry is None:
             continue
         done = read_results(results)["modules"].get(module)
@@ -172,7 +202,7 @@ def _sample(args: argparse.Namespace, verdicts: dict) -> int:
         cmap, _ = _current_map(args.work, args.jobs)
     folder = args.work / "samples" / f"seed-{args.seed}-per-module-{args.per_module}"
     for module in modules:
-        work = folder / _slug(module)
+        work = folder / slug(module)
         with FolderLock(work):
             run = run_module(module, cmap, work, resume=not args.fresh, use_server=not args.no_server,
                              tier=not args.no_tier, choose=stratified_choice(args.seed, args.per_module, module))
@@ -190,10 +220,6 @@ def _interval(x: dict) -> str:
         return "n/a"
     lo, hi = x["interval"]
     return f"{x['score'] * 100:.1f}% " + ("(exact)" if lo == hi else f"[{lo * 100:.1f}%, {hi * 100:.1f}%]")
-
-
-def _slug(module: str) -> str:
-    return module.replace("/", "__").removesuffix(".py")
 
 
 def _current_map(work: Path, jobs: int, rebuild: bool = False) -> tuple[CoverageMap, Path]:
@@ -279,6 +305,11 @@ def _command(args: argparse.Namespace) -> int:
                 print(f"{module}: " + (f"{len(tests)} test files ({cmap.seconds(tests):.0f} s): "
                                        f"{' '.join(Path(t).name for t in tests)}" if cmap else ""))
             return 0
+        if args.command == "diff":
+            importlib.metadata.version("cosmic-ray")  # PackageNotFoundError: an environment error (3)
+            tests = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob(TEST_GLOB))
+            return run_change(ROOT, args.base, args.work, args.work / MAP_FILE, mutated_modules(), tests,
+                              per_line=args.per_line, tier=not args.no_tier, use_server=not args.no_server)
         if args.command == "status":
             return _print_status(read_results(args.results), verdicts)
         if args.command == "confirm":
@@ -305,7 +336,7 @@ def _command(args: argparse.Namespace) -> int:
             cmap, _ = _current_map(args.work, args.jobs)
         for module in modules:
             print(f"[mutation] {module}: running", file=sys.stderr, flush=True)
-            work = args.work / _slug(module)
+            work = args.work / slug(module)
             partial = None if args.fresh else data.get("partial", {}).get(module)
             with FolderLock(work):  # one session per module at a time: cosmic-ray mutates the copy in place
                 try:
@@ -318,12 +349,13 @@ def _command(args: argparse.Namespace) -> int:
             print(f"[mutation] {module}: {run.count('killed')} killed, {run.count('timeout')} timeouts, "
                   f"{run.count('survived')} survived in {run.seconds} s", file=sys.stderr, flush=True)
         return _print_status(data, verdicts)
-    except (VerdictFileError, ValueError) as exc:
+    except (VerdictFileError, ChangeError, ValueError, SyntaxError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except (SessionError, MapError, FolderBusy, importlib.metadata.PackageNotFoundError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
-        print("interrupted: finished mutants are kept; run the same command to resume", file=sys.stderr)
+        print("interrupted" if args.command == "diff" else
+              "interrupted: finished mutants are kept; run the same command to resume", file=sys.stderr)
         return 130

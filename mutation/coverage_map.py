@@ -67,6 +67,7 @@ class CoverageMap:
     lines: dict[str, dict[int, list[int]]] = field(default_factory=dict)  # module -> line -> test indices
     date: str = ""
     partial: list[str] = field(default_factory=list)  # files failing only under coverage, or with unreadable data
+    carried_from: str = ""  # not measured: carried from the map measured at this commit (mutation.carried_map)
 
     def tests_executing(self, module: str, line_numbers: Iterable[int]) -> list[str]:
         """The tests that execute any of `line_numbers` of `module`, fastest first: a test's name
@@ -90,6 +91,7 @@ class CoverageMap:
 
     def to_json(self) -> dict:
         return {"digest": self.digest, "commit": self.commit, "date": self.date, "partial": self.partial,
+                **({"carried_from": self.carried_from} if self.carried_from else {}),
                 "tests": [list(t) for t in self.tests],
                 "lines": {m: {str(n): ix for n, ix in sorted(per.items())} for m, per in sorted(self.lines.items())}}
 
@@ -98,7 +100,8 @@ class CoverageMap:
         try:
             return cls(data["digest"], data["commit"], [(str(p), float(s)) for p, s in data["tests"]],
                        {m: {int(n): [int(i) for i in ix] for n, ix in per.items()} for m, per in data["lines"].items()},
-                       data.get("date", ""), [str(p) for p in data.get("partial", [])])
+                       data.get("date", ""), [str(p) for p in data.get("partial", [])],
+                       str(data.get("carried_from", "")))
         except (KeyError, TypeError, ValueError) as exc:
             raise MapError(f"not a coverage map: {exc}") from exc
 

@@ -29,3 +29,11 @@ EXCLUDED_OPERATORS: tuple[str, ...] = (
 def is_excluded(operator: str) -> bool:
     """Whether the profile drops `operator` (cosmic-ray applies the same patterns with `re.match`)."""
     return any(re.match(p, operator) for p in EXCLUDED_OPERATORS)
+
+
+def operator_kind(operator: str) -> str:
+    """The operator without its last two `_`-separated parts (`core/ReplaceComparisonOperator_Lt_LtE` ->
+    `core/ReplaceComparisonOperator`); a name with fewer than two `_` is its own kind (`core/NumberReplacer`). A
+    sample draws one kind after another, a change's mutants prefer distinct kinds on a line."""
+    parts = operator.rsplit("_", 2)
+    return parts[0] if len(parts) == 3 else operator

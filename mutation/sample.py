@@ -25,16 +25,8 @@ import random
 from collections import defaultdict
 
 from mutation.estimate import module_estimate
+from mutation.operators import operator_kind
 from mutation.session import Candidate, ModuleRun, Selection
-
-
-def operator_kind(operator: str) -> str:
-    """`core/ReplaceComparisonOperator_Lt_LtE` -> `core/ReplaceComparisonOperator`; a name with fewer than two
-    `_`-separated parts after its kind (`core/NumberReplacer`) is its own kind."""
-    head, _, tail = operator.rpartition("/")
-    parts = tail.split("_")
-    kind = "_".join(parts[:-2]) if len(parts) >= 3 else tail
-    return f"{head}/{kind}" if head else kind
 
 
 def stratified_choice(seed: int, per_module: int, module: str) -> Selection:

@@ -14,8 +14,9 @@ import pytest
 from mutation.cli import main as mutation_main
 from mutation.coverage_map import build_map
 from mutation.estimate import module_estimate, overall, wilson
+from mutation.operators import operator_kind
 from mutation.results import read_results, summary, update_results, update_sample
-from mutation.sample import operator_kind, sample_entry, stratified_choice
+from mutation.sample import sample_entry, stratified_choice
 from mutation.session import Candidate, ModuleRun, Mutant, run_module
 from reports.mutation_score import mutation_sentence, sample_rows, survivor_rows
 
