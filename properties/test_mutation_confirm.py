@@ -27,6 +27,7 @@ from mutation.results import (
     update_results,
 )
 from mutation.verdicts import read_verdicts
+from properties.mutation_toys import toy_checkout
 from reports.mutation_score import mutation_sentence, survivor_rows
 
 TOY = "def below(x):\n    return x < 3\n\n\ndef unused(x):\n    return x + 1\n"
@@ -38,13 +39,7 @@ TESTS = {
 
 
 def _checkout(tmp_path: Path) -> Path:
-    root = tmp_path / "checkout"
-    (root / "toy").mkdir(parents=True)
-    (root / "toy" / "__init__.py").write_text("", encoding="utf-8")
-    (root / "toy" / "below.py").write_text(TOY, encoding="utf-8")
-    for name, text in TESTS.items():
-        (root / name).write_text(text, encoding="utf-8")
-    return root
+    return toy_checkout(tmp_path / "checkout", TESTS, TOY)
 
 
 def _survivor(operator: str, line_number: int, column: int, old: str, new: str, source: str = TOY) -> dict:

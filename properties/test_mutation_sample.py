@@ -18,6 +18,7 @@ from mutation.operators import operator_kind
 from mutation.results import read_results, summary, update_results, update_sample
 from mutation.sample import sample_entry, stratified_choice
 from mutation.session import Candidate, ModuleRun, Mutant, run_module
+from properties.mutation_toys import toy_checkout
 from reports.mutation_score import mutation_sentence, sample_rows, survivor_rows
 
 OPERATORS = ["core/ReplaceComparisonOperator_Lt_LtE", "core/ReplaceComparisonOperator_Lt_Gt",
@@ -106,11 +107,7 @@ TOY_TEST = ("from toy.below import above, below, twice\n\n\ndef test_toy():\n   
 def test_a_session_runs_only_the_drawn_mutants(tmp_path: Path) -> None:
     """A real cosmic-ray session of a toy module with a draw of three: three mutants judged, the rest unselected,
     never run; the entry's population is every mutant the operator filter kept."""
-    root = tmp_path / "checkout"
-    (root / "toy").mkdir(parents=True)
-    (root / "toy" / "__init__.py").write_text("", encoding="utf-8")
-    (root / "toy" / "below.py").write_text(TOY, encoding="utf-8")
-    (root / "test_toy.py").write_text(TOY_TEST, encoding="utf-8")
+    root = toy_checkout(tmp_path / "checkout", {"test_toy.py": TOY_TEST}, TOY)
     cmap = build_map(root, tmp_path / "map", tests=["test_toy.py"], sources=("toy",))
     run = run_module("toy/below.py", cmap, tmp_path / "work", root=root, choose=stratified_choice(1, 3, "toy"))
     judged = [m for m in run.mutants if m.outcome in ("killed", "survived", "timeout", "incompetent")]

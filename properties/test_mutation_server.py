@@ -18,9 +18,8 @@ import pytest
 from mutation.fork_server import ServerError, preload, run_tests
 from mutation.mutant_tests import through_server
 from mutation.session import CLIENT, ForkServer
-from mutation.tree import tree_environment
+from properties.mutation_toys import TOY, toy_server
 
-TOY = "def below(x):\n    return x < 3\n"
 PASSING = "from toy.below import below\n\n\ndef test_below():\n    assert below(2) and not below(5)\n"
 FAILING = "from toy.below import below\n\n\ndef test_below():\n    assert below(5)\n"
 FRESH_ONLY = "import sys\n\n\ndef test_fresh():\n    assert 'mutation.modules' not in sys.modules\n"
@@ -32,18 +31,8 @@ QUICK = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist"]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     """A test server in a toy checkout (no frozen tokenizers to load), stopped after the module's tests."""
-    tree = tmp_path_factory.mktemp("server") / "tree"
-    (tree / "toy").mkdir(parents=True)
-    (tree / "toy" / "__init__.py").write_text("", encoding="utf-8")
-    (tree / "toy" / "below.py").write_text(TOY, encoding="utf-8")
-    for name, text in [("test_pass.py", PASSING), ("test_fail.py", FAILING), ("test_fresh.py", FRESH_ONLY),
-                       ("test_slow.py", SLOW)]:
-        (tree / name).write_text(text, encoding="utf-8")
-    env = tree_environment(tree, tree.parent / "ledgers")
-    srv = ForkServer(tree.parent / "tests.sock", tree, env)
-    assert srv.started(), srv.log.read_text(encoding="utf-8")
-    yield srv
-    srv.stop()
+    yield from toy_server(tmp_path_factory.mktemp("server"), {"test_pass.py": PASSING, "test_fail.py": FAILING,
+                                                              "test_fresh.py": FRESH_ONLY, "test_slow.py": SLOW})
 
 
 def _client(srv: ForkServer, *args: str) -> subprocess.CompletedProcess:

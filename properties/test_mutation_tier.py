@@ -19,10 +19,9 @@ from mutation.fork_server import MEMORY_VARIABLE, run_tests
 from mutation.kill_tier import run_tier, tier_tokenizers
 from mutation.mutant_tests import TIER_KILL_MARK, kill_tier
 from mutation.session import ForkServer
-from mutation.tree import tree_environment
+from properties.mutation_toys import TOY, toy_server
 from spec.admission import admission_of
 
-TOY = "def below(x):\n    return x < 3\n"
 TIER = ("import sys\nfrom toy.below import below\n\n\ndef main(args):\n    ok = below(2) and not below(5)\n"
         "    print('toy tier:', 'no difference' if ok else 'difference')\n    return 0 if ok else 1\n")
 CONFTEST = ("import os\nfrom hypothesis import settings\n\n"  # as the gate's conftest loads its profile
@@ -84,17 +83,9 @@ def test_the_battery_step_finds_a_wrong_chunked_encode(one: str, monkeypatch: py
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     """A test server in a toy checkout with toy tiers (no tokenizers to load)."""
-    tree = tmp_path_factory.mktemp("tier") / "tree"
-    (tree / "toy").mkdir(parents=True)
-    (tree / "toy" / "__init__.py").write_text("", encoding="utf-8")
-    (tree / "toy" / "below.py").write_text(TOY, encoding="utf-8")
-    for name, text in [("toy_tier.py", TIER), ("toy_always.py", ALWAYS), ("test_pass.py", PASSING),
-                       ("conftest.py", CONFTEST), ("test_hypothesis.py", HYPOTHESIS), ("test_greedy.py", GREEDY)]:
-        (tree / name).write_text(text, encoding="utf-8")
-    srv = ForkServer(tree.parent / "tests.sock", tree, tree_environment(tree, tree.parent / "ledgers"))
-    assert srv.started(), srv.log.read_text(encoding="utf-8")
-    yield srv
-    srv.stop()
+    yield from toy_server(tmp_path_factory.mktemp("tier"), {
+        "toy_tier.py": TIER, "toy_always.py": ALWAYS, "test_pass.py": PASSING, "conftest.py": CONFTEST,
+        "test_hypothesis.py": HYPOTHESIS, "test_greedy.py": GREEDY})
 
 
 def test_a_tier_kill_counts_once_the_tier_passes_unmutated(server: ForkServer, tmp_path: Path, capfd,
