@@ -11,7 +11,7 @@ How the map is measured, so that it does not miss an executing file:
   whole file, so import-time statements count for every file that imports the module;
 - subprocesses measured too (coverage's `patch = subprocess`; the data file is named per test file through
   `COVERAGE_FILE`, which children inherit), and saved on SIGTERM;
-- incrementally: a file's measurement is kept while the file, the modules it executed and the harness are the same
+- incrementally: a file's measurement is kept while the file, the modules it executed and the harness hold
   (build_map, _reusable), so only the files a change concerns run again.
 What it can miss, so that a survivor is one that the tests executing its statement let through (the score is a
 lower bound): a test that uses a result cached by an earlier test of its file (an lru_cache, a module-scoped
@@ -250,31 +250,52 @@ def _sha(path: Path) -> str | None:
         return None
 
 
-def harness_digest(root: Path, tests: list[str], sources: tuple[str, ...]) -> str:
-    """SHA-256 over every Python file that a measured test file may run besides the mutated modules (`sources`)
-    and the test files themselves: the suite's other packages, the conftest and test helpers, the measuring plugin
-    (mutation/pytest_contexts.py). The rest of the mutation tool is left out: it does not run in a measured file
-    but in its own tests, which are test files like any other."""
-    h = hashlib.sha256(f"measurement {MEASUREMENT}\0".encode())
+def harness_files(root: Path, tests: list[str], sources: tuple[str, ...]) -> dict[str, str]:
+    """Every Python file that a measured test file may run besides the mutated modules (`sources`) and the test
+    files themselves, with its SHA-256: the suite's other packages, the conftest and test helpers, the measuring
+    plugin (mutation/pytest_contexts.py). The rest of the mutation tool is left out: it does not run in a measured
+    file but in its own tests, which are test files like any other."""
     measured = set(tests)
+    out = {}
     for path in sorted(python_files(root)):
         rel = path.relative_to(root).as_posix()
         if rel in measured or rel.split("/")[0] in sources or (
                 rel.startswith("mutation/") and rel != "mutation/pytest_contexts.py"):
             continue
-        h.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def harness_digest(files: dict[str, str]) -> str:
+    """One digest of the harness (harness_files), with the measurement's version."""
+    h = hashlib.sha256(f"measurement {MEASUREMENT}\0".encode())
+    for rel, sha in sorted(files.items()):
+        h.update(rel.encode() + b"\0" + sha.encode() + b"\0")
     return h.hexdigest()
 
 
-def _reusable(work: Path, root: Path, files: list[str], sources: tuple[str, ...], harness: str
+def harness_holds(then: dict[str, str], now: dict[str, str]) -> bool:
+    """Whether runs measured under the harness `then` are the same runs under `now`: every file of `then` is
+    unchanged, and no conftest.py is new. A new module changes nothing by itself: it runs only where something
+    imports it, and that importer changed (a harness file: every measurement is dropped; a test file or a mutated
+    module: the files concerned are measured again). pytest loads a conftest.py without any import, so a new one
+    counts as a change."""
+    return all(now.get(rel) == sha for rel, sha in then.items()) and not any(
+        rel.rsplit("/", 1)[-1] == "conftest.py" for rel in now.keys() - then.keys())
+
+
+def _reusable(work: Path, root: Path, files: list[str], sources: tuple[str, ...], harness: dict[str, str]
               ) -> dict[str, dict]:
     """The files whose earlier measurement (in PROGRESS_FILE) still holds, with their entries: measured and passed
-    under the same harness (harness_digest) and sources, with the file itself and every module of `sources` it
-    executed unchanged. Its run is then the same run: what it executes is the same code, and the modules it did not
-    execute were neither imported nor run by it."""
+    under a harness that still holds (harness_holds) and the same sources, with the file itself and every module of
+    `sources` it executed unchanged. Its run is then the same run: what it executes is the same code, and the
+    modules it did not execute were neither imported nor run by it. (A progress file without per-file harness
+    hashes, from an older version, holds only under the same harness digest.)"""
     try:
         data = json.loads((work / PROGRESS_FILE).read_text(encoding="utf-8"))
-        if (data["harness"], data["sources"]) != (harness, list(sources)):
+        then = data.get("harness_files")
+        same = harness_holds(dict(then), harness) if then is not None else data["harness"] == harness_digest(harness)
+        if not same or data["sources"] != list(sources):
             return {}
         entries = dict(data["files"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError):
@@ -291,10 +312,10 @@ def _reusable(work: Path, root: Path, files: list[str], sources: tuple[str, ...]
     return out
 
 
-def _save_progress(work: Path, sources: tuple[str, ...], harness: str, entries: dict[str, dict]) -> None:
+def _save_progress(work: Path, sources: tuple[str, ...], harness: dict[str, str], entries: dict[str, dict]) -> None:
     tmp = work / (PROGRESS_FILE + ".tmp")
-    tmp.write_text(json.dumps({"harness": harness, "sources": list(sources), "files": entries}, sort_keys=True),
-                   encoding="utf-8")
+    tmp.write_text(json.dumps({"harness": harness_digest(harness), "harness_files": harness,
+                               "sources": list(sources), "files": entries}, sort_keys=True), encoding="utf-8")
     tmp.replace(work / PROGRESS_FILE)
 
 
@@ -313,7 +334,7 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
     measurement finished or was interrupted; every other file's data is removed and measured anew."""
     tree, data_dir = work / "tree", work / "data"
     files = tests if tests is not None else sorted(p.relative_to(root).as_posix() for p in root.glob(TEST_GLOB))
-    harness = harness_digest(root, files, sources)
+    harness = harness_files(root, files, sources)
     entries = _reusable(work, root, files, sources, harness)
     copy_tree(root, tree)
     data_dir.mkdir(parents=True, exist_ok=True)
