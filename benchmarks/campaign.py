@@ -77,10 +77,14 @@ def run_campaign(tok: FrozenTokenizer, budget: str, workers: int, tree: Path = R
 
 
 def extract_tree(commit: str, dest: Path) -> str | None:
-    """The files of `commit` of this repository written under `dest` (`git archive`); None, or why not."""
+    """The files of `commit` of this repository written under `dest` (`git archive`); None, or why not. The archive
+    is made from the repository's top level: from a copy of the checkout kept inside it (the mutation profile's,
+    under the ignored out/), git refuses to archive ("current working directory is untracked")."""
     archive = dest / "tree.tar"
     try:
-        proc = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", f"--output={archive}", commit],
+        top = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                             timeout=60).stdout.strip() or str(REPO)
+        proc = subprocess.run(["git", "-C", top, "archive", "--format=tar", f"--output={archive}", commit],
                               capture_output=True, text=True, timeout=300)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"git archive {commit}: {exc}"
