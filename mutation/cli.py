@@ -277,6 +277,9 @@ def _print_status(data: dict, verdicts: dict) -> int:
 def main(argv: list[str] | None = None) -> int:
     """The command's exit status; SIGTERM stops it as Ctrl-C does (130, finished mutants kept)."""
     args = _parser().parse_args(argv)
+    for name in ("work", "results", "verdicts"):  # the sessions run their tools inside the copy: absolute paths
+        if getattr(args, name, None) is not None:
+            setattr(args, name, getattr(args, name).resolve())
     with sigterm_as_interrupt():
         return _command(args)
 
