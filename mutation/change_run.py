@@ -40,8 +40,8 @@ def map_for_change(root: Path, work: Path, map_path: Path, tests: list[str], mod
     it adds whole (changed or new since then) passed on the unmutated code in one pytest run (in `work/check`; their
     time is that run's, an upper bound for each). MapError when there is no saved map, or those tests fail."""
     if not map_path.exists():
-        raise MapError(f"no coverage map ({map_path}): `python -m mutation map` measures it once (about 20 minutes on 2 cores); "
-                       "after that `diff` carries it to the current code without measuring again")
+        raise MapError(f"no coverage map ({map_path}): `python -m mutation map` measures it once (about 20 minutes "
+                       "on 2 cores); after that `diff` carries it to the current code without measuring again")
     cmap = load_map(map_path)
     if cmap.digest == python_digest(root):
         return cmap
