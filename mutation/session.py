@@ -342,11 +342,14 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
 
 
 class ForkServer:
-    """The session's test server (mutation.fork_server), started in the session's copy with its environment."""
+    """The session's test server (mutation.fork_server), started in the session's copy with its environment, and
+    never writing bytecode: its children import mutants, and a mutant written in the same second as the module it
+    replaces, with the same size (`x < 3` -> `x < 6`), would otherwise be read from the module's cached bytecode."""
 
     def __init__(self, path: Path, tree: Path, env: dict[str, str]) -> None:
         self.path, self.tree = path, tree
         self.log = path.with_suffix(".log")
+        env = dict(env, PYTHONDONTWRITEBYTECODE="1")
         with self.log.open("w", encoding="utf-8") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "mutation.fork_server", "--socket", str(path)],
                                          cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
