@@ -115,3 +115,15 @@ def test_a_session_runs_only_the_drawn_mutants(tmp_path: Path) -> None:
     assert run.count("unselected") > 3
     entry = sample_entry(run, "test")
     assert entry["drawn"] == 3 and entry["population"] == 3 + run.count("unselected")
+
+
+def test_sample_usage_errors_exit_2(tmp_path: Path, capsys) -> None:
+    """A sample of fewer than one mutant per module, or of a module outside spec/ and delta/, is a usage error (2),
+    before any map is measured or session started."""
+    results = tmp_path / "results.json"
+    assert mutation_main(["sample", "--seed", "1", "--per-module", "0", "--results", str(results),
+                          "--work", str(tmp_path / "work")]) == 2
+    assert mutation_main(["sample", "--seed", "1", "--per-module", "3", "--module", "frozen/loader.py",
+                          "--results", str(results), "--work", str(tmp_path / "work")]) == 2
+    assert "unknown: ['frozen/loader.py']" in capsys.readouterr().err
+    assert not results.exists() and not (tmp_path / "work").exists()
