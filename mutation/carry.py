@@ -21,7 +21,13 @@ from pathlib import Path
 from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
-from mutation.mutant_tests import EQUIVALENCE_REASONS, INTERRUPT_MARK, TIMEOUT_MARK, mechanical_equivalence
+from mutation.mutant_tests import (
+    BUDGET_MARK,
+    EQUIVALENCE_REASONS,
+    INTERRUPT_MARK,
+    TIMEOUT_MARK,
+    mechanical_equivalence,
+)
 
 Key = tuple[str, int, int, int]  # operator, occurrence, line, column
 
@@ -42,7 +48,8 @@ CARRIED = "carried from commit "  # the output a seeded result holds, naming the
 def finished_mutants(dump: str, commit: str, source_lines: list[str] | None = None) -> list[dict]:
     """The finished mutants of cosmic-ray's `dump` output (one JSON [work item, result] per line), each with what a
     later session needs to restore its result: key fields, outcomes, diff and the commit whose tests judged it
-    (`commit`, the session's, unless the result was itself carried); the test output is left out, a timeout and a
+    (`commit`, the session's, unless the result was itself carried; a mutant unfinished within a sample's budget
+    is not finished); the test output is left out, a timeout and a
     mechanical equivalence verdict kept. `source` is the mutated line of `source_lines` (the unmutated module),
     stripped: what a verdict in mutation/verdicts.toml names."""
     source_lines = source_lines or []
@@ -51,8 +58,8 @@ def finished_mutants(dump: str, commit: str, source_lines: list[str] | None = No
         if not raw.strip():
             continue
         item, result = json.loads(raw)
-        if result is None or INTERRUPT_MARK in (result.get("output") or ""):
-            continue
+        if result is None or any(mark in (result.get("output") or "") for mark in (INTERRUPT_MARK, BUDGET_MARK)):
+            continue  # not finished: stopped, or unfinished within a sample's budget
         (spec,) = item["mutations"]
         operator, occurrence, line, column = _key(spec)
         output = result.get("output") or ""

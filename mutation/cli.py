@@ -5,10 +5,12 @@
     python -m mutation list                       the modules of spec/ and delta/ and the test files executing each
     python -m mutation run --module spec/cut.py   run (or resume) one module's session; repeatable
     python -m mutation run --all                  every module, one after another
-    python -m mutation sample --seed S --per-module K
+    python -m mutation sample --seed S --per-module K [--budget S] [--shard K/N]
                                                   judge a seeded sample of every module's mutants, stratified by
                                                   operator kind: the score per module and overall with a 95%
-                                                  interval (mutation.sample; resumable like `run`)
+                                                  interval (mutation.sample; resumable like `run`; a budget leaves
+                                                  slow survivors unfinished, the score a lower bound until a run
+                                                  with a larger budget or none judges them)
     python -m mutation status                     the score and every survivor with its verdict
     python -m mutation checkpoint                 keep the finished mutants of unfinished local sessions in the
                                                   results file, so a session on another machine carries them
@@ -110,6 +112,13 @@ def _parser() -> argparse.ArgumentParser:
     draw.add_argument("--no-server", action="store_true",
                       help="run each mutant's tests in a process of their own (no kill tier then)")
     draw.add_argument("--no-tier", action="store_true", help="no kill tier: each mutant's covering tests alone")
+    draw.add_argument("--budget", type=float, default=None,
+                      help="seconds each mutant's covering tests may take after the kill tier; a mutant past it is "
+                      "unfinished, counted as not killed (the score a lower bound) and judged by a later run with a "
+                      "larger budget or none (default: no budget, every mutant judged whole)")
+    draw.add_argument("--shard", default="1/1",
+                      help="K/N: only the K-th of every N modules, so N commands run a sample side by side, one a "
+                      "core (default: %(default)s)")
     draw.add_argument("--jobs", type=int, default=2,
                       help="test files measured at once if the map is measured (default: %(default)s)")
     draw.add_argument("--results", type=Path, default=RESULTS_FILE, help=RESULTS_HELP)
@@ -193,10 +202,12 @@ def _sample(args: argparse.Namespace, verdicts: dict) -> int:
     estimate, then the sample's as `status` shows it. Exit 1 while a sampled survivor has no verdict."""
     modules = args.module or mutated_modules()
     unknown = [m for m in modules if m not in mutated_modules()]
-    if unknown or args.per_module < 1:
-        print(f"error: --per-module must be at least 1 and modules of spec/ or delta/; unknown: {unknown}",
-              file=sys.stderr)
+    shard = parse_shard(args.shard)
+    if unknown or args.per_module < 1 or shard is None or (args.budget is not None and args.budget <= 0):
+        print(f"error: --per-module must be at least 1, --budget above 0, --shard K/N with 1 <= K <= N, and modules "
+              f"of spec/ or delta/; unknown: {unknown}", file=sys.stderr)
         return 2
+    modules = modules[shard[0] - 1::shard[1]]
     version = "cosmic-ray " + importlib.metadata.version("cosmic-ray")
     with FolderLock(args.work / "_map"):
         cmap, _ = _current_map(args.work, args.jobs)
@@ -205,13 +216,23 @@ def _sample(args: argparse.Namespace, verdicts: dict) -> int:
         work = folder / slug(module)
         with FolderLock(work):
             run = run_module(module, cmap, work, resume=not args.fresh, use_server=not args.no_server,
-                             tier=not args.no_tier, choose=stratified_choice(args.seed, args.per_module, module))
-        entry = sample_entry(run, version)
+                             tier=not args.no_tier, choose=stratified_choice(args.seed, args.per_module, module),
+                             budget=args.budget)
+        entry = sample_entry(run, version, args.budget)
         update_sample(args.seed, args.per_module, entry, args.results)
         print(f"[mutation] sample {module}: {entry['killed']} of {entry['judged']} judged killed "
-              f"({entry['drawn']} drawn of {entry['population']}; {entry['kill_tier']['kills']} by the kill tier) "
-              f"in {run.seconds} s", file=sys.stderr, flush=True)
+              f"({entry['drawn']} drawn of {entry['population']}; {entry['kill_tier']['kills']} by the kill tier"
+              f"{_unfinished(entry)}) in {run.seconds} s", file=sys.stderr, flush=True)
     return _print_status(read_results(args.results), verdicts)
+
+
+def parse_shard(text: str) -> tuple[int, int] | None:
+    """`K/N` as (K, N) with 1 <= K <= N, else None."""
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        return None
+    return (k, n) if 1 <= k <= n else None
 
 
 def _interval(x: dict) -> str:
@@ -239,7 +260,8 @@ def _current_map(work: Path, jobs: int, rebuild: bool = False) -> tuple[Coverage
 
 
 def _print_status(data: dict, verdicts: dict) -> int:
-    """Print the score per module and every survivor without a verdict; 1 if there is one, else 0."""
+    """Print the score per module and every survivor without a verdict; 1 if there is one (or a sampled mutant
+    unfinished within its budget), else 0."""
     s = summary(data, verdicts)
     for row in s["modules"]:
         c, sc = row["counts"], row["score"]
@@ -258,20 +280,35 @@ def _print_status(data: dict, verdicts: dict) -> int:
               "`run --module` goes on from them")
     for sample in s["samples"]:
         o = sample["overall"]
-        print(f"sample ({sample['key']}): score {_interval(o)} (95% interval) over {o['judged']} mutants judged, "
-              f"drawn from a population of {o['population']} in {len(sample['modules'])} modules; not drawn yet: "
-              f"{len(sample['not_drawn'])} modules; an estimate, apart from the complete runs above")
+        print(f"sample ({sample['key']}): score {_bound(o)}{_interval(o)} (95% interval) over {o['judged']} mutants "
+              f"judged, drawn from a population of {o['population']} in {len(sample['modules'])} modules; not drawn "
+              f"yet: {len(sample['not_drawn'])} modules; an estimate, apart from the complete runs above"
+              + (f"; a lower bound: {o['unfinished']} mutants unfinished within the budget count as not killed"
+                 if o.get("lower_bound") else ""))
         for row in sample["modules"]:
-            print(f"  {row['module']:32} {_interval(row):26} killed {row['killed']} of {row['judged']} judged "
-                  f"({row['drawn']} drawn of {row['population']}; {row['kill_tier']['kills']} by the kill tier)  "
-                  f"verdicts: {row['survivors']}  [{row['commit']}, {row['date']}, {row['seconds']} s]")
+            print(f"  {row['module']:32} {_bound(row)}{_interval(row):26} killed {row['killed']} of {row['judged']} "
+                  f"judged ({row['drawn']} drawn of {row['population']}; {row['kill_tier']['kills']} by the kill "
+                  f"tier{_unfinished(row)})  verdicts: {row['survivors']}  "
+                  f"[{row['commit']}, {row['date']}, {row['seconds']} s]")
+            for m in row.get("unfinished_mutants", []):
+                print(f"    unfinished: {row['module']}:{m['line_number']}:{m['column']} {m['operator']}  {m['line']}")
     if s["killed_claims"]:
         print(f"'killed' verdicts confirmed: {s['killed_confirmed']} of {s['killed_claims']}"
               + ("" if s["killed_confirmed"] == s["killed_claims"] else " (`confirm` checks the others)"))
     for u in s["unjudged"]:
         print(f"no verdict: {u['module']}:{u['line_number']}:{u['column']} {u['operator']}  {u['line']}"
               + (f"  (sample {u['sample']})" if u.get("sample") else ""))
-    return 1 if s["unjudged"] else 0
+    return 1 if s["unjudged"] or any(x["overall"].get("unfinished") for x in s["samples"]) else 0
+
+
+def _bound(x: dict) -> str:
+    """'>= ' before a score that counts unfinished mutants as not killed (a lower bound), else ''."""
+    return ">= " if x.get("lower_bound") else ""
+
+
+def _unfinished(row: dict) -> str:
+    """'; 2 unfinished within 60 s' for a sampled module with mutants left unfinished, else ''."""
+    return f"; {row['unfinished']} unfinished within {row['budget']:g} s" if row.get("unfinished") else ""
 
 
 def main(argv: list[str] | None = None) -> int:

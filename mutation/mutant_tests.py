@@ -12,12 +12,16 @@ of a function's signature (a default value) runs the tests executing the functio
 (not the whole files that import the module, where the map charges the def line). No test executes the statement: exit 0
 at once (the mutant survives; no test could see it); likewise a mutant that only changes annotations of a module
 with `from __future__ import annotations` (never evaluated, so no test can observe it), or only the size of an
-`lru_cache` (equivalent while the memoized function is pure; memo_size_only). Before its tests, a mutant of spec/ or
+`lru_cache` or removes a memo whose cache methods nothing calls (equivalent while the memoized function is pure;
+memo_only). Before its tests, a mutant of spec/ or
 delta/ meets the kill tier through the test server (`kill_tier`: mutation.kill_tier's checks, then its quick tests
 under a small Hypothesis budget); a mutant the tier lets through runs its tests as without it (`--no-tier`: no
 tier). `--all` runs every file that
 executes any statement of the module, whole (the confirmation of a survivor). The tests may take three times
 their measured time plus 30 s (`mutant_time_limit`); past it they are stopped and the mutant counts as a timeout.
+With `--budget S` (a sample's first pass) the covering tests get at most S seconds after the tier when their own
+limit is longer: past it they are stopped, BUDGET_MARK is printed and the mutant is unfinished, neither killed nor
+survived (mutation.session reads it so, and runs it again in a pass with a larger budget or none).
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from mutation.coverage_map import (
     PYTEST_ARGS,
@@ -46,6 +51,20 @@ from mutation.coverage_map import (
 )
 from mutation.fork_server import SERVER_VARIABLE, ServerError, limit_memory, run_tests
 from mutation.modules import MUTATED_PACKAGES
+
+TIMEOUT_MARK = "mutation.mutant_tests: timeout"
+BUDGET_MARK = "mutation.mutant_tests: unfinished within the budget"  # followed by the budget: "(60 s)"
+
+
+class Overrun(NamedTuple):
+    """What tests stopped at their time limit print and return: TIMEOUT_MARK and 1 (a kill: a mutant that loops),
+    or, past a sample's budget, BUDGET_MARK and 0 (unfinished: the session reads the mark, not the status)."""
+
+    mark: str
+    status: int
+
+
+A_TIMEOUT = Overrun(TIMEOUT_MARK, 1)  # a mutant's own limit: a kill
 
 
 class _DropAnnotations(ast.NodeTransformer):
@@ -83,31 +102,59 @@ def annotation_only(before: str, after: str) -> bool:
     return ast.dump(strip.visit(ast.parse(before))) == ast.dump(strip.visit(ast.parse(after)))
 
 
-class _DropMemoSizes(ast.NodeTransformer):
-    """Blanks the size of every `lru_cache(...)` decorator, so two sources that differ only there dump alike."""
+MEMO_DECORATORS = ("lru_cache", "cache")  # functools' memoizing decorators
+CACHE_METHODS = ("cache_clear", "cache_info", "cache_parameters")  # what they add to the function
+
+
+class _DropMemos(ast.NodeTransformer):
+    """Removes every memoizing decorator (`lru_cache(...)`, `cache`), so two sources that differ only in a memo's
+    size or presence dump alike; records the functions that had one."""
+
+    def __init__(self) -> None:
+        self.memoized: set[str] = set()
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
-        for d in node.decorator_list:
-            if isinstance(d, ast.Call) and decorator_name(d) == "lru_cache":
-                d.args = [ast.Constant(value=None) for _ in d.args]
-                for k in d.keywords:
-                    if k.arg == "maxsize":
-                        k.value = ast.Constant(value=None)
+        kept = [d for d in node.decorator_list if decorator_name(d) not in MEMO_DECORATORS]
+        if len(kept) < len(node.decorator_list):
+            self.memoized.add(node.name)
+        node.decorator_list = kept
         self.generic_visit(node)
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
 
-def memo_size_only(before: str, after: str) -> bool:
-    """A mutant that changes nothing but the size of an `lru_cache` (`maxsize=64` -> `63`): the memo returns what the
-    function returned for equal arguments, and its size only decides how often the function runs again, so no test
-    can observe it while the function's result depends only on its arguments and no caller mutates it (why it is
-    memoized). It survives without running any test; its verdict says equivalent, with that premise."""
+def _memos(source: str) -> tuple[str, set[str]]:
+    """The source's syntax tree without memoizing decorators (dumped), and the functions that had one."""
+    strip = _DropMemos()
+    return ast.dump(strip.visit(ast.parse(source))), strip.memoized
+
+
+def memo_only(before: str, after: str, cache_methods_called: Callable[[str], bool] = lambda _name: True) -> bool:
+    """A mutant that changes nothing but a memo: the size of an `lru_cache` (`maxsize=64` -> `63`), or the removal
+    of an `lru_cache` or `cache` decorator (the size 0) from a function none of whose cache methods
+    (`f.cache_clear()`) is called anywhere (`cache_methods_called(name)`; the removal would raise there). The memo
+    returns what the function returned for equal arguments, and its size only decides how often the function runs
+    again, so no test can observe it while the function's result depends only on its arguments and no caller
+    mutates it (why it is memoized); only time can tell it apart. It survives without running any test; its verdict
+    says equivalent, with that premise."""
     if before == after:
         return False
-    strip = _DropMemoSizes()
-    return ast.dump(strip.visit(ast.parse(before))) == ast.dump(strip.visit(ast.parse(after)))
+    (tree_before, memoized_before), (tree_after, memoized_after) = _memos(before), _memos(after)
+    removed = memoized_before - memoized_after
+    return tree_before == tree_after and not any(cache_methods_called(name) for name in removed)
+
+
+def cache_methods_called_in(root: Path) -> Callable[[str], bool]:
+    """Whether `name.cache_clear` (or another cache method) appears in a Python file under `root` (the session's
+    copy: the suite and its tests), read as text so any module's call counts."""
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in root.rglob("*.py")
+             if not {".venv", "out", "node_modules"} & set(p.relative_to(root).parts)]
+
+    def called(name: str) -> bool:
+        return any(f"{name}.{method}" in text for text in texts for method in CACHE_METHODS)
+
+    return called
 
 
 def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path, every: bool = False) -> list[str]:
@@ -195,12 +242,16 @@ def _judge(argv: list[str] | None) -> int:
                    help="with the test server: the file of tests known to pass (or fail) on the unmutated module")
     p.add_argument("--no-tier", action="store_true",
                    help="no kill tier: the covering tests alone (the profile's runs before the tier)")
+    p.add_argument("--budget", type=float, default=None,
+                   help="seconds the covering tests may take after the tier before the mutant is left unfinished")
     args = p.parse_args(argv)
     if annotation_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8")):
         print(f"{ANNOTATION_MARK} of {args.module}, which are never evaluated: no test can see it")
         return 0
-    if memo_size_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8")):
-        print(f"{MEMO_MARK} in {args.module}: no test can see it while the function is pure")
+    if memo_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8"),
+                 cache_methods_called_in(Path.cwd())):
+        print(f"{MEMO_MARK} (or removes a memo whose cache methods nothing calls) in {args.module}: no test can "
+              "see it while the function is pure")
         return 0
     tests = mutant_selection(args.map, args.module, args.pristine, Path(args.module), args.all)
     if not tests:
@@ -217,12 +268,16 @@ def _judge(argv: list[str] | None) -> int:
     argfile = Path(".mutant-tests")  # pytest reads its arguments from `@file`, one per line
     argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
     limit = mutant_time_limit(cmap.seconds(tests))
+    over = A_TIMEOUT
+    if args.budget is not None and args.budget < limit:
+        limit, over = args.budget, Overrun(f"{BUDGET_MARK} ({args.budget:g} s)", 0)
     pytest_args = [*PYTEST_ARGS, "-x", f"@{argfile}"]
     if server and args.verified:
-        status = through_server(Path(server), pytest_args, Path(args.module), args.pristine, args.verified, limit)
+        status = through_server(Path(server), pytest_args, Path(args.module), args.pristine, args.verified, limit,
+                                over=over)
         if status is not None:
             return status
-    return run_with_limit([sys.executable, "-m", "pytest", *pytest_args], limit)
+    return run_with_limit([sys.executable, "-m", "pytest", *pytest_args], limit, over)
 
 
 QUICK_TEST_SECONDS = 10.0  # the covering tests the tier runs under the small Hypothesis budget: the map's quick ones
@@ -302,7 +357,7 @@ def _known(path: Path) -> dict:
 
 
 def through_server(server: Path, pytest_args: list[str], module: Path, pristine: Path, verified: Path,
-                   limit: float, profile: str | None = None) -> int | None:
+                   limit: float, profile: str | None = None, over: Overrun = A_TIMEOUT) -> int | None:
     """The mutant's tests run through the test server (mutation.fork_server): their exit status (1 with
     TIMEOUT_MARK past `limit`), or None when the tests must run in a process of their own instead. A failure kills
     the mutant only if each failing test passes on the unmutated module through the server too: checked once per
@@ -321,8 +376,8 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
     try:
         status = run_tests(server, [*plugin, *pytest_args], Path.cwd(), limit, env=env)
         if status is None:
-            print(f"{TIMEOUT_MARK} after {limit:.0f} s", flush=True)
-            return 1
+            print(f"{over.mark} after {limit:.0f} s", flush=True)
+            return over.status
         if status in (0, 5):
             return status
         failed = sorted(set(failures.read_text(encoding="utf-8").split())) if failures.exists() else []
@@ -353,14 +408,14 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
         return None
 
 
-TIMEOUT_MARK = "mutation.mutant_tests: timeout"
 INTERRUPT_MARK = "mutation.mutant_tests: interrupted"  # not a verdict: the session runs the mutant again
 ANNOTATION_MARK = "the mutant changes only annotations"  # its verdict follows: equivalent (mutation.session)
 MEMO_MARK = "the mutant changes only the size of an lru_cache"  # its verdict follows: equivalent
-MEMO_REASON = ("it changes only the size of an lru_cache: the memo returns what the function returned for equal "
-               "arguments and its size decides only how often the function runs again, so it is equivalent while "
-               "the function's result depends only on its arguments and no caller mutates it, which is why it is "
-               "memoized (decided from the module's syntax trees by mutation.mutant_tests)")
+MEMO_REASON = ("it changes only the size of an lru_cache, or removes a memo none of whose cache methods is called: "
+               "the memo returns what the function returned for equal arguments and its size decides only how often "
+               "the function runs again, so it is equivalent while the function's result depends only on its "
+               "arguments and no caller mutates it, which is why it is memoized (decided from the module's syntax "
+               "trees by mutation.mutant_tests)")
 ANNOTATION_REASON = ("it changes only annotations of a module with 'from __future__ import annotations', which are "
                      "never evaluated (decided from the module's syntax trees by mutation.mutant_tests)")
 EQUIVALENCE_REASONS = {ANNOTATION_MARK: ANNOTATION_REASON, MEMO_MARK: MEMO_REASON}  # the verdicts decided here
@@ -378,9 +433,10 @@ def mutant_time_limit(selected_seconds: float) -> float:
     return 3.0 * selected_seconds + 30.0
 
 
-def run_with_limit(command: list[str], limit: float) -> int:
+def run_with_limit(command: list[str], limit: float, over: Overrun = A_TIMEOUT) -> int:
     """Run the tests; their exit status, or 1 with TIMEOUT_MARK printed when they outlive `limit` seconds (the
-    process group is killed). The session reads the mark as a timeout, which counts as a kill."""
+    process group is killed). The session reads the mark as a timeout, which counts as a kill (`over`: another
+    mark and status, a sample's budget)."""
     sys.stdout.flush()
     proc = subprocess.Popen(command, start_new_session=True, preexec_fn=limit_memory)
     try:
@@ -388,8 +444,8 @@ def run_with_limit(command: list[str], limit: float) -> int:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        print(f"{TIMEOUT_MARK} after {limit:.0f} s", flush=True)
-        return 1
+        print(f"{over.mark} after {limit:.0f} s", flush=True)
+        return over.status
     except BaseException:  # interrupted: the tests stop with it
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)

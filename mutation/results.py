@@ -127,6 +127,18 @@ def update_confirmations(records: list[dict], path: Path = RESULTS_FILE) -> dict
     return _locked_update(path, change)
 
 
+def bounded_overall(sampled: list[dict]) -> dict:
+    """A sample's overall estimate (mutation.estimate.overall) counting its unfinished mutants as not killed; with
+    any unfinished, a lower bound whose interval runs up to the upper end of the estimate with them killed."""
+    low = overall(sampled)
+    unfinished = sum(e.get("unfinished", 0) for e in sampled)
+    if not unfinished or low["score"] is None:
+        return {**low, "unfinished": unfinished, "lower_bound": False}
+    high = overall([{**e, "killed": e["killed"] + e.get("unfinished", 0)} for e in sampled])
+    return {**low, "interval": [low["interval"][0], high["interval"][1]], "unfinished": unfinished,
+            "lower_bound": True}
+
+
 def _judged(mutants: list[dict]) -> dict[str, int]:
     """Of a checkpoint's finished mutants: how many were judged (not filtered out), killed and survived."""
     judged = [m for m in mutants if str(m.get("worker_outcome")) != "skipped"]
@@ -254,7 +266,7 @@ def summary(data: dict, verdicts: dict | None = None) -> dict:
             by_verdict["none"] = sum(s["verdict"] is None for s in survivors)
             sampled.append({**{k: v for k, v in e.items() if k != "survivors"}, "survivors": by_verdict})
         samples.append({"key": key, "seed": sample.get("seed"), "per_module": sample.get("per_module"),
-                        "modules": sampled, "overall": overall(sampled),
+                        "modules": sampled, "overall": bounded_overall(sampled),
                         "not_drawn": [m for m in mutated_modules() if m not in sample.get("modules", {})]})
     equivalent = sum(r["survivors"]["equivalent"] for r in rows)
     return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run,

@@ -17,6 +17,13 @@ What a sample says, and how it is never mixed with a complete run:
   module with no survivor still contributes its uncertainty) turned into a Wilson interval through the effective
   sample size p(1 - p) / variance (Kish) (mutation.estimate).
 Every sampled survivor needs a verdict in mutation/verdicts.toml like any other.
+
+A budget (`--budget S`) makes a first pass affordable: a survivor must run every test that executes its statement,
+which is most of a sample's time (hundreds of seconds each where a kill takes seconds). With a budget a mutant whose
+covering tests outrun S seconds after the kill tier is "unfinished": the estimate counts it as not killed, so the
+score is a lower bound while any is left (`lower_bound`; its interval runs from the lower end of that count's to the
+upper end of the count with them killed, never exact), and each one is listed; running the sample again with a
+larger budget or none judges exactly those mutants, the finished ones kept.
 """
 
 from __future__ import annotations
@@ -52,19 +59,34 @@ def stratified_choice(seed: int, per_module: int, module: str) -> Selection:
     return choose
 
 
-def sample_entry(run: ModuleRun, tool: str) -> dict:
+def _estimate(killed: int, unfinished: int, judged: int, population: int) -> dict:
+    """The module's estimate counting unfinished mutants as not killed; with any unfinished, never exact, and the
+    interval from the lower end of that count's to the upper end of the count with them killed."""
+    low = module_estimate(killed, judged, population)
+    if not unfinished:
+        return low
+    high = module_estimate(killed + unfinished, judged, population)
+    return {"score": low["score"], "interval": [low["interval"][0], high["interval"][1]], "exact": False}
+
+
+def sample_entry(run: ModuleRun, tool: str, budget: float | None = None) -> dict:
     """A module's entry in a sample: what was drawn from which population, what the tests made of it, the estimate,
-    and every survivor (shaped as a complete run's survivors, so verdicts match them the same way)."""
+    and every survivor (shaped as a complete run's survivors, so verdicts match them the same way); with a
+    `budget`, the mutants left unfinished within it (counted as not killed)."""
     full = run.entry(tool)
     population = sum(m.outcome not in ("skipped",) for m in run.mutants)
     drawn = population - run.count("unselected")
     killed = run.count("killed") + run.count("timeout")
-    judged = killed + run.count("survived")
+    unfinished = run.count("unfinished")
+    judged = killed + run.count("survived") + unfinished  # an unfinished mutant counts as not killed: a lower bound
     return {
         "module": run.module, "population": population, "drawn": drawn, "judged": judged, "killed": killed,
         "timeouts": run.count("timeout"), "survived": run.count("survived"),
         "incompetent": run.count("incompetent"), "pending": run.count("pending"),
-        **module_estimate(killed, judged, population),
+        "unfinished": unfinished, "lower_bound": unfinished > 0, "budget": budget,
+        "unfinished_mutants": [{"operator": m.operator, "line_number": m.line_number, "column": m.column,
+                                "line": m.line, "diff": m.diff} for m in run.mutants if m.outcome == "unfinished"],
+        **_estimate(killed, unfinished, judged, population),
         "kill_tier": full["kill_tier"], "seconds": run.seconds, "commit": run.commit, "date": full["date"],
         "tool": tool, "runner": run.runner, "survivors": full["survivors"],
     }

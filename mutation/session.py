@@ -31,6 +31,7 @@ from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lin
 from mutation.fork_server import SERVER_VARIABLE
 from mutation.modules import ROOT
 from mutation.mutant_tests import (
+    BUDGET_MARK,
     INTERRUPT_MARK,
     RUNNING_VARIABLE,
     TIER_KILL_MARK,
@@ -54,7 +55,7 @@ class Mutant:
     line_number: int
     column: int
     line: str  # the source line it mutates, stripped
-    outcome: str  # killed | survived | incompetent | timeout | skipped | pending | unselected
+    outcome: str  # killed | survived | incompetent | timeout | skipped | pending | unselected | unfinished
     diff: str = ""
     executed_by: list[str] = field(default_factory=list)  # the tests that execute its statement (survivors)
     equivalent: str = ""  # why it is equivalent when that is decided mechanically (annotations only), else empty
@@ -105,11 +106,13 @@ class ModuleRun:
 
 
 def test_command(module: str, map_path: Path, pristine: Path, every_file: bool = False,
-                 python: str = sys.executable, verified: Path | None = None, tier: bool = True) -> str:
+                 python: str = sys.executable, verified: Path | None = None, tier: bool = True,
+                 budget: float | None = None) -> str:
     """The command cosmic-ray runs for each mutant (mutation.mutant_tests)."""
     return " ".join([python, "-m", "mutation.mutant_tests", "--map", str(map_path), "--module", module,
                      "--pristine", str(pristine), *(["--all"] if every_file else []),
-                     *(["--verified", str(verified)] if verified else []), *([] if tier else ["--no-tier"])])
+                     *(["--verified", str(verified)] if verified else []), *([] if tier else ["--no-tier"]),
+                     *(["--budget", f"{budget:g}"] if budget is not None else [])])
 
 
 def _config(module: str, command: str, timeout: float) -> str:
@@ -272,7 +275,7 @@ def select_mutants(db: Path, choose: Selection) -> int:
 
 def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, root: Path = ROOT,
                every_file: bool = False, partial: dict | None = None, use_server: bool = True,
-               tier: bool = True, choose: Selection | None = None) -> ModuleRun:
+               tier: bool = True, choose: Selection | None = None, budget: float | None = None) -> ModuleRun:
     """Run (or resume) the mutation session of `module` of the checkout at `root` in `work`, each mutant tested by
     the files of `cmap` that execute its statement; the mutants with their outcomes. The session keeps its own copy
     of the map and of the module's unmutated source, so measuring a new map meanwhile does not change it. A fresh
@@ -282,7 +285,9 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     (mutation.mutant_tests.through_server), after the kill tier (mutation.kill_tier) unless `tier` is off; else each
     in a process of its own (no tier: its point is the server's loaded tokenizers). With `choose`, a fresh session
     runs only the mutants it picks (`select_mutants`; a sample, the mutants of a change), the others reported
-    "unselected"."""
+    "unselected". With `budget`, each mutant's covering tests get at most that many seconds after the tier; a mutant
+    past it is "unfinished" (mutation.mutant_tests.BUDGET_MARK), and a later run with a larger budget or none runs
+    it again (`forget_unfinished`)."""
     tree, db, pristine, map_path = (work / "tree", work / "session.sqlite", work / "pristine.py",
                                     work / "coverage-map.json")
     fresh = not (resume and db.exists() and tree.exists() and pristine.exists() and map_path.exists())
@@ -306,7 +311,8 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     tests_seconds = cmap.seconds(tests)
     timeout = max(60.0, 3.0 * tests_seconds + 30.0)
     command = test_command(module, map_path.resolve(), pristine.resolve(), every_file,
-                           verified=(work / "server-verified.json").resolve() if use_server else None, tier=tier)
+                           verified=(work / "server-verified.json").resolve() if use_server else None, tier=tier,
+                           budget=budget)
     (tree / "mutation.toml").write_text(_config(module, command, timeout), encoding="utf-8")
     carried_file = work / "carried.json"
     if fresh:
@@ -316,6 +322,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
         if choose is not None:
             select_mutants(db, choose)
     forget_interrupted(db)
+    forget_unfinished(db, budget)
     server = ForkServer(work / "tests.sock", tree, env) if use_server else None
     try:
         if server is not None and not server.started():
@@ -387,6 +394,29 @@ def forget_interrupted(db: Path) -> int:
         return conn.execute("DELETE FROM work_results WHERE output LIKE ?", (f"%{INTERRUPT_MARK}%",)).rowcount
 
 
+def unfinished_budget(output: str) -> float | None:
+    """The budget a mutant's tests outran (BUDGET_MARK's "(60 s)"), or None when the output has no such mark."""
+    at = output.find(BUDGET_MARK)
+    if at < 0:
+        return None
+    try:
+        return float(output[at + len(BUDGET_MARK):].split("(", 1)[1].split(" s)", 1)[0])
+    except (IndexError, ValueError):
+        return 0.0  # a mark without a readable budget: any run judges it again
+
+
+def forget_unfinished(db: Path, budget: float | None) -> int:
+    """Remove the results of the mutants left unfinished within a budget smaller than `budget` (None: no budget,
+    larger than any), so `exec` runs them again with the larger one; how many."""
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        rows = conn.execute("SELECT job_id, output FROM work_results WHERE output LIKE ?",
+                            (f"%{BUDGET_MARK}%",)).fetchall()
+        again = [job for job, output in rows
+                 if budget is None or (unfinished_budget(output) or 0.0) < budget]
+        conn.executemany("DELETE FROM work_results WHERE job_id = ?", [(job,) for job in again])
+    return len(again)
+
+
 def checkpoint(module: str, work: Path) -> dict | None:
     """The results file's "partial" entry of the module's local session in `work` (mutation.carry): its finished
     mutants, or None when there is no session there."""
@@ -414,6 +444,8 @@ def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:
             outcome = "unselected"  # left out by the session's selection: never run
         elif result.get("worker_outcome") == "skipped":
             outcome = "skipped"
+        elif BUDGET_MARK in (result.get("output") or ""):
+            outcome = "unfinished"  # its covering tests outran a sample's budget: neither killed nor survived
         elif result.get("output") == "timeout" or TIMEOUT_MARK in (result.get("output") or ""):
             outcome = "timeout"  # past cosmic-ray's timeout, or past the selected tests' limit (mutant_tests)
         else:

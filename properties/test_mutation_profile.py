@@ -50,7 +50,8 @@ from mutation.mutant_tests import (
     MEMO_REASON,
     TIMEOUT_MARK,
     annotation_only,
-    memo_size_only,
+    cache_methods_called_in,
+    memo_only,
     mutant_selection,
     mutant_time_limit,
     run_with_limit,
@@ -449,18 +450,31 @@ def test_sigterm_is_an_interrupt_while_a_command_runs() -> None:
     assert signal.getsignal(signal.SIGTERM) == before
 
 
-def test_a_memo_size_mutant_is_told_apart() -> None:
-    """Only a change of an lru_cache's size, alone, is a memo-size mutant: a changed body, a removed decorator or a
-    size change together with another change are not; its session's survivor carries the reason, so does its
-    checkpoint (with the mutated source line), and a session seeded from the checkpoint reads it back."""
-    src = ("from functools import lru_cache\n\n\n@lru_cache(maxsize=64)\ndef f(x):\n    return x + 1\n\n\n"
-           "@lru_cache(8)\ndef g(x):\n    return x\n")
-    assert memo_size_only(src, src.replace("maxsize=64", "maxsize=63"))
-    assert memo_size_only(src, src.replace("lru_cache(8)", "lru_cache(9)"))
-    assert not memo_size_only(src, src)
-    assert not memo_size_only(src, src.replace("x + 1", "x - 1"))
-    assert not memo_size_only(src, src.replace("@lru_cache(8)\n", ""))
-    assert not memo_size_only(src, src.replace("maxsize=64", "maxsize=63").replace("x + 1", "x + 2"))
+def test_a_memo_mutant_is_told_apart(tmp_path: Path) -> None:
+    """A change of an lru_cache's size, alone, is a memo mutant, and so is the removal of an lru_cache or cache
+    decorator from a function none of whose cache methods is called anywhere; a changed body, a size change together
+    with another change, or the removal from a function whose `cache_clear` a file calls are not. Its session's
+    survivor carries the reason, so does its checkpoint (with the mutated source line), and a session seeded from
+    the checkpoint reads it back."""
+    src = ("from functools import cache, lru_cache\n\n\n@lru_cache(maxsize=64)\ndef f(x):\n    return x + 1\n\n\n"
+           "@lru_cache(8)\ndef g(x):\n    return x\n\n\n@cache\ndef h(x):\n    return x\n")
+    assert memo_only(src, src.replace("maxsize=64", "maxsize=63"))
+    assert memo_only(src, src.replace("lru_cache(8)", "lru_cache(9)"))
+    assert memo_only(src, src.replace("@lru_cache(8)\n", ""), lambda _name: False)
+    assert memo_only(src, src.replace("@cache\n", ""), lambda _name: False)
+    assert not memo_only(src, src.replace("@lru_cache(8)\n", ""))  # by default a cache method may be called
+    assert not memo_only(src, src)
+    assert not memo_only(src, src.replace("x + 1", "x - 1"))
+    assert not memo_only(src, src.replace("maxsize=64", "maxsize=63").replace("x + 1", "x + 2"))
+    assert not memo_only(src, src.replace("@lru_cache(8)\n", "").replace("x + 1", "x + 2"), lambda _name: False)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "test_g.py").write_text("from m import g\n\n\ndef test_g():\n    g.cache_clear()\n")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "x.py").write_text("h.cache_info()\n")  # not the suite's
+    called = cache_methods_called_in(tmp_path)
+    assert called("g") and not called("h") and not called("f")
+    assert not memo_only(src, src.replace("@lru_cache(8)\n", ""), called)
+    assert memo_only(src, src.replace("@cache\n", ""), called)
     item = {"job_id": "x", "mutations": [{"module_path": "m.py", "operator_name": "core/NumberReplacer",
                                           "occurrence": 0, "start_pos": [4, 20], "end_pos": [4, 22]}]}
     said = {"worker_outcome": "normal", "test_outcome": "survived", "output": f"{MEMO_MARK} in m.py"}

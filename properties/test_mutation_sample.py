@@ -7,17 +7,21 @@ show apart from the complete runs, its survivors needing verdicts like any other
 
 from __future__ import annotations
 
+import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
 
 from mutation.cli import main as mutation_main
+from mutation.cli import parse_shard
 from mutation.coverage_map import build_map
 from mutation.estimate import module_estimate, overall, wilson
+from mutation.mutant_tests import BUDGET_MARK, TIMEOUT_MARK, Overrun, run_with_limit
 from mutation.operators import operator_kind
 from mutation.results import read_results, summary, update_results, update_sample
 from mutation.sample import sample_entry, stratified_choice
-from mutation.session import Candidate, ModuleRun, Mutant, run_module
+from mutation.session import Candidate, ModuleRun, Mutant, forget_unfinished, run_module, unfinished_budget
 from properties.mutation_toys import toy_checkout
 from reports.mutation_score import mutation_sentence, sample_rows, survivor_rows
 
@@ -127,3 +131,77 @@ def test_sample_usage_errors_exit_2(tmp_path: Path, capsys) -> None:
                           "--results", str(results), "--work", str(tmp_path / "work")]) == 2
     assert "unknown: ['frozen/loader.py']" in capsys.readouterr().err
     assert not results.exists() and not (tmp_path / "work").exists()
+
+
+SLOW_TEST = ("import time\n\nfrom toy.below import below\n\n\ndef test_slow():\n    time.sleep(2)\n"
+             "    assert below(2) and not below(5)\n")
+
+
+def test_a_budget_leaves_slow_mutants_unfinished_and_a_later_run_judges_them(tmp_path: Path) -> None:
+    """With a budget shorter than its covering tests, a drawn mutant is unfinished, not survived nor killed: the
+    entry counts it as not killed (a lower bound) and lists it; the same sample run again without a budget judges
+    exactly those mutants."""
+    root = toy_checkout(tmp_path / "checkout", {"test_toy.py": SLOW_TEST})
+    cmap = build_map(root, tmp_path / "map", tests=["test_toy.py"], sources=("toy",))
+    choose = stratified_choice(1, 2, "toy")
+    first = run_module("toy/below.py", cmap, tmp_path / "work", root=root, choose=choose, budget=0.5)
+    assert first.count("unfinished") == 2 and first.count("killed") + first.count("survived") == 0
+    entry = sample_entry(first, "test", 0.5)
+    assert (entry["judged"], entry["killed"], entry["unfinished"], entry["lower_bound"]) == (2, 0, 2, True)
+    assert entry["score"] == 0.0 and len(entry["unfinished_mutants"]) == 2 and not entry["survivors"]
+    again = run_module("toy/below.py", cmap, tmp_path / "work", root=root, choose=choose)
+    assert again.count("unfinished") == 0 and again.count("killed") + again.count("survived") == 2
+    assert not sample_entry(again, "test")["lower_bound"]
+
+
+def test_unfinished_results_are_run_again_only_under_a_larger_budget(tmp_path: Path) -> None:
+    """A result unfinished within 60 s is forgotten (run again) under a budget of 120 s or none, kept under 60 s or
+    30 s; other results are never touched; the budget is read back from the mark."""
+    db = tmp_path / "session.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE work_results (job_id VARCHAR PRIMARY KEY, output TEXT)")
+        rows = [("a", f"{BUDGET_MARK} (60 s) after 60 s"), ("b", "killed"),
+                ("c", f"x\n{BUDGET_MARK} (30 s) after 30 s")]
+        conn.executemany("INSERT INTO work_results VALUES (?, ?)", rows)
+    assert unfinished_budget(rows[0][1]) == 60.0 and unfinished_budget("killed") is None
+    assert forget_unfinished(db, 30.0) == 0
+    assert forget_unfinished(db, 60.0) == 1  # only c (30 s)
+    assert forget_unfinished(db, None) == 1  # then a
+    with sqlite3.connect(db) as conn:
+        assert [r[0] for r in conn.execute("SELECT job_id FROM work_results")] == ["b"]
+
+
+def test_over_the_budget_is_unfinished_not_a_timeout(capfd) -> None:
+    """Tests outliving a budget are stopped: status 0 and BUDGET_MARK (the session reads unfinished), where the
+    same overrun of a mutant's own limit is 1 and TIMEOUT_MARK (a kill)."""
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    assert run_with_limit(sleeper, 0.3, Overrun(f"{BUDGET_MARK} (0.3 s)", 0)) == 0
+    assert run_with_limit(sleeper, 0.3) == 1
+    out = capfd.readouterr().out
+    assert f"{BUDGET_MARK} (0.3 s) after 0 s" in out and f"{TIMEOUT_MARK} after 0 s" in out
+
+
+def test_an_unfinished_sample_is_shown_as_a_lower_bound(tmp_path: Path, capsys) -> None:
+    """A sampled module with unfinished mutants: `status` says '>=' and lower bound, lists each unfinished mutant
+    and exits 1 (work is left); the report's row and sentence say lower bound; --shard splits the modules and a
+    malformed shard or budget is a usage error (2)."""
+    results, verdicts = tmp_path / "results.json", tmp_path / "verdicts.toml"
+    verdicts.write_text("", encoding="utf-8")
+    run = _run("spec/cut.py", ["killed", "killed", "killed", "unfinished"])
+    entry = sample_entry(run, "cosmic-ray test", 60.0)
+    assert entry["score"] == 0.75 and entry["lower_bound"] and entry["unfinished_mutants"][0]["line_number"] == 6
+    update_sample(3, 4, entry, results)
+    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 1
+    said = capsys.readouterr().out
+    assert "score >= 75.0% [75.0%, 100.0%]" in said and "a lower bound: 1 mutants unfinished within the budget" in said
+    assert "(exact)" not in said  # every mutant drawn, one unfinished: between 3 and 4 of 4
+    assert "unfinished: spec/cut.py:6:4 core/NumberReplacer  x = 1" in said and "1 unfinished within 60 s" in said
+    s = summary(read_results(results), {})
+    rows = sample_rows(s)
+    assert rows[0][6] == "0 (+1 unfinished within 60 s)" and rows[0][7] == ">= 75.0% (lower bound)"
+    assert "estimates >= 75.0% (lower bound)" in mutation_sentence(s)
+    for bad in (["--shard", "3/2"], ["--shard", "x"], ["--budget", "0"]):
+        assert mutation_main(["sample", "--seed", "1", "--per-module", "2", *bad, "--results", str(results),
+                              "--work", str(tmp_path / "work")]) == 2
+    assert parse_shard("2/3") == (2, 3) and parse_shard("0/3") is None
+    assert not (tmp_path / "work").exists()

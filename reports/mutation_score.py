@@ -92,15 +92,23 @@ def sample_rows(s: dict) -> list[list[str]]:
         for r in sample["modules"]:
             v = r["survivors"]
             rows.append([sample["key"], r["module"], f"{r['drawn']:,} of {r['population']:,}", f"{r['judged']:,}",
-                         f"{r['killed']:,}", f"{r['kill_tier']['kills']:,}", f"{r['survived']:,}",
-                         _percent(r["score"]), _interval_cell(r),
+                         f"{r['killed']:,}", f"{r['kill_tier']['kills']:,}", f"{r['survived']:,}"
+                         + (f" (+{r['unfinished']:,} unfinished within {r['budget']:g} s)" if r.get("unfinished")
+                            else ""),
+                         _bounded(r), _interval_cell(r),
                          f"{v['killed']} / {v['equivalent']} / {v['open']} / {v['none']}",
                          f"{r['commit']} {r['date']}"])
         o = sample["overall"]
         rows.append([sample["key"], f"all {len(sample['modules'])} modules sampled (stratified estimate; "
                      f"{len(sample['not_drawn'])} not drawn yet)", f"{o['judged']:,} of {o['population']:,}",
-                     f"{o['judged']:,}", "", "", "", _percent(o["score"]), _interval_cell(o), "", ""])
+                     f"{o['judged']:,}", "", "", f"+{o['unfinished']:,} unfinished" if o.get("unfinished") else "",
+                     _bounded(o), _interval_cell(o), "", ""])
     return rows
+
+
+def _bounded(x: dict) -> str:
+    """The score, with '>= ' and 'lower bound' when unfinished mutants count as not killed."""
+    return f">= {_percent(x['score'])} (lower bound)" if x.get("lower_bound") else _percent(x["score"])
 
 
 def _verdict_cell(x: dict) -> str:
@@ -134,7 +142,7 @@ def mutation_sentence(s: dict | None) -> str:
                       f" {p.get('killed', 0)} killed, {p.get('survived', 0)} survived,"
                       f" {p.get('without_verdict', 0)} of them without a verdict; the others filtered out)"
                       for p in s.get("partial", []))
-            + "".join(f"; a stated sample ({p['key']}) estimates {_percent(p['overall']['score'])}"
+            + "".join(f"; a stated sample ({p['key']}) estimates {_bounded(p['overall'])}"
                       f" ({_interval_cell(p['overall'])}, 95%) from {p['overall']['judged']:,} mutants judged of a"
                       f" population of {p['overall']['population']:,} in {len(p['modules'])} modules, shown apart"
                       for p in s.get("samples", []))
