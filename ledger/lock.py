@@ -3,13 +3,16 @@ holding process ends, however it ends (exit, Ctrl-C, SIGKILL).
 
 Invariant: while a campaign folder or a comparison output folder is locked by one process, no other process
 appends records to it; a second writer is refused at once (never blocks) with the holder's pid, so a concurrent
-`fuzz --resume` or a second `corpora compare --out` cannot run batches or units twice.
+`fuzz --resume` or a second `corpora compare --out` cannot run batches or units twice. A caller that shares what the
+holder makes (`FolderLock(folder, wait=S)`: the mutation profile's coverage map, measured once for the commands that
+run beside each other) waits up to S seconds for the lock instead, then is refused the same way.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
 LOCK_NAME = ".lock"
@@ -39,19 +42,25 @@ class FolderLock:
     The lock file stays behind (it is harmless: a lock on it is what counts, not its existence); it holds the pid
     of the last holder, for the refusal message."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, wait: float | None = None) -> None:
         self.folder = Path(folder)
         self.path = self.folder / LOCK_NAME
+        self.wait = wait  # seconds to wait for another holder to finish; None: refused at once
         self._fd: int | None = None
 
     def acquire(self) -> FolderLock:
         self.folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise FolderBusy(self.folder, _holder(self.path)) from None
+        deadline = time.monotonic() + (self.wait or 0.0)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if self.wait is None or time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise FolderBusy(self.folder, _holder(self.path)) from None
+                time.sleep(0.5)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode("ascii"))
         self._fd = fd

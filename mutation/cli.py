@@ -209,7 +209,7 @@ def _sample(args: argparse.Namespace, verdicts: dict) -> int:
         return 2
     modules = modules[shard[0] - 1::shard[1]]
     version = "cosmic-ray " + importlib.metadata.version("cosmic-ray")
-    with FolderLock(args.work / "_map"):
+    with FolderLock(args.work / "_map", wait=MAP_WAIT_SECONDS):  # another shard may be measuring it: one map
         cmap, _ = _current_map(args.work, args.jobs)
     folder = args.work / "samples" / f"seed-{args.seed}-per-module-{args.per_module}"
     for module in modules:
@@ -224,6 +224,9 @@ def _sample(args: argparse.Namespace, verdicts: dict) -> int:
               f"({entry['drawn']} drawn of {entry['population']}; {entry['kill_tier']['kills']} by the kill tier"
               f"{_unfinished(entry)}) in {run.seconds} s", file=sys.stderr, flush=True)
     return _print_status(read_results(args.results), verdicts)
+
+
+MAP_WAIT_SECONDS = 3600.0  # how long a sample waits for the map another command measures (a full map: 20 minutes)
 
 
 def parse_shard(text: str) -> tuple[int, int] | None:

@@ -389,3 +389,17 @@ def test_the_folder_lock_is_released_by_a_killed_holder(tmp_path: Path) -> None:
     holder.wait()
     with FolderLock(tmp_path):
         pass
+
+
+def test_a_waiting_lock_gets_the_folder_when_its_holder_ends(tmp_path: Path) -> None:
+    """`FolderLock(folder, wait=S)` waits for the holder instead of being refused: it gets the folder once the
+    holder ends within S seconds, and is refused with the holder's pid when the holder outlasts S."""
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from ledger.lock import FolderLock; "
+                               f"FolderLock({str(tmp_path)!r}).acquire(); print('held', flush=True); time.sleep(1.5)"],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert holder.stdout.readline().strip() == "held"
+    with pytest.raises(Exception, match=f"in use by process {holder.pid}"):
+        FolderLock(tmp_path, wait=0.2).acquire()
+    with FolderLock(tmp_path, wait=30):
+        assert holder.poll() is not None  # held until its holder ended
+    holder.wait()
