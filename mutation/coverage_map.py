@@ -212,26 +212,37 @@ def _executed(data_dir: Path, tree: Path, test: str) -> tuple[dict[str, dict[int
         child = path.name[len(f"{stem}."):].split(".", 1)[0]
         owner = names.get(int(child[len("node"):]), test) if child.startswith("node") and child[4:].isdigit() \
             else None  # None: the file's own process, whose lines carry their test as context
-        data = CoverageData(basename=str(path))
         try:
-            data.read()
-            measured_files = data.measured_files()
-        except (DataError, sqlite3.Error):  # sqlite3: read while its child still creates it
+            found = _data_file_lines(CoverageData(basename=str(path)), tree, test, owner)
+        except (DataError, sqlite3.Error):  # sqlite3: read while its child still creates or writes it
             complete = False
             continue
-        for measured in measured_files:
-            try:
-                rel = Path(measured).resolve().relative_to(tree.resolve()).as_posix()
-            except ValueError:
-                continue
+        for rel, lines in found.items():
             per = out.setdefault(rel, {})
-            if owner is not None:
-                for n in data.lines(measured) or ():
-                    per.setdefault(n, set()).add(owner)
-                continue
-            for n, contexts in data.contexts_by_lineno(measured).items():
-                per.setdefault(n, set()).update(c if c else test for c in contexts)
+            for n, tests in lines.items():
+                per.setdefault(n, set()).update(tests)
     return out, complete
+
+
+def _data_file_lines(data: CoverageData, tree: Path, test: str, owner: str | None) -> dict[str, dict[int, set[str]]]:
+    """One data file's lines under `tree`: module -> line -> tests (`owner` for a child's file, else each line's
+    contexts, the empty one meaning the file `test`). Read whole before any of it is used: a file that cannot be read
+    to its end (a child that still writes it) raises, and none of it counts."""
+    data.read()
+    out: dict[str, dict[int, set[str]]] = {}
+    for measured in data.measured_files():
+        try:
+            rel = Path(measured).resolve().relative_to(tree.resolve()).as_posix()
+        except ValueError:
+            continue
+        per = out.setdefault(rel, {})
+        if owner is not None:
+            for n in data.lines(measured) or ():
+                per.setdefault(n, set()).add(owner)
+            continue
+        for n, contexts in data.contexts_by_lineno(measured).items():
+            per.setdefault(n, set()).update(c if c else test for c in contexts)
+    return out
 
 
 PROGRESS_FILE = "measured.json"  # in the map's work folder: per measured file, its result and what it depends on

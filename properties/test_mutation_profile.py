@@ -132,6 +132,24 @@ def test_a_data_file_still_being_written_marks_the_file_partial(tmp_path: Path,
     assert read_measurements(tmp_path, tmp_path, files) == (files, {}, {0})
 
 
+def test_a_data_file_whose_tables_are_not_written_yet_marks_the_file_partial(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child's data file that reads but whose line table its child has not written yet (coverage's "no such
+    table: line_bits", a child still running when its test ended) is skipped whole and its test file is partial,
+    instead of the map stopping on a traceback."""
+    (tmp_path / "a.host.pid1.x").write_bytes(b"")
+    monkeypatch.setattr(coverage_map.CoverageData, "read", lambda self: None)
+    monkeypatch.setattr(coverage_map.CoverageData, "measured_files", lambda self: {str(tmp_path / "m.py")})
+
+    def unfinished(self, _path):
+        raise coverage_map.DataError("Couldn't use data file: no such table: line_bits")
+
+    monkeypatch.setattr(coverage_map.CoverageData, "lines", unfinished)
+    monkeypatch.setattr(coverage_map.CoverageData, "contexts_by_lineno", unfinished)
+    files = [("a.py", 1.0), ("b.py", 2.0)]
+    assert read_measurements(tmp_path, tmp_path, files) == (files, {}, {0})
+
+
 def _toy_checkout(tmp_path: Path) -> Path:
     root = tmp_path / "checkout"
     (root / "toy").mkdir(parents=True)
