@@ -259,12 +259,15 @@ def test_add_prefix_space_is_refused_for_what_the_reference_does(tmp_path: Path,
     for use_regex in (True, False):
         tok = stages_tokenizer(f"synthetic_prefix_{use_regex}", tmp_path, (), use_regex=use_regex,
                                add_prefix_space=True)
-        reason = admission_of(tok).reason
+        decision = admission_of(tok)
+        reason = decision.reason
         whole, split = reference_encode(tok, "ab12"), reference_encode(tok, "ab") + reference_encode(tok, "12")
-        # a difference: the refusal reason is not the prefix-space one, or the reference shows no effect to refuse
-        wrong = int(reason != PREFIX_SPACE_REFUSAL) + int(whole == split)
-        ledger.record("harness", "derived.prefix_space_refusal", tok, comparisons=2, differences=wrong,
-                      unit="decision", details={"reason": reason, "whole": whole, "split": split}, oracle="premise")
+        # a difference: admitted, the refusal reason is not the prefix-space one, or the reference shows no effect
+        wrong = int(decision.admitted) + int(reason != PREFIX_SPACE_REFUSAL) + int(whole == split)
+        ledger.record("harness", "derived.prefix_space_refusal", tok, comparisons=3, differences=wrong,
+                      unit="decision", details={"admitted": decision.admitted, "reason": reason, "whole": whole,
+                                                "split": split}, oracle="premise")
+        assert not decision.admitted, reason  # refused, not admitted with the refusal's words
         assert reason == PREFIX_SPACE_REFUSAL
         assert whole != split, (use_regex, whole, split)
     pieces = Sequence([Split(Regex(r"\p{L}+|\p{N}+|[^\s\p{L}\p{N}]+| \p{L}+|\s+"), behavior="isolated"),
