@@ -27,12 +27,3 @@ def class_table() -> bytes:
             if mask[cp]:
                 table[cp] = cls
     return bytes(table)
-
-
-def char_class(ch: str, table: bytes | None = None) -> int:
-    """The class of one character."""
-    return (table or class_table())[ord(ch)]
-
-
-def class_name(cls: int) -> str:
-    return CLASS_NAMES[cls]
