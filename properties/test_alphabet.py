@@ -116,6 +116,9 @@ def test_partition_is_exact_over_every_code_point(name: str, ledger) -> None:
     for block in alphabet.blocks:
         for lo, hi in block.ranges:
             assert table[lo:hi] == bytes([block.cls]) * (hi - lo), block.describe()
+    counts = alphabet.class_counts()  # what the record and the proofs' summaries state per class
+    assert sum(counts.values()) == len(alphabet.blocks)
+    assert counts == {c: sum(CLASS_NAMES[b.cls] == c for b in alphabet.blocks) for c in CLASS_NAMES}
     print(f"\n{name}: {len(alphabet)} symbols over {len(alphabet.atoms)} atoms; per class {alphabet.class_counts()}")
     for block in alphabet.blocks:
         print(f"  {block.describe()}")
