@@ -11,6 +11,7 @@ tokenizers' own stages; families with no provisioned tokenizer are recorded as p
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from types import SimpleNamespace
@@ -20,10 +21,12 @@ import pytest
 from frozen.loader import load_tokenizer, loaded_pre_tokenizer
 from frozen.registry import rows
 from properties.conftest import ADMITTED, PROVISIONED
+from spec.classes import class_table
 from spec.patterns import SPLIT_PATTERNS, TOTAL_STAGES
 from spec.proofs.alphabet import family_alphabet
-from spec.proofs.bounded import bounded_check, default_lengths
+from spec.proofs.bounded import bounded_check, check_strings, default_lengths
 from spec.proofs.pieces import family_pieces, pieces_of
+from spec.transitions import is_accepted_transition
 
 FAMILIES = list(SPLIT_PATTERNS)
 THOROUGH = os.environ.get("DELTA_HYPOTHESIS_PROFILE") == "gate"
@@ -84,3 +87,24 @@ def test_accepted_transitions_keep_the_pieces_on_every_short_string(family: str,
     assert transitions > 0
     first = [d for r in results for d in r.differences[:3]]
     assert differences == 0, f"{family}: {differences} cuts change the reference's pieces, e.g. {first}"
+
+
+def test_the_enumeration_reaches_every_string_and_checks_every_cut() -> None:
+    """check_strings enumerates every string over the representatives up to the bound, pre-tokenizes every shorter
+    one and every longest one with an accepted transition, checks every such cut, and finds a difference planted
+    only in strings of the longest length; default_lengths takes the longest full length whose strings stay within
+    the budget (10 symbols: 10^5 strings by default, 10^6 when thorough)."""
+    reps, bound = ["a", "1", "!", " "], 3
+    table = class_table()
+    accepted = {(x, y) for x in reps for y in reps if is_accepted_transition(x, y, table)}
+    assert accepted  # else no cut is checked and the test proves nothing
+    texts = ["".join(t) for n in range(1, bound + 1) for t in itertools.product(reps, repeat=n)]
+    cuts = {t: [p for p in range(1, len(t)) if (t[p - 1], t[p]) in accepted] for t in texts}
+    checked = [t for t in texts if len(t) < bound or cuts[t]]
+    result = check_strings(list, reps, bound, "one piece per character")  # always splits cleanly
+    assert (result.enumerated, result.strings) == (len(texts), len(checked)) and not result.differences
+    assert result.transitions == sum(len(cuts[t]) for t in checked)
+    longest_wrong = check_strings(lambda t: list(t) if len(t) < bound else [t], reps, bound, "planted")
+    assert {d["text"] for d in longest_wrong.differences} == {t for t in checked if len(t) == bound}
+    ten = type("TenSymbols", (), {"__len__": lambda self: 10})()
+    assert default_lengths(ten, False) == (5, 5) and default_lengths(ten, True) == (6, 6)
