@@ -20,9 +20,12 @@ from spec.proofs.obligations import (
     OPEN,
     PARTIAL,
     PATTERN_ONLY,
+    PATTERN_PROOF_CHECK,
     Z3,
     declare,
     obligations,
+    pattern_proofs,
+    pipeline_verdict,
     status_details,
     status_from_ledger,
 )
@@ -168,3 +171,31 @@ def test_a_record_applies_to_the_tokenizers_it_covers() -> None:
     assert after["glm_5_2"]["mechanisms"][EXHAUSTIVE] == DISCHARGED
     assert after["llama_3_1_8b"]["mechanisms"][EXHAUSTIVE] == DISCHARGED
     assert after["qwen3_8b"]["mechanisms"][EXHAUSTIVE] == OPEN
+
+
+def test_without_a_provisioned_list_the_tokenizers_with_records_of_their_own_count() -> None:
+    """When no provisioned list is given, a tokenizer counts as provisioned exactly when a record of its own (not
+    a pattern-level one) names it: a tokenizer premise of a tokenizer named only by pattern-level records, or by
+    none, stays "not provisioned"."""
+    records = [_rec("proof", "proofs.transitions_z3.pattern_only", "glm_5_2", status="not provisioned",
+                    family="llama3"),
+               _rec("proof", "proofs.transitions_z3", "qwen3_8b")]
+    table = status_details(records, tokenizers=TOKS, families=FAMILIES, normalizing=["qwen3_8b"])
+    assert table["repair.match_key"]["glm_5_2"]["status"] == NOT_PROVISIONED
+    assert table["repair.match_key"]["llama_3_1_8b"]["status"] == NOT_PROVISIONED
+    assert table["repair.match_key"]["qwen3_8b"]["status"] != NOT_PROVISIONED
+
+
+def test_pattern_proofs_state_the_pairs_proved_and_the_pipelines_verdict_in_words() -> None:
+    """A pattern's row lists the accepted pairs its proof record proved; the pipeline verdict says proved (to which
+    length), an encoding that differs from the reference, or which side was refuted."""
+    proof = _rec("proof", PATTERN_PROOF_CHECK, None, family="qwen2", accepted_pairs_proved={"N->L": 4, "L->N": 4})
+    (row,) = pattern_proofs([proof])
+    assert row["pattern"] == "qwen2" and row["accepted_proved"] == ["L->N", "N->L"]
+    assert pipeline_verdict(None) == "not recorded"
+    assert pipeline_verdict({"holds": True, "bound": 4, "faithfulness_strings": 9}).startswith("proved to length 4")
+    unfaithful = {"holds": False, "faithful": False, "faithfulness_mismatches": ["ab"]}
+    assert pipeline_verdict(unfaithful) == "FAILED: encoding differs from the reference (ab)"
+    refuted = {"holds": False, "faithful": True, "sides": {"right": {"counterexample": "a1"}, "end": {}},
+               "accepted_counterexample": "a1"}
+    assert pipeline_verdict(refuted) == "FAILED: right refuted (a1)"
