@@ -59,6 +59,8 @@ UNSUPPORTED = {
     "word_boundary": r"\b\p{L}+" + TAIL,
     "class_escape": r"\w+|\s+",
     "capturing_group": r"(\p{L})+" + TAIL,
+    "atomic_group": r"(?>\p{L}+)" + TAIL,
+    "named_group": r"(?<w>\p{L}+)" + TAIL,
 }
 # what the proofs find for the two admitted patterns (checked against the proof, then against the reference)
 EXPECTED = {  # pairs, apostrophe-free, CR/LF-free
