@@ -224,6 +224,16 @@ def test_every_reason_code_has_words() -> None:
     assert refusal_message("brand_new_code:x") == "refused: brand_new_code:x"
 
 
+def test_a_nested_reason_code_gets_its_own_words() -> None:
+    """A pre-tokenizer refusal whose detail is itself a code (split_stages' own) gets that code's words, not the
+    general pre-tokenizer sentence; any other code keeps its detail as written."""
+    stage, why = MESSAGES["split_removed_inverted_not_total"]
+    nested = "not_byte_level:split_removed_inverted_not_total"
+    assert refusal_message(nested) == f"refused at {stage}: {why} [code {nested}]"
+    assert refusal_message("bpe_dropout:split_removed_inverted_not_total").startswith(
+        f"refused at {MESSAGES['bpe_dropout'][0]} (split_removed_inverted_not_total)")
+
+
 def test_the_proof_refusal_codes_have_words() -> None:
     """The codes that admission by proof returns (spec.proofs.derive, spec.families) are in MESSAGES, so a refused
     user file always gets its sentence, never the bare code."""
