@@ -10,6 +10,7 @@ helper builds the full kill matrix.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,9 @@ from controls.findings import OPEN_FINDINGS
 from controls.proofs import bound_covers_margin, overlap_interiors_without_witness, overlapping_specials
 from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
+from properties.synthetic import stages_tokenizer
 from spec.admission import admission_of
+from spec.patterns import GPT2
 from spec.proofs.__main__ import witness_mechanisms, witness_verdict
 from spec.reference import reference_encode, reference_encode_with_offsets
 from spec.repair import (
@@ -278,3 +281,11 @@ def test_witness_verdict_of_the_proofs_matches_the_reference(tok, ledger) -> Non
                            "kills": kills[:3], "killed": bool(kills)}, oracle="reference")
     assert not any(default_wrong)
     assert claimed == bool(kills), (family, kills[:3])
+
+
+def test_a_vocabulary_without_the_joining_token_does_not_join_a_mark_to_punctuation(tmp_path: Path) -> None:
+    """mark_joins_punctuation is false for a vocabulary with no token from a Kannada mark into U+0C84 (the synthetic
+    power vocabulary: its merges join ASCII), and true for some provisioned tokenizer (tekken's vocabulary joins
+    them), so its answer is read from the vocabulary, not fixed."""
+    assert not mark_joins_punctuation(stages_tokenizer("synthetic_marks", tmp_path, (GPT2,)))
+    assert any(mark_joins_punctuation(load_tokenizer(name)) for name in ADMITTED)
