@@ -99,7 +99,7 @@ def sample_rows(s: dict) -> list[list[str]]:
                          f"{v['killed']} / {v['equivalent']} / {v['open']} / {v['none']}",
                          f"{r['commit']} {r['date']}"])
         o = sample["overall"]
-        rows.append([sample["key"], f"all {len(sample['modules'])} modules sampled (stratified estimate; "
+        rows.append([sample["key"], f"all {len(sample['modules'])} modules sampled: a stratified estimate ("
                      f"{len(sample['not_drawn'])} not drawn yet)", f"{o['judged']:,} of {o['population']:,}",
                      f"{o['judged']:,}", "", "", f"+{o['unfinished']:,} unfinished" if o.get("unfinished") else "",
                      _bounded(o), _interval_cell(o), "", ""])
