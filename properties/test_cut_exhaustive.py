@@ -8,7 +8,9 @@
 - transitions: every code point as the right and as the left side of every accepted pair, with representative
   partners, gets a piece boundary at the transition, and the left piece closes identically at end of input.
 Surrogates (U+D800..U+DFFF) are not scalar values and are excluded (listed in every record of the range holding
-them). Each test batches the reference calls and prints what it covered and its CPU time.
+them). Each test batches the reference calls (`boundaries`, equal to one call per probe: tested on the stratum and
+a sample) and prints what it covered and its CPU time. A code point after "A" or "1" is observed once per run and
+read by both the class test and the transition test's right side (`context_marks`).
 
 The unassigned planes 4-13 (U+40000..U+DFFFF, 59% of the scalar values) are checked every 16th code point by
 default, every one with DELTA_EXHAUSTIVE=full (the large-machine gate, the main job's --full): no per-code-point
@@ -26,10 +28,15 @@ pre-tokenizers) is built once per worker. Run with `pytest -m exhaustive` or DEL
 
 from __future__ import annotations
 
-import os  # noqa: F401  (used by the skipif condition string)
+import hashlib
+import os
+import random
+import tempfile
 import time
 import unicodedata
 from functools import lru_cache
+from operator import itemgetter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,6 +53,7 @@ from properties.conftest import (
     exhaustive_stride,
     sampling_note,
     stratified_scalars,
+    stratum,
     stride_note,
     unassigned_stride,
 )
@@ -149,23 +157,37 @@ def family_pretokenizer(family: str) -> PreTokenizer:
     return split_pretokenizer(FAMILIES[family])
 
 
+_SPAN, _START = itemgetter(1), itemgetter(0)  # a piece's (start, end), a span's start
+
+
 def boundaries(pt: PreTokenizer, probes: list[str], at: list[int]) -> bytearray:
-    """For each probe, 1 if the pre-tokenizer starts a piece at offset `at[i]` of it (each probe followed by
-    SEPARATOR, BATCH probes per reference call). The probes are joined once; each probe's offset in that text is
-    the running sum of the probe lengths plus separators before it, and a batch is a slice of it from one probe's
-    start to the next batch's first probe."""
+    """For each probe, 1 if the pre-tokenizer starts a piece at offset `at[i]` of it, followed by SEPARATOR: what
+    one reference call on probe + SEPARATOR gives (`single_call_boundaries`, the definition; tested below).
+
+    The probes are joined once and go to the reference BATCH at a time; each probe's offset in the text is the
+    running sum of the probe lengths plus separators before it. A piece can reach past a separator into the next
+    probe (o200k's punctuation runs take a following "/": "!" SEPARATOR "/"); a probe that does not start a piece
+    of the batch is asked again alone."""
     text = SEPARATOR.join(probes) + SEPARATOR
     spans = np.fromiter(map(len, probes), dtype=np.int64, count=len(probes)) + len(SEPARATOR)
-    ends = np.cumsum(spans)
-    firsts = (ends - spans).tolist()  # each probe's first offset in `text`
-    piece_starts: list[int] = []
-    for lo in range(0, len(probes), BATCH):
-        base = firsts[lo]
-        stop = firsts[lo + BATCH] if lo + BATCH < len(probes) else len(text)
-        piece_starts.extend(base + s for _, (s, _e) in pt.pre_tokenize_str(text[base:stop]))
+    firsts = np.cumsum(spans) - spans  # each probe's first offset in `text`
+    first_list = firsts.tolist()
     starts = np.zeros(len(text) + 1, dtype=np.uint8)
-    starts[piece_starts] = 1
-    return bytearray(starts[ends - spans + np.asarray(at, dtype=np.int64)].tobytes())
+    for lo in range(0, len(probes), BATCH):
+        base = first_list[lo]
+        stop = first_list[lo + BATCH] if lo + BATCH < len(probes) else len(text)
+        pieces = pt.pre_tokenize_str(text[base:stop])
+        starts[np.fromiter(map(_START, map(_SPAN, pieces)), dtype=np.int64, count=len(pieces)) + base] = 1
+    out = bytearray(starts[firsts + np.asarray(at, dtype=np.int64)].tobytes())
+    for i in np.flatnonzero(starts[firsts] == 0).tolist():
+        out[i] = single_call_boundaries(pt, [probes[i]], [at[i]])[0]
+    return out
+
+
+def single_call_boundaries(pt: PreTokenizer, probes: list[str], at: list[int]) -> bytearray:
+    """`boundaries` by definition: one reference call per probe (the probe and SEPARATOR alone)."""
+    return bytearray(int(any(s == a for _, (s, _e) in pt.pre_tokenize_str(p + SEPARATOR)))
+                     for p, a in zip(probes, at, strict=True))
 
 
 def test_ranges_partition_the_code_space() -> None:
@@ -315,9 +337,9 @@ CONTEXTS = {"A+c": ("A", ""), "c+a": ("", "a"), ".+c": (".", ""), "1+c": ("1", "
 
 # the behaviour the spec's classes predict, per family and context (J joined / S split), from the pattern text
 EXPECTED = {
-    "qwen2": {
-        "contexts": ("A+c", "c+a", "!!+c"),
-        "L": "JJS", "N": "SSS", "S": "SJS", "CRLF": "SSJ", "O": "SJJ", "M": "SJJ",
+    "qwen2": {  # single digits: a code point after "1" is never joined to it
+        "contexts": ("A+c", "c+a", "!!+c", "1+c"),
+        "L": "JJSS", "N": "SSSS", "S": "SJSS", "CRLF": "SSJS", "O": "SJJS", "M": "SJJS",
     },
     "llama3": {
         "contexts": ("A+c", "c+a", "!!+c", "1+c"),
@@ -358,9 +380,45 @@ def behaviour_key(family: str, cp: int, cls: int, punct_or_symbol: bytes) -> str
     return name
 
 
+def class_prefixes(family: str) -> set[str]:
+    """The prefixes of the family's class contexts ("A" of "A+c"; none for a family without a class test)."""
+    return {CONTEXTS[ctx][0] for ctx in EXPECTED.get(family, {}).get("contexts", ()) if not CONTEXTS[ctx][1]}
+
+
+@pytest.fixture(scope="session")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every process of this pytest run shares (under xdist the parent of the workers' own folders)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "context-marks"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@lru_cache(maxsize=64)
+def context_marks(family: str, prefix: str, lo: int, hi: int, scratch: Path) -> np.ndarray:
+    """`boundaries` of prefix + c at len(prefix) for every c of `scalars(lo, hi)`, in order: the observation the
+    class test's context and the transition test's right side both read. One process of the run computes it and
+    writes it to `scratch` (atomically: a whole file or none); the others read it. A file of the wrong length
+    (another code space sampling) is computed again."""
+    cps = scalars(lo, hi)
+    key = hashlib.sha256(repr((family, prefix, lo, hi, len(cps), exhaustive_stride())).encode()).hexdigest()[:32]
+    path = scratch / f"{key}.marks"
+    try:
+        kept = path.read_bytes()
+        if len(kept) == len(cps):
+            return np.frombuffer(kept, dtype=np.uint8)
+    except OSError:
+        pass
+    marks = bytes(boundaries(family_pretokenizer(family), [prefix + chr(cp) for cp in cps], [len(prefix)] * len(cps)))
+    with tempfile.NamedTemporaryFile(dir=scratch, delete=False) as handle:
+        handle.write(marks)
+    os.replace(handle.name, path)
+    return np.frombuffer(marks, dtype=np.uint8)
+
+
 @pytest.mark.parametrize("lo,hi", RANGES, ids=RANGE_IDS)
 @pytest.mark.parametrize("family", sorted(set(FAMILIES) & set(EXPECTED)))  # derived: test_derived_exhaustive.py
-def test_classes_agree_with_reference_pretokenizer(family: str, lo: int, hi: int, ledger) -> None:
+def test_classes_agree_with_reference_pretokenizer(family: str, lo: int, hi: int, ledger, scratch: Path) -> None:
     """For every scalar value c in [lo, hi), the reference pre-tokenizer's boundaries in the probe contexts are
     exactly the ones the spec's class of c predicts for this split pattern."""
     t0 = time.process_time()
@@ -373,11 +431,11 @@ def test_classes_agree_with_reference_pretokenizer(family: str, lo: int, hi: int
     observed = []
     for ctx in expected["contexts"]:
         prefix, suffix = CONTEXTS[ctx]
-        probes = [prefix + chr(cp) + suffix for cp in cps]
-        at = [len(prefix) + (1 if suffix else 0)] * len(probes)
-        if suffix:  # c+a: the boundary of interest is after c
-            at = [1] * len(probes)
-        observed.append(boundaries(pt, probes, at))
+        if not suffix:  # prefix+c: read with the transition test's right side
+            observed.append(context_marks(family, prefix, lo, hi, scratch).tobytes())
+            continue
+        # c+a: the boundary of interest is after c
+        observed.append(boundaries(pt, [chr(cp) + suffix for cp in cps], [1] * len(cps)))
     # each code point's observations as one number (bit k: a split in context k), spelled out (S split, J joined)
     # once per distinct number
     got_bits = sum(np.frombuffer(obs, dtype=np.uint8).astype(np.int64) << k for k, obs in enumerate(observed))
@@ -502,7 +560,11 @@ def test_anchor_predicate_equals_tables_at_reference_version(lo: int, hi: int, l
 
 # --- transitions --------------------------------------------------------------------------------------------
 
-PARTNERS = {L: ("a",), N: ("12",), O: ("!",), S: (" ",), M: ("\u0300",)}
+# The partners of the transitions (one representative of each class). On the right side the letter and digit
+# partners are the class test's contexts "A+c" and "1+c", so both tests read one reference observation of every code
+# point after them (`context_marks`); on the left side a code point's partner follows it.
+RIGHT_PARTNERS = {L: ("A",), N: ("1",), O: ("!",), S: (" ",), M: ("\u0300",)}
+LEFT_PARTNERS = {L: ("a",), N: ("12",), O: ("!",), S: (" ",), M: ("\u0300",)}
 CARVED_PAIRS = {(O, S), (L, O)}  # the pairs whose carve-outs depend on the right character
 
 
@@ -513,10 +575,16 @@ def _class_array() -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
+def _scalar_array(lo: int, hi: int) -> np.ndarray:
+    """`scalars(lo, hi)` as a numpy array (built once per worker and range)."""
+    return np.array(scalars(lo, hi), dtype=np.int64)
+
+
+@lru_cache(maxsize=8)
 def _by_class_tuples(lo: int, hi: int) -> tuple[tuple[int, ...], ...]:
     """The scalar values of [lo, hi) of each class 0..4 (ascending), computed once per worker and range (the
     transition tests of both sides and the end-of-input tests of every family read the same)."""
-    cps = np.array(scalars(lo, hi), dtype=np.int64)
+    cps = _scalar_array(lo, hi)
     classes = _class_array()[cps]
     return tuple(tuple(cps[classes == c].tolist()) for c in range(5))
 
@@ -542,7 +610,8 @@ def _first_of_class(stride: int) -> dict[int, int]:
 @pytest.mark.parametrize("lo,hi", RANGES, ids=RANGE_IDS)
 @pytest.mark.parametrize("side", ["right", "left"])
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int, hi: int, ledger) -> None:
+def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int, hi: int, ledger,
+                                                 scratch: Path) -> None:
     """For every pair the family accepts (the floor and its pattern's proved pairs, spec.transitions): every scalar
     value in [lo, hi) of class Y after an X partner (side "right"), and every scalar value in [lo, hi) of class X
     before a Y partner (side "left"), gets a piece boundary at the transition (carve-out pairs excluded)."""
@@ -555,18 +624,23 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
     by_class = _by_class(lo, hi)
     probes: list[str] = []
     at: list[int] = []
+    read: list[tuple[str, list[int], np.ndarray]] = []  # (partner, code points, marks) read from a class context
     for x, y in sorted(rules.pairs):
         carved: set[int] = set()
         if side == "right" and (x, y) in CARVED_PAIRS:
-            verdicts = ((cp, pair_verdict(PARTNERS[x][0][-1], chr(cp), table, rules)) for cp in by_class[y])
+            verdicts = ((cp, pair_verdict(RIGHT_PARTNERS[x][0][-1], chr(cp), table, rules)) for cp in by_class[y])
             carved = {cp for cp, verdict in verdicts if verdict != ACCEPTED}
             # only CR, LF and the apostrophe are carved out: every other code point of the pair is probed
             assert carved <= {0x0A, 0x0D, 0x27}, f"{len(carved)} code points carved out of {(x, y)}"
-        for partner in PARTNERS[x] if side == "right" else ():  # every code point as the right side
-            right = [partner + chr(cp) for cp in by_class[y] if cp not in carved]
-            probes.extend(right)
-            at.extend([len(partner)] * len(right))
-        for partner in PARTNERS[y] if side == "left" else ():  # every code point as the left side
+        for partner in RIGHT_PARTNERS[x] if side == "right" else ():  # every code point as the right side
+            cps = [cp for cp in by_class[y] if cp not in carved]
+            if partner in class_prefixes(family):
+                read.append((partner, cps, context_marks(family, partner, lo, hi, scratch)[
+                    np.searchsorted(_scalar_array(lo, hi), np.asarray(cps, dtype=np.int64))]))
+                continue
+            probes.extend(partner + chr(cp) for cp in cps)
+            at.extend([len(partner)] * len(cps))
+        for partner in LEFT_PARTNERS[y] if side == "left" else ():  # every code point as the left side
             if pair_verdict(chr(first_of_class[x]), partner[0], table, rules) != ACCEPTED:
                 continue  # the partner itself is carved out (the verdict depends only on the right character)
             left = [chr(cp) + partner for cp in by_class[x]]
@@ -574,13 +648,16 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
             at.extend([1] * len(left))
     marks = boundaries(pt, probes, at)
     missing = [(probes[i], at[i]) for i in np.flatnonzero(np.frombuffer(marks, dtype=np.uint8) == 0).tolist()]
+    missing += [(partner + chr(cps[i]), len(partner)) for partner, cps, got in read
+                for i in np.flatnonzero(got == 0).tolist()]
+    shared = sum(len(cps) for _, cps, _ in read)
     cpu = time.process_time() - t0
-    print(f"{family} ({tok.name}) {range_name(lo, hi)}: {len(probes)} transition probes (every code point as the "
-          f"{side} side of the {len(rules.pairs)} pairs), {len(missing)} without a boundary; {cpu:.1f}s CPU; "
-          "surrogates excluded")
-    ledger.record("exhaustive", f"transition_boundaries_{side}_{family}", tok, comparisons=len(probes),
+    print(f"{family} ({tok.name}) {range_name(lo, hi)}: {len(probes) + shared} transition probes (every code point "
+          f"as the {side} side of the {len(rules.pairs)} pairs; {shared} of them observed in the class contexts), "
+          f"{len(missing)} without a boundary; {cpu:.1f}s CPU; surrogates excluded")
+    ledger.record("exhaustive", f"transition_boundaries_{side}_{family}", tok, comparisons=len(probes) + shared,
                   differences=len(missing), unit="probe",
-                  details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi),
+                  details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi), "read_from_class_contexts": shared,
                            "examples": [repr(m) for m in missing[:10]], "covers": COVERS[family]}, oracle="premise")
     assert not missing, missing[:10]
 
@@ -606,14 +683,18 @@ def test_left_piece_closes_identically_at_end_of_input(family: str, lo: int, hi:
     checked = 0
     for x in (L, N, O, M, S):
         right = RIGHT_PARTNER[x]
+        # the pair's verdict reads the left character's class (X) and the right character only: one per class
+        if not by_class[x] or pair_verdict(chr(by_class[x][0]), right, table, rules) != ACCEPTED:
+            continue
+        end = len(LEFT_CONTEXTS[x]) + 1  # the transition: where context+c ends
         for cp in by_class[x]:
-            if pair_verdict(chr(cp), right, table, rules) != ACCEPTED:
-                continue
             prefix = LEFT_CONTEXTS[x] + chr(cp)
             checked += 1
             alone = pt.pre_tokenize_str(prefix)
-            within = [p for p in pt.pre_tokenize_str(prefix + right) if p[1][1] <= len(prefix)]
-            if alone != within:
+            # the pieces of context+c+r ending at or before the transition are a prefix of them (pieces are in
+            # order): they equal `alone` iff the first len(alone) do and the next one ends after the transition
+            full = pt.pre_tokenize_str(prefix + right)
+            if full[: len(alone)] != alone or (len(full) > len(alone) and full[len(alone)][1][1] <= end):
                 closing.append(prefix)
     cpu = time.process_time() - t0
     print(f"{family} ({tok.name}) {range_name(lo, hi)}: {checked} end-of-input checks, {len(closing)} differ; "
@@ -623,3 +704,45 @@ def test_left_piece_closes_identically_at_end_of_input(family: str, lo: int, hi:
                                               "examples": [repr(c) for c in closing[:10]], "covers": COVERS[family]},
                   oracle="premise")
     assert not closing, closing[:10]
+
+
+# --- the batch route -----------------------------------------------------------------------------------------
+
+BATCH_CHECK_SAMPLE = 600  # random scalar values per family, besides every stratum code point
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_batched_boundaries_equal_one_call_per_probe(family: str, ledger) -> None:
+    """The batch route is the definition: for every stratum code point (carve-outs, class changes, the battery's
+    hazards) and a seeded sample of the others, in every context the class and transition tests probe (the class
+    contexts, and the partners on both sides), `boundaries` over all the probes at once equals one reference call
+    per probe."""
+    t0 = time.process_time()
+    pt = family_pretokenizer(family)
+    hazards = set(stratum())
+    pool = [cp for cp in scalars() if cp not in hazards]
+    cps = sorted(hazards | set(random.Random(f"batch-{family}").sample(pool, BATCH_CHECK_SAMPLE)))
+    probes: list[str] = []
+    at: list[int] = []
+    for prefix, suffix in CONTEXTS.values():
+        probes += [prefix + chr(cp) + suffix for cp in cps]
+        at += [1 if suffix else len(prefix)] * len(cps)
+    for partner in (p for partners in RIGHT_PARTNERS.values() for p in partners):
+        probes += [partner + chr(cp) for cp in cps]
+        at += [len(partner)] * len(cps)
+    for partner in (p for partners in LEFT_PARTNERS.values() for p in partners):
+        probes += [chr(cp) + partner for cp in cps]
+        at += [1] * len(cps)
+    batched = boundaries(pt, probes, at)
+    single = single_call_boundaries(pt, probes, at)
+    differ = [(probes[i], at[i]) for i in range(len(probes)) if batched[i] != single[i]]
+    cpu = time.process_time() - t0
+    print(f"{family}: {len(probes)} probes ({len(cps)} code points), {sum(batched)} boundaries, {len(differ)} differ "
+          f"from one call per probe; {cpu:.1f}s CPU")
+    ledger.record("exhaustive", f"batched_boundaries_{family}", FAMILIES[family], comparisons=len(probes),
+                  differences=len(differ), unit="probe",
+                  details={"code_points": len(cps), "sample": BATCH_CHECK_SAMPLE, "batch": BATCH,
+                           "cpu_seconds": round(cpu, 1), "examples": [repr(d) for d in differ[:10]]},
+                  oracle="self")
+    assert not differ, differ[:10]
+    assert 0 < sum(batched) < len(probes)

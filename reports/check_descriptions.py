@@ -240,6 +240,8 @@ FAMILIES: tuple[tuple[str, str], ...] = (
     (r"battery\.(?P<path>.+)", "adversarial battery, {path} path, vs the reference"),
     (r"subject\.battery\.(?P<path>.+)", "a user's subject on the battery, {path} path, vs the reference"),
     (r"classes_(?P<family>.+)", "every scalar value: the {family} pattern's class boundaries vs the reference"),
+    (r"batched_boundaries_(?P<family>.+)", "the per-code-point batch route for {family}: probes batched vs one "
+                                           "reference call each"),
     (r"end_of_input_(?P<family>.+)", "every scalar value at the end of input: {family} pieces vs the reference"),
     (r"transition_boundaries_(?P<side>left|right)_(?P<family>.+)",
      "every scalar value on the {side} of each accepted transition of {family}: a reference boundary"),
