@@ -163,24 +163,46 @@ _SPAN, _START = itemgetter(1), itemgetter(0)  # a piece's (start, end), a span's
 def boundaries(pt: PreTokenizer, probes: list[str], at: list[int]) -> bytearray:
     """For each probe, 1 if the pre-tokenizer starts a piece at offset `at[i]` of it, followed by SEPARATOR: what
     one reference call on probe + SEPARATOR gives (`single_call_boundaries`, the definition; tested below).
-
-    The probes are joined once and go to the reference BATCH at a time; each probe's offset in the text is the
-    running sum of the probe lengths plus separators before it. A piece can reach past a separator into the next
-    probe (o200k's punctuation runs take a following "/": "!" SEPARATOR "/"); a probe that does not start a piece
-    of the batch is asked again alone."""
+    The probes are joined once; each probe's offset in the text is the running sum of the probe lengths plus
+    separators before it (`_observe` asks the reference)."""
     text = SEPARATOR.join(probes) + SEPARATOR
     spans = np.fromiter(map(len, probes), dtype=np.int64, count=len(probes)) + len(SEPARATOR)
-    firsts = np.cumsum(spans) - spans  # each probe's first offset in `text`
+    return _observe(pt, text, np.cumsum(spans) - spans, np.asarray(at, dtype=np.int64))
+
+
+def context_boundaries(pt: PreTokenizer, prefix: str, cps: list[int] | np.ndarray, suffix: str = "") -> bytearray:
+    """`boundaries` of the probes prefix + chr(c) + suffix for each c of `cps`, at the transition into c (with a
+    prefix) or out of it (without one). The probes have one width, so their text is built as an array of code
+    points and their offsets are multiples of the width: no string per probe."""
+    if len(cps) == 0:
+        return bytearray()
+    width = len(prefix) + 1 + len(suffix) + len(SEPARATOR)
+    grid = np.empty((len(cps), width), dtype=np.uint32)
+    grid[:, : len(prefix)] = [ord(ch) for ch in prefix]
+    grid[:, len(prefix)] = cps
+    grid[:, len(prefix) + 1 :] = [ord(ch) for ch in suffix + SEPARATOR]
+    text = grid.tobytes().decode("utf-32-le")
+    firsts = np.arange(len(cps), dtype=np.int64) * width
+    return _observe(pt, text, firsts, np.full(len(cps), len(prefix) if prefix else 1, dtype=np.int64))
+
+
+def _observe(pt: PreTokenizer, text: str, firsts: np.ndarray, at: np.ndarray) -> bytearray:
+    """The marks of `boundaries` for the probes of `text` (probe i from firsts[i], each followed by SEPARATOR),
+    BATCH probes per reference call. A piece can reach past a separator into the next probe (o200k's punctuation
+    runs take a following "/": "!" SEPARATOR "/"); a probe that does not start a piece of the batch is asked
+    again alone."""
     first_list = firsts.tolist()
     starts = np.zeros(len(text) + 1, dtype=np.uint8)
-    for lo in range(0, len(probes), BATCH):
+    for lo in range(0, len(first_list), BATCH):
         base = first_list[lo]
-        stop = first_list[lo + BATCH] if lo + BATCH < len(probes) else len(text)
+        stop = first_list[lo + BATCH] if lo + BATCH < len(first_list) else len(text)
         pieces = pt.pre_tokenize_str(text[base:stop])
         starts[np.fromiter(map(_START, map(_SPAN, pieces)), dtype=np.int64, count=len(pieces)) + base] = 1
-    out = bytearray(starts[firsts + np.asarray(at, dtype=np.int64)].tobytes())
+    out = bytearray(starts[firsts + at].tobytes())
+    stops = [*first_list[1:], len(text)]
     for i in np.flatnonzero(starts[firsts] == 0).tolist():
-        out[i] = single_call_boundaries(pt, [probes[i]], [at[i]])[0]
+        probe = text[first_list[i] : stops[i] - len(SEPARATOR)]
+        out[i] = single_call_boundaries(pt, [probe], [int(at[i])])[0]
     return out
 
 
@@ -409,7 +431,7 @@ def context_marks(family: str, prefix: str, lo: int, hi: int, scratch: Path) -> 
             return np.frombuffer(kept, dtype=np.uint8)
     except OSError:
         pass
-    marks = bytes(boundaries(family_pretokenizer(family), [prefix + chr(cp) for cp in cps], [len(prefix)] * len(cps)))
+    marks = bytes(context_boundaries(family_pretokenizer(family), prefix, cps))
     with tempfile.NamedTemporaryFile(dir=scratch, delete=False) as handle:
         handle.write(marks)
     os.replace(handle.name, path)
@@ -435,7 +457,7 @@ def test_classes_agree_with_reference_pretokenizer(family: str, lo: int, hi: int
             observed.append(context_marks(family, prefix, lo, hi, scratch).tobytes())
             continue
         # c+a: the boundary of interest is after c
-        observed.append(boundaries(pt, [chr(cp) + suffix for cp in cps], [1] * len(cps)))
+        observed.append(context_boundaries(pt, "", cps, suffix))
     # each code point's observations as one number (bit k: a split in context k), spelled out (S split, J joined)
     # once per distinct number
     got_bits = sum(np.frombuffer(obs, dtype=np.uint8).astype(np.int64) << k for k, obs in enumerate(observed))
@@ -622,9 +644,9 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
     table = class_table()
     first_of_class = _first_of_class(exhaustive_stride())
     by_class = _by_class(lo, hi)
-    probes: list[str] = []
-    at: list[int] = []
-    read: list[tuple[str, list[int], np.ndarray]] = []  # (partner, code points, marks) read from a class context
+    # (prefix, code points, suffix, marks): every code point c of a group probed as prefix + c + suffix
+    groups: list[tuple[str, list[int], str, np.ndarray]] = []
+    read = 0  # probes read from a class context's observation
     for x, y in sorted(rules.pairs):
         carved: set[int] = set()
         if side == "right" and (x, y) in CARVED_PAIRS:
@@ -635,29 +657,26 @@ def test_every_accepted_transition_is_a_boundary(family: str, side: str, lo: int
         for partner in RIGHT_PARTNERS[x] if side == "right" else ():  # every code point as the right side
             cps = [cp for cp in by_class[y] if cp not in carved]
             if partner in class_prefixes(family):
-                read.append((partner, cps, context_marks(family, partner, lo, hi, scratch)[
-                    np.searchsorted(_scalar_array(lo, hi), np.asarray(cps, dtype=np.int64))]))
-                continue
-            probes.extend(partner + chr(cp) for cp in cps)
-            at.extend([len(partner)] * len(cps))
+                index = np.searchsorted(_scalar_array(lo, hi), np.asarray(cps, dtype=np.int64))
+                groups.append((partner, cps, "", context_marks(family, partner, lo, hi, scratch)[index]))
+                read += len(cps)
+            else:
+                groups.append((partner, cps, "", np.frombuffer(context_boundaries(pt, partner, cps), np.uint8)))
         for partner in LEFT_PARTNERS[y] if side == "left" else ():  # every code point as the left side
             if pair_verdict(chr(first_of_class[x]), partner[0], table, rules) != ACCEPTED:
                 continue  # the partner itself is carved out (the verdict depends only on the right character)
-            left = [chr(cp) + partner for cp in by_class[x]]
-            probes.extend(left)
-            at.extend([1] * len(left))
-    marks = boundaries(pt, probes, at)
-    missing = [(probes[i], at[i]) for i in np.flatnonzero(np.frombuffer(marks, dtype=np.uint8) == 0).tolist()]
-    missing += [(partner + chr(cps[i]), len(partner)) for partner, cps, got in read
-                for i in np.flatnonzero(got == 0).tolist()]
-    shared = sum(len(cps) for _, cps, _ in read)
+            cps = list(by_class[x])
+            groups.append(("", cps, partner, np.frombuffer(context_boundaries(pt, "", cps, partner), np.uint8)))
+    probed = sum(len(cps) for _, cps, _, _ in groups)
+    missing = [(prefix + chr(cps[i]) + suffix, len(prefix) or 1) for prefix, cps, suffix, marks in groups
+               for i in np.flatnonzero(marks == 0).tolist()]
     cpu = time.process_time() - t0
-    print(f"{family} ({tok.name}) {range_name(lo, hi)}: {len(probes) + shared} transition probes (every code point "
-          f"as the {side} side of the {len(rules.pairs)} pairs; {shared} of them observed in the class contexts), "
+    print(f"{family} ({tok.name}) {range_name(lo, hi)}: {probed} transition probes (every code point "
+          f"as the {side} side of the {len(rules.pairs)} pairs; {read} of them observed in the class contexts), "
           f"{len(missing)} without a boundary; {cpu:.1f}s CPU; surrogates excluded")
-    ledger.record("exhaustive", f"transition_boundaries_{side}_{family}", tok, comparisons=len(probes) + shared,
+    ledger.record("exhaustive", f"transition_boundaries_{side}_{family}", tok, comparisons=probed,
                   differences=len(missing), unit="probe",
-                  details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi), "read_from_class_contexts": shared,
+                  details={"cpu_seconds": round(cpu, 1), **range_details(lo, hi), "read_from_class_contexts": read,
                            "examples": [repr(m) for m in missing[:10]], "covers": COVERS[family]}, oracle="premise")
     assert not missing, missing[:10]
 
@@ -713,36 +732,31 @@ BATCH_CHECK_SAMPLE = 600  # random scalar values per family, besides every strat
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_batched_boundaries_equal_one_call_per_probe(family: str, ledger) -> None:
-    """The batch route is the definition: for every stratum code point (carve-outs, class changes, the battery's
+    """The batch routes are the definition: for every stratum code point (carve-outs, class changes, the battery's
     hazards) and a seeded sample of the others, in every context the class and transition tests probe (the class
-    contexts, and the partners on both sides), `boundaries` over all the probes at once equals one reference call
-    per probe."""
+    contexts, and the partners on both sides), `context_boundaries` (one context at a time) and `boundaries` (all
+    the probes at once) both equal one reference call per probe."""
     t0 = time.process_time()
     pt = family_pretokenizer(family)
     hazards = set(stratum())
     pool = [cp for cp in scalars() if cp not in hazards]
     cps = sorted(hazards | set(random.Random(f"batch-{family}").sample(pool, BATCH_CHECK_SAMPLE)))
-    probes: list[str] = []
-    at: list[int] = []
-    for prefix, suffix in CONTEXTS.values():
-        probes += [prefix + chr(cp) + suffix for cp in cps]
-        at += [1 if suffix else len(prefix)] * len(cps)
-    for partner in (p for partners in RIGHT_PARTNERS.values() for p in partners):
-        probes += [partner + chr(cp) for cp in cps]
-        at += [len(partner)] * len(cps)
-    for partner in (p for partners in LEFT_PARTNERS.values() for p in partners):
-        probes += [chr(cp) + partner for cp in cps]
-        at += [1] * len(cps)
-    batched = boundaries(pt, probes, at)
+    contexts = [*CONTEXTS.values(), *((p, "") for ps in RIGHT_PARTNERS.values() for p in ps),
+                *(("", p) for ps in LEFT_PARTNERS.values() for p in ps)]
+    probes = [prefix + chr(cp) + suffix for prefix, suffix in contexts for cp in cps]
+    at = [len(prefix) if prefix else 1 for prefix, _ in contexts for _ in cps]
     single = single_call_boundaries(pt, probes, at)
-    differ = [(probes[i], at[i]) for i in range(len(probes)) if batched[i] != single[i]]
+    by_context = b"".join(context_boundaries(pt, prefix, cps, suffix) for prefix, suffix in contexts)
+    batched = boundaries(pt, probes, at)
+    differ = [(probes[i], at[i], route) for route, marks in (("context", by_context), ("joined", batched))
+              for i in range(len(probes)) if marks[i] != single[i]]
     cpu = time.process_time() - t0
-    print(f"{family}: {len(probes)} probes ({len(cps)} code points), {sum(batched)} boundaries, {len(differ)} differ "
-          f"from one call per probe; {cpu:.1f}s CPU")
-    ledger.record("exhaustive", f"batched_boundaries_{family}", FAMILIES[family], comparisons=len(probes),
-                  differences=len(differ), unit="probe",
-                  details={"code_points": len(cps), "sample": BATCH_CHECK_SAMPLE, "batch": BATCH,
-                           "cpu_seconds": round(cpu, 1), "examples": [repr(d) for d in differ[:10]]},
+    print(f"{family}: {len(probes)} probes ({len(cps)} code points x {len(contexts)} contexts), {sum(single)} "
+          f"boundaries, {len(differ)} differ from one call per probe (both routes); {cpu:.1f}s CPU")
+    ledger.record("exhaustive", f"batched_boundaries_{family}", FAMILIES[family], comparisons=2 * len(probes),
+                  differences=len(differ), unit="probe x route",
+                  details={"code_points": len(cps), "contexts": len(contexts), "sample": BATCH_CHECK_SAMPLE,
+                           "batch": BATCH, "cpu_seconds": round(cpu, 1), "examples": [repr(d) for d in differ[:10]]},
                   oracle="self")
     assert not differ, differ[:10]
-    assert 0 < sum(batched) < len(probes)
+    assert 0 < sum(single) < len(probes)
