@@ -25,7 +25,7 @@ from properties.test_cut_exhaustive import (
     COVERS,
     RANGE_IDS,
     RANGES,
-    boundaries,
+    context_boundaries,
     family_pretokenizer,
     range_details,
     range_name,
@@ -60,10 +60,8 @@ def block_of(family: str) -> tuple[Alphabet, bytes]:
 def _observe(pt, cps: list[int]) -> list[str]:
     """Per code point, "S" (a piece starts after the context) or "J" (joined) in each context of CONTEXTS."""
     rows = []
-    for prefix, suffix in CONTEXTS.values():
-        probes = [prefix + chr(cp) + suffix for cp in cps]
-        at = [1] * len(probes) if suffix else [len(prefix)] * len(probes)
-        rows.append(boundaries(pt, probes, at))
+    for prefix, suffix in CONTEXTS.values():  # a prefix or a suffix, never both: the transition into or out of c
+        rows.append(context_boundaries(pt, prefix, cps, suffix))
     return ["".join("S" if row[i] else "J" for row in rows) for i in range(len(cps))]
 
 
