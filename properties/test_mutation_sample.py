@@ -133,7 +133,7 @@ def test_sample_usage_errors_exit_2(tmp_path: Path, capsys) -> None:
     assert not results.exists() and not (tmp_path / "work").exists()
 
 
-SLOW_TEST = ("import time\n\nfrom toy.below import below\n\n\ndef test_slow():\n    time.sleep(2)\n"
+SLOW_TEST = ("import time\n\nfrom toy.below import below\n\n\ndef test_slow():\n    time.sleep(1)\n"
              "    assert below(2) and not below(5)\n")
 
 
