@@ -15,6 +15,7 @@ from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
 
+import numpy as np
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
@@ -35,19 +36,19 @@ def probe_membership(regex: str, codepoints: list[int] | None = None) -> bytearr
     """A 0/1 mask over the code space: 1 where the reference engine's `regex` matches the code point alone.
 
     `regex` must match single code points (a character class); the batch string is the code points in order,
-    and every removed position is a member.
+    and every removed position is a member. The batch text is built as an array of code points (one character
+    each) and the kept spans are cleared with slices, not per code point.
     """
     splitter = Split(Regex(regex), behavior="removed")
-    mask = bytearray(CODE_SPACE)
-    cps = codepoints if codepoints is not None else scalar_values()
+    cps = np.asarray(codepoints if codepoints is not None else scalar_values(), dtype=np.int64)
+    member = np.ones(len(cps), dtype=np.uint8)
+    text = cps.astype(np.uint32).tobytes().decode("utf-32-le")
     for start in range(0, len(cps), BATCH):
-        chunk = cps[start : start + BATCH]
-        for cp in chunk:
-            mask[cp] = 1
-        for _, (lo, hi) in splitter.pre_tokenize_str("".join(map(chr, chunk))):
-            for i in range(lo, hi):
-                mask[chunk[i]] = 0
-    return mask
+        for _, (lo, hi) in splitter.pre_tokenize_str(text[start : start + BATCH]):
+            member[start + lo : start + hi] = 0
+    mask = np.zeros(CODE_SPACE, dtype=np.uint8)
+    mask[cps] = member
+    return bytearray(mask.tobytes())
 
 
 def _disk_cache(key: str) -> Path | None:
