@@ -38,7 +38,7 @@ from spec.admission import PREFIX_SPACE_REFUSAL, admission_of
 from spec.classes import L, M, N, O, S
 from spec.cut import explain_cut, rules_for
 from spec.families import derived, derived_name, is_derived, pairs_of, stages_digest, stages_of
-from spec.patterns import GPT2
+from spec.patterns import GPT2, QWEN2
 from spec.proofs import derive as derive_module
 from spec.proofs.__main__ import main as proofs_main
 from spec.proofs.pieces import cut_changes_pieces, pieces_of
@@ -375,3 +375,20 @@ def test_kill_matrix_on_a_derived_family(toks, ledger) -> None:
     cut = {c: s for c, s in status.items() if c.startswith("cut.")}
     assert all(s in ("killed", "survives-by-proof", "not applicable") for s in cut.values()), cut
     assert cut["cut.no_crlf_carveout"] == "survives-by-proof" and cut["cut.add_N_N"] == "killed"
+
+
+def test_the_reference_confirms_a_resync_counterexample_only_where_the_window_disagrees() -> None:
+    """`resync_confirmed` (run when a derivation misses its cache): the counterexample the derivation of a ByteLevel
+    tokenizer with its own GPT-2 regex records (" 'Tr", window from 1, common boundary 2) is confirmed by the
+    reference; a window whose boundaries after the common boundary agree with the whole text's is not, nor one
+    without a common boundary at b (its boundaries still differ)."""
+    stages = (QWEN2, GPT2)
+
+    def confirmed(text: str, window_start: int, common_boundary: int) -> bool:
+        return derive_module.resync_confirmed(
+            stages, {"counterexample": text, "window_start": window_start, "common_boundary": common_boundary})
+
+    assert confirmed(" 'Tr", 1, 2)  # whole [2, 4], window [2, 3, 4]
+    assert not confirmed("ab cd", 2, 2)  # whole and window [2, 5]: they agree
+    assert not confirmed(" 'Tr", 1, 1)  # whole [2, 4], window [1, 2, 3, 4]: no common boundary at 1
+    assert not confirmed("ab", 1, 5)  # nothing at or after 5
