@@ -171,6 +171,18 @@ def test_planner_size_rules_and_default_policy() -> None:
     assert all(t - 48 <= b <= t for b, t in zip(cuts, (2500, 5000, 7500), strict=True))
 
 
+def test_targets_closer_than_the_floor_are_skipped_and_later_ones_cut() -> None:
+    """With more chunks than the floor allows (300 characters in 64 chunks: targets every 4.7 characters, floor 16),
+    the targets below the first floor are skipped and the planner goes on: later targets are cut, every chunk at
+    least the floor long."""
+    tok = _tok(ADMITTED[0])
+    text = "ab " * 100
+    floor = min_chunk(len(text), 64)
+    cuts = plan_cuts(tok, text, 64)
+    assert floor == 16 and len(cuts) > 1 and all(is_safe_cut(tok, text, b) for b in cuts)
+    assert all(hi - lo >= floor for lo, hi in zip([0, *cuts], [*cuts, len(text)], strict=True))
+
+
 def test_missed_cut_stays_with_preceding_chunk() -> None:
     """When no accepted cut lies within 4,096 characters below a target, that target is skipped."""
     tok = _tok(ADMITTED[0])
