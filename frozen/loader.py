@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -62,14 +64,40 @@ class AdmissionInputs:
                    tuple(dict(t) for t in added), model.get("byte_fallback"))
 
 
+class DeferredReference:
+    """The reference object of a tokenizer, built by `make` on first use and then kept: at most one build per
+    holder, under a lock (threads of one process share it). A build that fails raises its error at every use."""
+
+    def __init__(self, make: Callable[[], Tokenizer]) -> None:
+        self._make: Callable[[], Tokenizer] | None = make
+        self._value: Tokenizer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def is_built(self) -> bool:
+        return self._value is not None
+
+    def get(self) -> Tokenizer:
+        if self._value is None:
+            with self._lock:
+                if self._value is None:
+                    make = self._make
+                    assert make is not None
+                    self._value = make()
+                    self._make = None
+        return self._value
+
+
 @dataclass(frozen=True, eq=False)
 class FrozenTokenizer:
     """A loaded tokenizer with the facts every check needs; `.tokenizer` is the reference object.
 
     Whether the propositions apply to it is decided above this floor, by `spec.admission.admission_of(tok)`,
-    from `admission_inputs`."""
+    from `admission_inputs`. The reference object of a registry row is built on first use (`reference`): every
+    fact here comes from the files' bytes, so a process that only admits or lists tokenizers (a test collection)
+    never pays the reference library's load. A copy made with `dataclasses.replace` shares the one object."""
     name: str
-    tokenizer: Tokenizer
+    reference: DeferredReference = field(repr=False)
     sha256: str
     normalizer: str
     special_strings: tuple[str, ...]
@@ -82,6 +110,11 @@ class FrozenTokenizer:
     config: dict = field(default_factory=dict, repr=False)
     size: int | None = None  # bytes of tokenizer.json
     source_path: str | None = None  # a user file's tokenizer.json (absolute); None for the registry's rows
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The reference object (`tokenizers.Tokenizer`), built on first use."""
+        return self.reference.get()
 
     @property
     def is_user_file(self) -> bool:
@@ -214,25 +247,20 @@ def build(
     *,
     provenance: str,
     row: RegistryRow | None = None,
+    defer: bool = False,
 ) -> FrozenTokenizer:
-    """Build a FrozenTokenizer from file contents; cross-check margin and bound against `row` when given."""
+    """Build a FrozenTokenizer from file contents; cross-check margin and bound against `row` when given.
+
+    With `defer`, the reference object is built on first use of `.tokenizer` (its errors then raise there); only
+    files whose digests the registry lists may be deferred, since their build is the one the gate has tested."""
     digest = sha256_bytes(tokenizer_bytes)
     facts = tokenizer_facts(tokenizer_bytes, digest, lambda data: file_facts(data, f"{name}/{TOKENIZER_FILE}"))
     config = facts["sections"]
     tok_config = _parse_json(config_bytes, f"{name}/{CONFIG_FILE}") if config_bytes is not None else None
-    try:
-        tokenizer = Tokenizer.from_str(tokenizer_bytes.decode("utf-8"))
-    except Exception as exc:  # the Rust loader raises a bare Exception on malformed content
-        raise CorruptTokenizerFile(f"{name}/{TOKENIZER_FILE} cannot be loaded by tokenizers: {exc}") from exc
     extra = config_only_tokens(config, tok_config)
-    for spec in extra:
-        flags = {k: bool(spec.get(k, False)) for k in ("single_word", "lstrip", "rstrip", "normalized", "special")}
-        tokenizer.add_tokens([AddedToken(spec["content"], **flags)])
-        got = tokenizer.token_to_id(spec["content"])
-        if got != spec["id"]:
-            raise CorruptTokenizerFile(
-                f"{name}: config-only token {spec['content']!r} declared as ID {spec['id']} but loads as {got}"
-            )
+    reference = DeferredReference(lambda: reference_object(name, tokenizer_bytes, extra))
+    if not defer:
+        reference.get()
     added = list(config.get("added_tokens", [])) + extra
     specials = tuple(sorted({t["content"] for t in added}, key=lambda s: (-len(s), s)))
     margin = compute_margin(specials)
@@ -243,7 +271,7 @@ def build(
         )
     return FrozenTokenizer(
         name=name,
-        tokenizer=tokenizer,
+        reference=reference,
         sha256=digest,
         normalizer=normalizer_kind(config.get("normalizer")),
         special_strings=specials,
@@ -256,6 +284,25 @@ def build(
         config=tok_config or {},
         size=len(tokenizer_bytes),
     )
+
+
+def reference_object(name: str, tokenizer_bytes: bytes, extra: list[dict]) -> Tokenizer:
+    """The reference library's object for a tokenizer.json, with the config-only tokens `extra` added with their
+    flags; each must load at its declared ID (`CorruptTokenizerFile` otherwise, and for content the library
+    cannot load)."""
+    try:
+        tokenizer = Tokenizer.from_str(tokenizer_bytes.decode("utf-8"))
+    except Exception as exc:  # the Rust loader raises a bare Exception on malformed content
+        raise CorruptTokenizerFile(f"{name}/{TOKENIZER_FILE} cannot be loaded by tokenizers: {exc}") from exc
+    for spec in extra:
+        flags = {k: bool(spec.get(k, False)) for k in ("single_word", "lstrip", "rstrip", "normalized", "special")}
+        tokenizer.add_tokens([AddedToken(spec["content"], **flags)])
+        got = tokenizer.token_to_id(spec["content"])
+        if got != spec["id"]:
+            raise CorruptTokenizerFile(
+                f"{name}: config-only token {spec['content']!r} declared as ID {spec['id']} but loads as {got}"
+            )
+    return tokenizer
 
 
 def _chat_template(tok_config: dict | None) -> str | None:
@@ -273,7 +320,8 @@ def _read(path: Path) -> bytes:
 
 def load_from_cache(row: RegistryRow, root: Path | None = None) -> FrozenTokenizer:
     """Load a provisioned row, re-hashing every file against the registry (exact or registered sibling); a file
-    whose digest is neither is refused with `InstalledFileChanged`, whose message names the remedy (re-install)."""
+    whose digest is neither is refused with `InstalledFileChanged`, whose message names the remedy (re-install).
+    The reference object is built on first use: every file's digest is one the registry lists."""
     folder = (root or tokenizers_dir()) / row.name
     if not (folder / TOKENIZER_FILE).is_file():
         raise NotProvisioned(f"{row.name} is not provisioned; run: corpora tokenizers pull {row.alias}")
@@ -295,7 +343,8 @@ def load_from_cache(row: RegistryRow, root: Path | None = None) -> FrozenTokeniz
             raise InstalledFileChanged(str(path), frozen.sha256, digest, row.alias)
         contents[fname], kinds[fname] = data, kind
     provenance = "sibling" if kinds[TOKENIZER_FILE] == "sibling" else "exact"
-    return build(row.name, contents[TOKENIZER_FILE] or b"", contents.get(CONFIG_FILE), provenance=provenance, row=row)
+    return build(row.name, contents[TOKENIZER_FILE] or b"", contents.get(CONFIG_FILE), provenance=provenance, row=row,
+                 defer=True)
 
 
 def provisioned_without(row: RegistryRow, folder: Path) -> frozenset[str]:

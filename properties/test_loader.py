@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
+from frozen.cache import tokenizers_dir
 from frozen.errors import CorruptTokenizerFile, DigestMismatch, InstalledFileChanged, NotProvisioned, UnknownTokenizer
 from frozen.loader import (
     ParameterMismatch,
@@ -111,6 +112,31 @@ def test_config_only_token_with_a_wrong_id_is_refused(tmp_path: Path) -> None:
     path, cfg_path = write(tmp_path, base_config(), tok_config)
     with pytest.raises(CorruptTokenizerFile, match="declared as ID 400 but loads as 259"):
         load_tokenizer_file(path, cfg_path)
+
+
+def test_a_deferred_reference_is_built_once_on_first_use_and_a_failing_build_raises_there(tmp_path: Path) -> None:
+    """With `defer`, loading reads the facts without building the reference object; the first `.tokenizer` builds
+    it (once: a copy made by `dataclasses.replace` shares it), and a build that fails raises its loader error at
+    that use and again at the next. A registry row loads deferred, and its object encodes like an eager load."""
+    path, cfg_path = write(tmp_path, base_config(), {"added_tokens_decoder": {
+        "258": {"content": "<|end|>", "special": True}}})
+    tok = build("t", path.read_bytes(), cfg_path.read_bytes(), provenance="file", defer=True)
+    assert not tok.reference.is_built and tok.special_strings == ("<|end|>",)
+    copy = replace(tok, margin=9)
+    assert tok.tokenizer is copy.tokenizer and tok.reference.is_built
+    assert tok.tokenizer.token_to_id("<|end|>") == 258
+    wrong = build("t", path.read_bytes(), json.dumps({"added_tokens_decoder": {"400": {"content": "<x>"}}}).encode(),
+                  provenance="file", defer=True)
+    for _ in range(2):
+        with pytest.raises(CorruptTokenizerFile, match="declared as ID 400 but loads as 259"):
+            _ = wrong.tokenizer
+    if not PROVISIONED:
+        pytest.skip("no tokenizer provisioned")
+    row = load_tokenizer(PROVISIONED[0], fresh=True)
+    assert not row.reference.is_built
+    eager = Tokenizer.from_file(str(tokenizers_dir() / row.name / "tokenizer.json"))
+    text = "Hello, wörld!\n  12345 ünïcödé"
+    assert row.tokenizer.encode(text).ids == eager.encode(text).ids
 
 
 @pytest.mark.parametrize("damage", ["truncate", "not_json", "not_object", "no_model"])
