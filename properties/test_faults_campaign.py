@@ -37,6 +37,7 @@ from frozen.loader import load_tokenizer
 from fuzz.regressions import CORPUS
 from ledger.lock import FolderLock
 from ledger.records import read_ledgers
+from properties.fresh_homes import share_derived_caches
 
 ROOT = Path(__file__).resolve().parents[1]
 FUZZ = [sys.executable, "-m", "fuzz.cli"]
@@ -174,7 +175,9 @@ def test_a_signal_stops_a_campaign_with_130_and_a_resume_completes_it(tmp_path: 
     assert f"fuzz --resume {out}" in stdout and "Traceback" not in stderr
     before = batches(out)
     assert before and not read_ledgers(sorted(out.glob("fuzz-*.jsonl"))).errors
-    resumed = subprocess.run([*FUZZ, "--resume", str(out), "--budget", "4s"], capture_output=True, text=True,
+    # the campaign's clock counts checking only and stopped short of its 2 s (it exited 130, unfinished), so a resume
+    # under 2.5 s has at least half a second of checking left: a batch at least
+    resumed = subprocess.run([*FUZZ, "--resume", str(out), "--budget", "2.5s"], capture_output=True, text=True,
                              timeout=180, cwd=ROOT)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert f"resumed: {len(before)} batches were already recorded; started with {workers} worker(s)" in resumed.stdout
@@ -230,10 +233,11 @@ def test_the_main_job_interrupted_writes_a_report_that_says_so(tmp_path: Path) -
 
 @pytest.fixture
 def home_with_a_corrupt_row(tmp_path: Path) -> Path:
-    """A cache with deepseek-v4 intact and deepseek-v3 changed after install."""
+    """A cache with deepseek-v4 intact and deepseek-v3 changed after install (its derived caches, keyed by content,
+    are the run's own: properties.fresh_homes)."""
     if not (SHARED / "deepseek_v3").is_dir():
         pytest.skip("shared mirror not on this machine")
-    home = tmp_path / "home"
+    home = share_derived_caches(tmp_path / "home")
     env = {**os.environ, "DELTA_HOME": str(home), "DELTA_NO_HUB": "1", "HF_HUB_OFFLINE": "1"}
     pull = subprocess.run([sys.executable, "-m", "corpora.cli", "tokenizers", "pull", "deepseek-v4", "deepseek-v3",
                            "--from", str(SHARED)], capture_output=True, text=True, env=env, timeout=300)
@@ -259,7 +263,7 @@ def test_the_main_job_with_a_corrupt_tokenizer_still_reports(tmp_path: Path, hom
     """One corrupt tokenizer: the other's smoke and campaign results are in the report, the report names the
     corrupt one with the remedy, and the job exits 2 (an input error), not 0 and not a missing report."""
     job = _main_job(tmp_path, {"DELTA_HOME": str(home_with_a_corrupt_row), "DELTA_MAIN_STEPS": "smoke,fuzz",
-                               "DELTA_MAIN_BUDGET": "2s"})
+                               "DELTA_MAIN_BUDGET": "1s"})
     output, _ = job.communicate(timeout=300)
     assert job.returncode == 2, output
     model = json.loads((tmp_path / "out" / "report" / "table3.json").read_text())

@@ -133,8 +133,12 @@ def test_sample_usage_errors_exit_2(tmp_path: Path, capsys) -> None:
     assert not results.exists() and not (tmp_path / "work").exists()
 
 
-SLOW_TEST = ("import time\n\nfrom toy.below import below\n\n\ndef test_slow():\n    time.sleep(1)\n"
-             "    assert below(2) and not below(5)\n")
+# the toy's covering test sleeps SLOW_SECONDS, longer than the budget: the budget's clock starts before the test's
+# process does, so the test cannot end within it however fast the machine
+SLOW_SECONDS = 0.25
+BUDGET_SECONDS = 0.1
+SLOW_TEST = ("import time\n\nfrom toy.below import below\n\n\ndef test_slow():\n"
+             f"    time.sleep({SLOW_SECONDS})\n    assert below(2) and not below(5)\n")
 
 
 def test_a_budget_leaves_slow_mutants_unfinished_and_a_later_run_judges_them(tmp_path: Path) -> None:
@@ -144,9 +148,10 @@ def test_a_budget_leaves_slow_mutants_unfinished_and_a_later_run_judges_them(tmp
     root = toy_checkout(tmp_path / "checkout", {"test_toy.py": SLOW_TEST})
     cmap = build_map(root, tmp_path / "map", tests=["test_toy.py"], sources=("toy",))
     choose = stratified_choice(1, 2, "toy")
-    first = run_module("toy/below.py", cmap, tmp_path / "work", root=root, choose=choose, budget=0.5)
+    assert cmap.seconds(["test_toy.py"]) > SLOW_SECONDS > BUDGET_SECONDS  # the covering test outlasts the budget
+    first = run_module("toy/below.py", cmap, tmp_path / "work", root=root, choose=choose, budget=BUDGET_SECONDS)
     assert first.count("unfinished") == 2 and first.count("killed") + first.count("survived") == 0
-    entry = sample_entry(first, "test", 0.5)
+    entry = sample_entry(first, "test", BUDGET_SECONDS)
     assert (entry["judged"], entry["killed"], entry["unfinished"], entry["lower_bound"]) == (2, 0, 2, True)
     assert entry["score"] == 0.0 and len(entry["unfinished_mutants"]) == 2 and not entry["survivors"]
     again = run_module("toy/below.py", cmap, tmp_path / "work", root=root, choose=choose)
