@@ -152,10 +152,12 @@ class Unit:
 
 @dataclass(frozen=True)
 class Options:
-    """Knobs of a comparison run; `pause_seconds` holds each unit open after it starts (kill tests only)."""
+    """Knobs of a comparison run. Kill tests only: `pause_seconds` holds each unit open after it starts (its marker
+    in `running_dir`), for that long or, with `release_file`, until that file exists, whichever comes first."""
     chunk_counts: tuple[int, ...] = CHUNK_COUNTS
     pause_seconds: float = 0.0
     running_dir: str | None = None
+    release_file: str | None = None
 
 
 DEFAULT_OPTIONS = Options()
@@ -464,6 +466,18 @@ def _mark_running(options: Options, unit: Unit) -> Path | None:
     return marker
 
 
+def _hold(options: Options) -> None:
+    """Hold a started unit open (kill tests only): `pause_seconds`, ended early once `release_file` exists."""
+    if not options.pause_seconds:
+        return
+    if options.release_file is None:
+        time.sleep(options.pause_seconds)
+        return
+    release, deadline = Path(options.release_file), time.monotonic() + options.pause_seconds
+    while not release.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 @lru_cache(maxsize=32)
 def _opened_subject(spec: str, tok_name: str):
     """The third-party subject `spec` bound to tokenizer `tok_name`, opened once per worker process and tokenizer."""
@@ -553,8 +567,7 @@ def run_unit(unit: Unit, options: Options = DEFAULT_OPTIONS) -> dict:
         return run_subject_unit(unit, options)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     marker = _mark_running(options, unit)
-    if options.pause_seconds:
-        time.sleep(options.pause_seconds)
+    _hold(options)
     tok = load_tokenizer(unit.tokenizer)
     tally = _Tally()
     docs = read_documents(unit.shard.path, unit.shard.column, refused=tally.refuse)

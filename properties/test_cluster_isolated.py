@@ -1,8 +1,11 @@
 """Whole-corpus comparisons on workers that share nothing with the client, tested like separate machines.
 
 A Dask scheduler and two workers run as separate processes (`python -m dask scheduler|worker`), each worker with its
-own empty `DELTA_HOME` and its own working directory; the corpus is served over HTTP by a server this test starts
-on the loopback address. Shown, in one cluster's life:
+own `DELTA_HOME` and its own working directory; the corpus is served over HTTP by a server this test starts on the
+loopback address. A worker's `DELTA_HOME` starts with no tokenizer, no corpus and nothing else of the client's but
+the reference engine's class masks (`spec.classes.CLASS_REGEX`: white space, letters, numbers and marks, each over
+every code point; a function of the installed `tokenizers` version alone, which each worker would otherwise probe
+again for about 2 s). Shown, in one cluster's life:
 1. a tampered tokenizer bundle is refused by every worker with the digest mismatch in the ledger, installs nothing,
    and leaves every unit unrun (never a record from unverified inputs);
 2. `corpora compare --corpus http://... --distributed dask://...` provisions each worker by digest from the
@@ -28,14 +31,16 @@ from pathlib import Path
 
 import pytest
 
-from corpora.compare import Options, outcome, plan_units, shards_of_files, shards_of_manifest
+from corpora.compare import outcome, plan_units, shards_of_files, shards_of_manifest
 from corpora.readers import expand
 from corpora.remote import ShardDigestMismatch
 from corpora.run_units import REFUSALS, run_dask, run_local
 from frozen.bundle import TokenizerBundle, bundle_of
 from ledger.records import read_ledgers
 from properties.conftest import PROVISIONED
-from properties.test_compare_distributed import _corpus, _kill_first_running
+from properties.test_compare_distributed import _corpus, _held, _kill_first_running
+from spec.classes import CLASS_REGEX
+from spec.engine_classes import engine_mask, mask_file
 
 pytestmark = pytest.mark.skipif(not PROVISIONED, reason="no tokenizer provisioned")
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +57,7 @@ def served(tmp_path: Path):
     files = _corpus(tmp_path / "www")
     handler = functools.partial(_Quiet, directory=str(tmp_path / "www"))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield files, f"http://127.0.0.1:{server.server_address[1]}/"
@@ -67,9 +72,30 @@ def _clean_env(home: Path) -> dict:
     return {**env, "DELTA_HOME": str(home), "DELTA_NO_HUB": "1", "HF_HUB_OFFLINE": "1"}
 
 
+def _class_masks_only(home: Path) -> None:
+    """A worker's cache root holding the reference engine's class masks (the client's), nothing else."""
+    for regex in CLASS_REGEX.values():
+        path = mask_file(regex, home)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(engine_mask(regex))
+
+
+def _scheduler_address(path: Path) -> str:
+    """The address in the scheduler's file once it is there and whole (the scheduler writes it in place)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return json.loads(path.read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 @pytest.fixture
 def cluster(tmp_path: Path):
-    """A scheduler and two isolated workers as separate processes: (address, [worker homes])."""
+    """A scheduler and two isolated workers as separate processes, all three started at once (the workers read the
+    scheduler's address from its file when it appears): (address, [worker homes])."""
     procs: list[subprocess.Popen] = []
     sched_file = tmp_path / "scheduler.json"
     log = open(tmp_path / "cluster.log", "w")  # noqa: SIM115 - closed below
@@ -78,35 +104,41 @@ def cluster(tmp_path: Path):
             [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
              "--scheduler-file", str(sched_file)], cwd=tmp_path, stdout=log, stderr=log,
             env=_clean_env(tmp_path / "sched-home"), start_new_session=True))
-        deadline = time.monotonic() + 60
-        while not sched_file.is_file() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
         homes = []
         for i in range(2):
             home, cwd = tmp_path / f"w{i}-home", tmp_path / f"w{i}-cwd"
             cwd.mkdir()
             homes.append(home)
             procs.append(subprocess.Popen(
-                [sys.executable, "-m", "dask", "worker", address, "--nthreads", "1", "--no-dashboard",
-                 "--name", f"isolated-{i}", "--local-directory", str(cwd)], cwd=cwd, stdout=log, stderr=log,
-                env=_clean_env(home), start_new_session=True))
+                [sys.executable, "-m", "dask", "worker", "--scheduler-file", str(sched_file), "--nthreads", "1",
+                 "--no-dashboard", "--name", f"isolated-{i}", "--local-directory", str(cwd)], cwd=cwd, stdout=log,
+                stderr=log, env=_clean_env(home), start_new_session=True))
+        for home in homes:
+            _class_masks_only(home)
+        address = _scheduler_address(sched_file)
         from dask.distributed import Client
 
         with Client(address, timeout="30s") as client:
             client.wait_for_workers(2, timeout=90)
         yield address, homes
+        with Client(address, timeout="30s") as client:  # a nanny still restarting a killed worker ignores SIGTERM
+            client.wait_for_workers(2, timeout=90)
     finally:
-        for p in procs:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+        # SIGTERM to each nanny, then to the scheduler, not to their process groups: a worker process that dies of
+        # the signal before its nanny handles it is restarted, and that nanny does not end; a worker whose scheduler
+        # closes while its nanny closes it takes the nanny's 8 s timeout
+        for group in (procs[1:], procs[:1]):
+            for p in group:
+                p.send_signal(signal.SIGTERM)
+            for p in group:
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    pass
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)  # whatever is left of its group
+                except ProcessLookupError:
+                    pass
         log.close()
 
 
@@ -118,8 +150,15 @@ def _tampered(name: str) -> TokenizerBundle:
 
 def test_isolated_workers_provision_by_digest_and_equal_the_single_machine(served, cluster, tmp_path: Path,
                                                                             ledger) -> None:
+    """On isolated workers (their caches: no tokenizer, nothing of the client's but the class masks) a tampered
+    bundle is refused everywhere and installs nothing; the CLI provisions each worker by digest from the client's
+    bundle and gives every unit the single machine's outcome; with a worker killed mid-unit every unit is recorded
+    once, with the single machine's outcome."""
     files, base = served
     address, homes = cluster
+    for home in homes:  # nothing of the client's but the class masks
+        held = sorted(p for p in home.rglob("*") if p.is_file())
+        assert held == sorted(mask_file(regex, home) for regex in CLASS_REGEX.values()), held
     tok = PROVISIONED[0]
     levels = (1, 2, 3)
     local_units = plan_units(shards_of_files(files), [tok], levels)
@@ -154,8 +193,7 @@ def test_isolated_workers_provision_by_digest_and_equal_the_single_machine(serve
     # 3. one worker killed mid-unit: every unit once, equal to the single machine
     running = tmp_path / "running"
     killed: list[int] = []
-    summary = run_dask(url_units, tmp_path / "killed", address=address,
-                       options=Options(pause_seconds=1.5, running_dir=str(running)),
+    summary = run_dask(url_units, tmp_path / "killed", address=address, options=_held(running),
                        on_client=_kill_first_running(running, killed))
     assert len(killed) == 1 and not summary.unrun
     assert {k: outcome(r) for k, r in summary.records.items()} == want

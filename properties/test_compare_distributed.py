@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -22,10 +23,12 @@ import zstandard
 from corpora.cli import main
 from corpora.compare import (
     Options,
+    Unit,
     finished_record,
     merge_ledger,
     outcome,
     plan_units,
+    run_unit,
     shards_of_files,
     slice_units,
     unit_path,
@@ -128,22 +131,73 @@ def test_process_pool_equals_single_machine(units, single, tmp_path: Path, ledge
     assert wrong == []
 
 
+HOLD_SECONDS = 60.0  # a started unit waits this long at most for the kill hook's release
+
+
+def _release_file(folder: Path) -> Path:
+    return folder.with_name(folder.name + ".released")
+
+
+def _held(folder: Path) -> Options:
+    """Options that hold every started unit open (its marker in `folder`) until the kill hook releases them."""
+    return Options(pause_seconds=HOLD_SECONDS, running_dir=str(folder), release_file=str(_release_file(folder)))
+
+
 def _kill_first_running(folder: Path, killed: list[int]):
-    """Wait for a unit to start on a worker, then SIGKILL that worker's process (mid-unit)."""
+    """Wait for a unit to start on a worker (held open by `_held(folder)`), SIGKILL that worker's process (mid-unit),
+    then release the held units (also when no unit started)."""
 
     def hook(client, futures) -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            markers = sorted(folder.glob("*")) if folder.is_dir() else []
-            if markers:
-                pid = int(markers[0].name.rsplit(".", 1)[1])
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-                return
-            time.sleep(0.05)
-        raise AssertionError("no unit started on the cluster within 120 s")
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                markers = sorted(folder.glob("*")) if folder.is_dir() else []
+                if markers:
+                    pid = int(markers[0].name.rsplit(".", 1)[1])
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                    return
+                time.sleep(0.02)
+            raise AssertionError("no unit started on the cluster within 120 s")
+        finally:
+            _release_file(folder).touch()
 
     return hook
+
+
+def _in_thread(unit: Unit, options: Options) -> tuple[threading.Thread, list[dict]]:
+    """`run_unit(unit, options)` started on a thread: (the thread, the list its record is appended to)."""
+    out: list[dict] = []
+    thread = threading.Thread(target=lambda: out.append(run_unit(unit, options)), daemon=True)
+    thread.start()
+    return thread, out
+
+
+def test_a_held_unit_runs_until_it_is_released(units, single, tmp_path: Path) -> None:
+    """A unit held open by the kill tests' options stays running, its marker in `running_dir`, until the release
+    file exists, then finishes at once with the single-machine outcome and removes its marker; without the release
+    file it waits `pause_seconds`, no longer."""
+    _, base = single
+    unit = min(units, key=lambda u: u.weight)
+    running = tmp_path / "running"
+    options = _held(running)
+    thread, out = _in_thread(unit, options)
+    deadline = time.monotonic() + 30
+    while not (running.is_dir() and any(running.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    thread.join(0.3)
+    assert thread.is_alive() and len(list(running.iterdir())) == 1, "held until released"
+    Path(options.release_file).touch()
+    thread.join(10)  # released: the unit itself takes milliseconds, the hold was HOLD_SECONDS
+    assert not thread.is_alive() and not list(running.iterdir())
+    assert outcome(out[0]) == outcome(base.records[unit.key])
+
+    capped = Options(pause_seconds=0.3, release_file=str(tmp_path / "never-released"))
+    started = time.monotonic()
+    thread, out = _in_thread(unit, capped)
+    thread.join(10)
+    assert not thread.is_alive() and time.monotonic() - started >= 0.3
+    assert outcome(out[0]) == outcome(base.records[unit.key])
 
 
 def test_dask_cluster_with_killed_worker_equals_single_machine(units, single, tmp_path: Path, ledger) -> None:
@@ -152,9 +206,9 @@ def test_dask_cluster_with_killed_worker_equals_single_machine(units, single, tm
     _, base = single
     running = tmp_path / "running"
     killed: list[int] = []
-    options = Options(pause_seconds=1.5, running_dir=str(running))
     out = tmp_path / "cluster"
-    summary = run_dask(units, out, local_workers=2, options=options, on_client=_kill_first_running(running, killed))
+    summary = run_dask(units, out, local_workers=2, options=_held(running),
+                       on_client=_kill_first_running(running, killed))
     assert len(killed) == 1
     stale = [m for m in running.glob("*") if m.name.endswith(f".{killed[0]}")]
     assert len(stale) == 1, "the killed worker must have been in the middle of a unit"

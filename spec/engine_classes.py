@@ -51,21 +51,27 @@ def probe_membership(regex: str, codepoints: list[int] | None = None) -> bytearr
     return bytearray(mask.tobytes())
 
 
-def _disk_cache(key: str) -> Path | None:
+def mask_file(regex: str, root: Path | None = None) -> Path:
+    """Where `engine_mask(regex)` is kept under the cache root `root` (default `cache_root()`): one file per
+    installed `tokenizers` version and regex."""
+    key = f"{version('tokenizers')}-{hashlib.sha256(regex.encode()).hexdigest()[:24]}.mask"
+    return (cache_root() if root is None else root) / "engine-classes" / key
 
+
+def _disk_cache(regex: str) -> Path | None:
+    path = mask_file(regex)
     try:
-        folder = cache_root() / "engine-classes"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
     except OSError:
         return None
 
 
 @lru_cache(maxsize=64)
 def engine_mask(regex: str) -> bytes:
-    """`probe_membership` for all scalar values, memoized in-process and on disk per `tokenizers` version."""
-    key = f"{version('tokenizers')}-{hashlib.sha256(regex.encode()).hexdigest()[:24]}.mask"
-    path = _disk_cache(key)
+    """`probe_membership` for all scalar values, memoized in-process and on disk (`mask_file`) per `tokenizers`
+    version."""
+    path = _disk_cache(regex)
     cached = _read_mask(path)
     if cached is not None:
         return cached
