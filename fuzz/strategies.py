@@ -122,6 +122,14 @@ def version_skew_codepoints() -> tuple[int, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1)
+def version_skew_characters() -> st.SearchStrategy[str]:
+    """One code point of `version_skew_codepoints()`, as a character: one strategy object per process, so that
+    Hypothesis walks its 17,000-odd elements for the strategy's label once, not once per `seam_pieces` built (a
+    property that builds its strategy inside each draw builds one per example, and per shrink step)."""
+    return st.sampled_from(version_skew_codepoints()).map(chr)
+
+
 def engine_class_codepoints(cls: int) -> st.SearchStrategy[str]:
     """One random code point of engine class `cls` (0..4 = O, S, L, N, M)."""
     members = _by_class()[cls]
@@ -207,7 +215,7 @@ def seam_pieces(tok: FrozenTokenizer) -> st.SearchStrategy[str]:
         _runs(ASCII_PUNCT, 4),
         _runs(WORDS, 3),
         any_engine_class_codepoint(),
-        st.sampled_from(version_skew_codepoints()).map(chr),
+        version_skew_characters(),
         _general_category_codepoints(),
     )
 
@@ -236,5 +244,6 @@ __all__ = [
     "seam_texts",
     "special_fragments",
     "texts_with_positions",
+    "version_skew_characters",
     "version_skew_codepoints",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,14 @@ REGEXES, USE_REGEX = GATE_PATTERNS["digit_pairs"]
 def run(module: str, *args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, USER_TABLE_ENV: "{}", **(env or {})})
+
+
+def run_together(*runs: tuple[tuple[str, ...], dict], timeout: float = 300) -> list[subprocess.CompletedProcess]:
+    """`run(module, *args, env=env)` for each (module and args, env) of `runs`, the processes started together and
+    each waited for: independent commands whose start-ups (imports, tokenizer loads) need not follow one another."""
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        futures = [pool.submit(run, *argv, env=env, timeout=timeout) for argv, env in runs]
+        return [f.result() for f in futures]
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +74,12 @@ def test_the_per_code_point_gate_collects_a_user_files_derived_family(derived_fi
     exported = run("frozen.export_user_files", f"digits={derived_file}")
     assert exported.returncode == 0, exported.stderr
     files = ["properties/test_derived_exhaustive.py"]
-    env = {"DELTA_DERIVED_GATE": "gpt2", "DELTA_LEDGER_DIR": str(tmp_path / "gate")}
-    without = run("pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0", *files, env=env)
-    with_file = run("pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0", *files,
-                    env={**env, USER_TABLE_ENV: exported.stdout.strip()})
+    env = {"DELTA_DERIVED_GATE": "gpt2"}
+    collect = ("pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0", *files)
+    # the two collections at once, each with a ledger folder of its own (a session clears its folder's old ledgers)
+    without, with_file = run_together(
+        (collect, {**env, "DELTA_LEDGER_DIR": str(tmp_path / "gate")}),
+        (collect, {**env, "DELTA_LEDGER_DIR": str(tmp_path / "gate-with"), USER_TABLE_ENV: exported.stdout.strip()}))
     assert without.returncode == 0 and with_file.returncode == 0, with_file.stdout[-1500:] + with_file.stderr[-1500:]
     new_ids = set(with_file.stdout.splitlines()) - set(without.stdout.splitlines())
     families = {i for i in new_ids if "derived:" in i}

@@ -32,17 +32,35 @@ def scalar_values() -> list[int]:
     return [cp for cp in range(CODE_SPACE) if not 0xD800 <= cp < 0xE000]
 
 
+def _probe_text(cps: np.ndarray) -> str:
+    """The code points of `cps` in order, one character each."""
+    return cps.astype(np.uint32).tobytes().decode("utf-32-le")
+
+
+@lru_cache(maxsize=1)
+def _all_scalars() -> tuple[np.ndarray, str]:
+    """`scalar_values()` as an array and as the text of `_probe_text`, built once per process (every mask of a
+    partition probes the same code points: building them again cost about a third of a cold mask)."""
+    cps = np.concatenate([np.arange(SURROGATES.start, dtype=np.int64),
+                          np.arange(SURROGATES.stop, CODE_SPACE, dtype=np.int64)])
+    cps.flags.writeable = False
+    return cps, _probe_text(cps)
+
+
 def probe_membership(regex: str, codepoints: list[int] | None = None) -> bytearray:
     """A 0/1 mask over the code space: 1 where the reference engine's `regex` matches the code point alone.
 
     `regex` must match single code points (a character class); the batch string is the code points in order,
     and every removed position is a member. The batch text is built as an array of code points (one character
-    each) and the kept spans are cleared with slices, not per code point.
+    each; for all scalar values, once per process) and the kept spans are cleared with slices, not per code point.
     """
     splitter = Split(Regex(regex), behavior="removed")
-    cps = np.asarray(codepoints if codepoints is not None else scalar_values(), dtype=np.int64)
+    if codepoints is None:
+        cps, text = _all_scalars()
+    else:
+        cps = np.asarray(codepoints, dtype=np.int64)
+        text = _probe_text(cps)
     member = np.ones(len(cps), dtype=np.uint8)
-    text = cps.astype(np.uint32).tobytes().decode("utf-32-le")
     for start in range(0, len(cps), BATCH):
         for _, (lo, hi) in splitter.pre_tokenize_str(text[start : start + BATCH]):
             member[start + lo : start + hi] = 0

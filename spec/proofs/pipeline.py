@@ -19,7 +19,9 @@ without regex that maps each piece's bytes one to one and so moves no boundary):
 position lo..hi (is it a piece boundary); `ConcreteAlgebra` evaluates it on one string, `Z3Algebra` builds the
 formula over symbolic characters. The matcher is written in continuation-passing style with concrete positions:
 a symbol consumes exactly one position, so every position it reaches is a known integer and only the conditions
-are symbolic; results are memoized per (node, position, continuation, match start).
+are symbolic; results are memoized per (node, position, continuation, match start). On concrete symbols the
+matcher stops where a condition fails (a symbol, a lookahead) and at the first alternative or loop iteration that
+succeeds: the same results, without evaluating paths whose outcome is already decided.
 
 `StageSemantics` holds the clauses a broken encoding may drop (lookaheads, the isolation of earlier pieces); the
 prover must fail on each such encoding (properties/test_pipeline_proof.py).
@@ -145,6 +147,9 @@ class _Matcher:
         self.memo: dict[tuple, tuple[Any, Any]] = {}
         self.atom_symbols: dict[int, frozenset[int]] = {}
         self.q = lo
+        # on concrete symbols a failed condition decides the path, so the matcher stops there: what it skips
+        # cannot change a result (a failed path's end is never read, and the first alternative that succeeds wins)
+        self.concrete = isinstance(alg, ConcreteAlgebra)
 
     def match_at(self, q: int) -> tuple[Any, Any]:
         """(matched?, end) of the regex tried at q."""
@@ -178,10 +183,15 @@ class _Matcher:
                 if symbols is None:
                     symbols = self.atom_symbols[id(node.atom)] = self.alphabet.symbols_of(node.atom)
                 here = alg.and_(alg.not_(self.blocked(self.q, i)), alg.member(i, symbols))
-                ok, end = self.cont(k, i + 1)
-                out = alg.and_(here, ok), end
+                if self.concrete and not here:
+                    out = self.fail()
+                else:
+                    ok, end = self.cont(k, i + 1)
+                    out = alg.and_(here, ok), end
         elif isinstance(node, Cat):
             out = self.cont(("seq", node.items, 0, k), i)
+        elif isinstance(node, Alt) and self.concrete:
+            out = next((r for r in (self.run(item, i, k) for item in node.items) if r[0]), self.fail())
         elif isinstance(node, Alt):
             out = self.fail()
             for item in reversed(node.items):  # the first alternative that succeeds wins
@@ -195,8 +205,11 @@ class _Matcher:
             else:
                 seen, _ = self.run(node.item, i, None)
                 holds = alg.not_(seen) if node.negative else seen
-                ok, end = self.cont(k, i)
-                out = alg.and_(holds, ok), end
+                if self.concrete and not holds:
+                    out = self.fail()
+                else:
+                    ok, end = self.cont(k, i)
+                    out = alg.and_(holds, ok), end
         else:
             raise TypeError(node)
         self.memo[key] = out
@@ -212,6 +225,8 @@ class _Matcher:
             return self.cont(k, i)
         count = count if rep.hi is not None else rep.lo  # past the minimum an unbounded loop forgets its count
         more_ok, more_end = self.run(rep.item, i, ("rep", rep, count + 1 if rep.hi is not None else count, k))
+        if self.concrete and more_ok:
+            return more_ok, more_end
         rest_ok, rest_end = self.cont(k, i)
         return self.alg.or_(more_ok, rest_ok), self.alg.ite(more_ok, more_end, rest_end)
 
