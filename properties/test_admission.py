@@ -67,7 +67,8 @@ REFUSALS = [
     ("lstrip", "added_token_strip_or_single_word:<|end|>"),
     ("normalized_under_nfc", "normalized_added_token_under_normalizer:<|end|>"),
     ("unknown_pattern", "split_pattern_unsupported:class_escape"),  # \w: decided by proof, refused by construct
-    # Qwen2's stage then ByteLevel's GPT-2 split: the proof refutes re-synchronization ("\u0300'SA" from 1)
+    # Qwen2's stage then ByteLevel's GPT-2 split: the proof refutes re-synchronization (z3 picks the text, e.g.
+    # " 'MT" from 1: Qwen2's contractions ignore case, GPT-2's do not)
     ("byte_level_with_regex", "split_pattern_unproved:re-synchronization refuted"),
     ("dropout", "bpe_dropout"),
     ("removed_inverted_not_total", "not_byte_level:split_removed_inverted_not_total"),

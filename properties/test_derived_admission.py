@@ -392,3 +392,14 @@ def test_the_reference_confirms_a_resync_counterexample_only_where_the_window_di
     assert not confirmed("ab cd", 2, 2)  # whole and window [2, 5]: they agree
     assert not confirmed(" 'Tr", 1, 1)  # whole [2, 4], window [1, 2, 3, 4]: no common boundary at 1
     assert not confirmed("ab", 1, 5)  # nothing at or after 5
+
+
+def test_a_refuted_resync_refuses_before_the_pipeline_is_proved() -> None:
+    """Qwen2's stage then GPT-2's: the derivation refuses at its cheapest refuted step, the re-synchronization lemma
+    (its counterexample confirmed on the reference), and never proves the pipeline (about 7 s of z3 for these
+    stages); an admission still needs both (`test_new_pattern_is_admitted_by_proof`)."""
+    derivation = derive_module.prove_derivation((QWEN2, GPT2))
+    resync = derivation.details["resync"]
+    assert not derivation.admitted and derivation.reason == "split_pattern_unproved:re-synchronization refuted"
+    assert not resync["holds"] and resync["confirmed"], resync
+    assert "pipeline" not in derivation.details, derivation.details["pipeline"]
