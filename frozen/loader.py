@@ -141,6 +141,21 @@ def loaded_pre_tokenizer(tokenizer: Tokenizer) -> dict | None:
     return None if pre_tokenizer is None else json.loads(pre_tokenizer.__getstate__())
 
 
+def reference_pre_tokenizer(tok: FrozenTokenizer) -> dict | None:
+    """`loaded_pre_tokenizer(tok.tokenizer)` without building the whole reference object: the reference library
+    reads the file's pre-tokenizer section into an object of that section alone (with an empty BPE model) and
+    serializes it as it would in the whole object, in about a millisecond against up to 0.4 s for the whole
+    object. Read from the whole object when it is already built. Equal on every provisioned tokenizer
+    (test_loader.py)."""
+    if tok.reference.is_built:
+        return loaded_pre_tokenizer(tok.tokenizer)
+    section = tok.admission_inputs.pre_tokenizer
+    if section is None:
+        return None
+    shell = {"version": "1.0", "model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": section}
+    return loaded_pre_tokenizer(Tokenizer.from_str(json.dumps(shell)))
+
+
 def _parse_json(data: bytes, what: str) -> dict:
     try:
         parsed = json.loads(data.decode("utf-8"))

@@ -45,7 +45,7 @@ import unicodedata2
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import PreTokenizer, Sequence, Split
 
-from frozen.loader import FrozenTokenizer, load_tokenizer, loaded_pre_tokenizer
+from frozen.loader import FrozenTokenizer, load_tokenizer, reference_pre_tokenizer
 from properties.conftest import (
     ADMITTED,
     UNASSIGNED_PLANES,
@@ -144,8 +144,9 @@ COVERS = {family: covered(tok) for family, tok in FAMILIES.items()}
 
 
 def split_pretokenizer(tok: FrozenTokenizer) -> PreTokenizer:
-    """The tokenizer's own Split stages (from its file; the trailing ByteLevel stage splits nothing)."""
-    stages, problem = split_stages(loaded_pre_tokenizer(tok.tokenizer))
+    """The tokenizer's own Split stages (from its file, as the reference reads them; the trailing ByteLevel stage
+    splits nothing)."""
+    stages, problem = split_stages(reference_pre_tokenizer(tok))
     assert problem is None, problem
     return Sequence([Split(Regex(r), behavior="isolated") for r in stages])
 

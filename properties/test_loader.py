@@ -22,6 +22,7 @@ from frozen.loader import (
     load_tokenizer,
     load_tokenizer_file,
     loaded_pre_tokenizer,
+    reference_pre_tokenizer,
     token_byte_length,
 )
 from frozen.registry import lookup
@@ -169,6 +170,26 @@ def test_a_changed_installed_file_names_the_remedy_across_processes() -> None:
     assert str(exc).endswith("it changed since install; re-install it: corpora tokenizers pull qwen3 --force")
     again = pickle.loads(pickle.dumps(exc))
     assert str(again) == str(exc) and again.remedy == exc.remedy
+
+
+def test_the_reference_pre_tokenizer_equals_the_whole_objects_without_building_it(tmp_path: Path) -> None:
+    """`reference_pre_tokenizer` reads the section as the reference library reads it, without building the whole
+    object: equal to `loaded_pre_tokenizer(tok.tokenizer)` on every provisioned tokenizer, and on a file whose
+    section the library completes with its defaults (so not the file's raw section); None without a section."""
+    for name in PROVISIONED:
+        tok = load_tokenizer(name, fresh=True)
+        cheap = reference_pre_tokenizer(tok)
+        assert not tok.reference.is_built, name
+        assert cheap == loaded_pre_tokenizer(tok.tokenizer) == reference_pre_tokenizer(tok), name
+    cfg = base_config()
+    cfg["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}  # use_regex: default
+    path, _ = write(tmp_path, cfg)
+    short = build("short", path.read_bytes(), None, provenance="file", defer=True)
+    cheap = reference_pre_tokenizer(short)
+    assert cheap != cfg["pre_tokenizer"] and cheap == loaded_pre_tokenizer(short.tokenizer), cheap
+    cfg["pre_tokenizer"] = None
+    path, _ = write(tmp_path, cfg)
+    assert reference_pre_tokenizer(build("none", path.read_bytes(), None, provenance="file", defer=True)) is None
 
 
 def test_loaded_pre_tokenizer_is_none_without_one_and_follows_a_change() -> None:
