@@ -45,6 +45,7 @@ import unicodedata2
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import PreTokenizer, Sequence, Split
 
+from frozen.cache_lock import computing
 from frozen.loader import FrozenTokenizer, load_tokenizer, reference_pre_tokenizer
 from properties.conftest import (
     ADMITTED,
@@ -421,22 +422,33 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def context_marks(family: str, prefix: str, lo: int, hi: int, scratch: Path) -> np.ndarray:
     """`boundaries` of prefix + c at len(prefix) for every c of `scalars(lo, hi)`, in order: the observation the
     class test's context and the transition test's right side both read. One process of the run computes it and
-    writes it to `scratch` (atomically: a whole file or none); the others read it. A file of the wrong length
+    writes it to `scratch` (atomically: a whole file or none, under the file's lock, so a second process waits
+    for it rather than computing it again); the others read it. A file of the wrong length
     (another code space sampling) is computed again."""
     cps = scalars(lo, hi)
     key = hashlib.sha256(repr((family, prefix, lo, hi, len(cps), exhaustive_stride())).encode()).hexdigest()[:32]
     path = scratch / f"{key}.marks"
+    kept = _kept_marks(path, len(cps))
+    if kept is not None:
+        return kept
+    with computing(path):  # a second worker needing these marks waits for the first, then reads its file
+        kept = _kept_marks(path, len(cps))
+        if kept is not None:
+            return kept
+        marks = bytes(context_boundaries(family_pretokenizer(family), prefix, cps))
+        with tempfile.NamedTemporaryFile(dir=scratch, delete=False) as handle:
+            handle.write(marks)
+        os.replace(handle.name, path)
+    return np.frombuffer(marks, dtype=np.uint8)
+
+
+def _kept_marks(path: Path, count: int) -> np.ndarray | None:
+    """The marks another process of the run wrote to `path`, if it holds `count` of them."""
     try:
         kept = path.read_bytes()
-        if len(kept) == len(cps):
-            return np.frombuffer(kept, dtype=np.uint8)
     except OSError:
-        pass
-    marks = bytes(context_boundaries(family_pretokenizer(family), prefix, cps))
-    with tempfile.NamedTemporaryFile(dir=scratch, delete=False) as handle:
-        handle.write(marks)
-    os.replace(handle.name, path)
-    return np.frombuffer(marks, dtype=np.uint8)
+        return None
+    return np.frombuffer(kept, dtype=np.uint8) if len(kept) == count else None
 
 
 @pytest.mark.parametrize("lo,hi", RANGES, ids=RANGE_IDS)
