@@ -21,7 +21,7 @@ from mutation.coverage_map import CoverageMap, MapError, load_map
 from mutation.session import ModuleRun, run_module
 from mutation.tree import commit_of, python_digest
 
-COUNTED = ("killed", "timeout", "survived", "incompetent")  # the outcomes of a mutant that ran
+COUNTED = ("killed", "timeout", "survived", "incompetent", "unfinished")  # the outcomes of a mutant that ran
 
 
 def _say(line: str) -> None:
@@ -60,13 +60,18 @@ def map_for_change(root: Path, work: Path, map_path: Path, tests: list[str], mod
 
 
 def run_change(root: Path, base: str | None, work: Path, map_path: Path, modules: list[str], tests: list[str],
-               per_line: int = 2, tier: bool = True, use_server: bool = True,
+               per_line: int = 2, tier: bool = True, use_server: bool = True, budget: float | None = None,
                out: Callable[[str], None] = print, say: Callable[[str], None] = _say) -> int:
     """Run the mutants of the lines of `modules` changed since `base` (default: mutation.change.default_base), at
     most `per_line` per line, arid lines skipped, each session fresh in `work/diff/<module>`; print each survivor
     (position, operator, source line, diff) and a summary through `out`, write `work/diff/report.json`; 1 when a
     mutant survived that is not equivalent by construction (mutation.mutant_tests decides those), else 0 (nothing
-    changed too). ChangeError for a bad base (usage), MapError or SessionError for the environment."""
+    changed too). ChangeError for a bad base (usage), MapError or SessionError for the environment.
+
+    With `budget`, each mutant's covering tests get at most that many seconds after the kill tier (as a sample's
+    first pass): a mutant that outruns it is neither killed nor survived but unfinished, printed as such, and makes
+    the result 1 too (the change is not shown to be seen); a run without the budget judges it. A survivor of a
+    function that almost every test runs costs a whole gate run without one."""
     t0 = time.monotonic()
     sources = tuple(sorted({m.split("/")[0] for m in modules}))
     base = check_base(root, base) if base is not None else default_base(root, sources)
@@ -78,7 +83,8 @@ def run_change(root: Path, base: str | None, work: Path, map_path: Path, modules
         arid_total += len(arid)
         if lines - arid:
             targets[module] = (lines, arid)
-    report: dict = {"base": base, "commit": commit_of(root), "per_line": per_line, "changed_lines": sum(
+    report: dict = {"base": base, "commit": commit_of(root), "per_line": per_line, "budget": budget,
+                    "unfinished": [], "changed_lines": sum(
         len(v) for v in changed.values()), "arid_lines": arid_total, "modules": [], "survivors": []}
     if not targets:
         out(f"no line to mutate: {'no change to ' + ', '.join(sources) if not changed else 'only arid lines changed'}"
@@ -94,7 +100,8 @@ def run_change(root: Path, base: str | None, work: Path, map_path: Path, modules
         for module, (lines, arid) in targets.items():
             say(f"{module}: mutants of {len(lines - arid)} changed lines")
             run = run_module(module, cmap, diff_work / slug(module), resume=False, root=root,
-                             choose=choose_for_change(lines, arid, per_line), tier=tier, use_server=use_server)
+                             choose=choose_for_change(lines, arid, per_line), tier=tier, use_server=use_server,
+                             budget=budget)
             runs.append(run)
             report["modules"].append({"module": module, "lines": sorted(lines - arid), "arid": sorted(arid),
                                       **{k: run.count(k) for k in COUNTED},
@@ -106,6 +113,13 @@ def run_change(root: Path, base: str | None, work: Path, map_path: Path, modules
         out(f"    {m.line}")
         out("\n".join("        " + d for d in m.diff.strip("\n").splitlines()))
         report["survivors"].append({"module": module, **{k: v for k, v in asdict(m).items() if k != "outcome"}})
+    unfinished = [(r.module, m) for r in runs for m in r.mutants if m.outcome == "unfinished"]
+    for module, m in unfinished:
+        out(f"{module}:{m.line_number}:{m.column} {m.operator}  (unfinished within {budget:g} s: a run without "
+            "--budget judges it)")
+        out(f"    {m.line}")
+        report["unfinished"].append({"module": module, "line_number": m.line_number, "column": m.column,
+                                     "operator": m.operator, "line": m.line})
     count = {k: sum(row[k] for row in report["modules"]) for k in (*COUNTED, "by_tier")}
     equivalent = sum(bool(m.equivalent) for _, m in survivors)
     lines_run = sum(len(v[0] - v[1]) for v in targets.values())
@@ -117,8 +131,9 @@ def run_change(root: Path, base: str | None, work: Path, map_path: Path, modules
         f"lines ({arid_total} arid lines skipped) of {len(targets)} modules since {base}: {count['killed']} killed "
         f"({count['by_tier']} by the kill tier), {count['timeout']} timeouts, {count['survived']} survived"
         f"{f' ({equivalent} equivalent by construction)' if equivalent else ''}, "
-        f"{count['incompetent']} incompetent; {seconds:.0f} s{carried} (report: {work / 'diff' / 'report.json'})")
-    return 1 if len(survivors) > equivalent else 0
+        + (f"{count['unfinished']} unfinished within {budget:g} s, " if budget is not None else "")
+        + f"{count['incompetent']} incompetent; {seconds:.0f} s{carried} (report: {work / 'diff' / 'report.json'})")
+    return 1 if len(survivors) > equivalent or unfinished else 0
 
 
 def _write(work: Path, report: dict, seconds: float) -> float:

@@ -18,11 +18,12 @@
                                                   mutant and passes without it (mutation.confirm; exit 0 all held,
                                                   1 one does not hold or its module changed, 2 no such test, 3 the
                                                   test fails unmutated)
-    python -m mutation diff [BASE]                the mutants of a change: only the lines of spec/ and delta/
+    python -m mutation diff [BASE] [--budget S]   the mutants of a change: only the lines of spec/ and delta/
                                                   added or modified since BASE, at most --per-line (2) each, arid
                                                   lines (logging, docstrings, memo sizes) skipped; each survivor
                                                   printed with its line and diff (mutation.change_run; exit 0 none
-                                                  survived, 1 survivors; never writes the results file)
+                                                  survived, 1 survivors or, with a budget, mutants unfinished
+                                                  within it; never writes the results file)
 
 Each mutant runs the test files that execute its statement (mutation.coverage_map), fastest first, stopping at the
 first failure; `run --every-file` runs every file that executes the module instead (slower; to confirm survivors).
@@ -145,12 +146,22 @@ def _parser() -> argparse.ArgumentParser:
                              "(default %(default)s)")
     change.add_argument("--no-tier", action="store_true",
                         help="no kill tier: each mutant meets its covering tests only")
+    change.add_argument("--budget", type=_positive_seconds, default=None,
+                        help="seconds each mutant's covering tests get after the kill tier; a mutant past them is "
+                             "listed as unfinished (exit 1), not judged (default: no budget)")
     change.add_argument("--no-server", action="store_true",
                         help="run each mutant's tests in a process of their own, not forked from the test server")
     change.add_argument("--work", type=Path, default=WORK,
                         help="folder of the coverage map and the sessions (in <work>/diff, always fresh; "
                              "default out/mutation)")
     return p
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+    return value
 
 
 def _at_least_one(text: str) -> int:
@@ -352,7 +363,8 @@ def _command(args: argparse.Namespace) -> int:
             importlib.metadata.version("cosmic-ray")  # PackageNotFoundError: an environment error (3)
             tests = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob(TEST_GLOB))
             return run_change(ROOT, args.base, args.work, args.work / MAP_FILE, mutated_modules(), tests,
-                              per_line=args.per_line, tier=not args.no_tier, use_server=not args.no_server)
+                              per_line=args.per_line, tier=not args.no_tier, use_server=not args.no_server,
+                              budget=args.budget)
         if args.command == "status":
             return _print_status(read_results(args.results), verdicts)
         if args.command == "confirm":

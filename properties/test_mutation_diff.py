@@ -242,6 +242,40 @@ def test_nothing_to_mutate_a_missing_map_and_a_bad_base(tmp_path: Path, capsys) 
     assert stop.value.code == 2
 
 
+SLOW_SECONDS, BUDGET_SECONDS = 0.25, 0.1  # the toy's covering test outlasts the budget (its clock starts first)
+SLOW_TOY_TEST = ("import time\n\nfrom toy.below import below\n\n\ndef test_below():\n"
+                 f"    time.sleep({SLOW_SECONDS})\n    assert below(2) and not below(5)\n")
+
+
+def test_a_budget_lists_the_mutants_whose_tests_outrun_it_as_unfinished(tmp_path: Path, capsys) -> None:
+    """`diff --budget S`: a changed line whose covering test takes longer than S leaves both its mutants unfinished,
+    neither killed nor survived: each is printed as unfinished within S s with its line, the summary and the report
+    count them apart, and the result is 1 (the change is not shown to be seen). `--budget 0` is a usage error.
+    Plants: the budget not passed to the sessions (the mutants are judged: one survives), and unfinished mutants
+    left out of the exit status (0), each fail it."""
+    root = _repo(tmp_path, {"toy/__init__.py": "", "toy/below.py": TOY, "test_toy.py": SLOW_TOY_TEST})
+    work = tmp_path / "work"
+    cmap = build_map(root, work / "_map", tests=["test_toy.py"], sources=("toy",))
+    assert cmap.seconds(["test_toy.py"]) > SLOW_SECONDS > BUDGET_SECONDS
+    save_map(cmap, work / "coverage-map.json")
+    (root / "toy" / "below.py").write_text(TOY.replace("x < 3", "x < 4"), encoding="utf-8")
+    said: list[str] = []
+    code = run_change(root, None, work, work / "coverage-map.json", modules=["toy/below.py"], tests=["test_toy.py"],
+                      tier=False, use_server=False, budget=BUDGET_SECONDS, out=said.append)
+    text = "\n".join(said)
+    report = json.loads((work / "diff" / "report.json").read_text(encoding="utf-8"))
+    assert code == 1, text
+    assert text.count(f"(unfinished within {BUDGET_SECONDS:g} s") == 2 and "    return x < 4" in text
+    summary = said[-1]
+    assert "0 killed" in summary and "0 survived" in summary and f"2 unfinished within {BUDGET_SECONDS:g} s" in summary
+    assert report["budget"] == BUDGET_SECONDS and len(report["unfinished"]) == 2 and not report["survivors"]
+    assert {k: report["totals"][k] for k in ("mutants", "unfinished", "killed", "survived")} == {
+        "mutants": 2, "unfinished": 2, "killed": 0, "survived": 0}
+    with pytest.raises(SystemExit) as stop:
+        mutation_main(["diff", "--budget", "0", "--work", str(work)])
+    assert stop.value.code == 2 and "--budget: must be above 0" in capsys.readouterr().err
+
+
 # slow tier: a real coverage measurement and four cosmic-ray sessions (about 25 s)
 @pytest.mark.slow
 def test_the_mutants_of_a_change_on_a_toy_checkout(tmp_path: Path) -> None:
