@@ -393,10 +393,54 @@ def _write_session_record(session: pytest.Session, exitstatus: int) -> None:
     append_records(folder / f"gate-session-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl", [rec])
 
 
+# the per-code-point test that computes an observation, and the test that reads the same one (test_cut_exhaustive.py:
+# `context_marks`, the code points after "A" and "1"): (test, its parameters' values that name the observation)
+SHARED_OBSERVATION_WRITER = "test_classes_agree_with_reference_pretokenizer"
+SHARED_OBSERVATION_READER = "test_every_accepted_transition_is_a_boundary"
+
+
+def _observation_key(item: pytest.Item) -> tuple | None:
+    """(file, family, range start) of a class test or of a right-side transition test, else None."""
+    callspec = getattr(item, "callspec", None)
+    name = getattr(item, "originalname", None)
+    if callspec is None or name not in (SHARED_OBSERVATION_WRITER, SHARED_OBSERVATION_READER):
+        return None
+    if name == SHARED_OBSERVATION_READER and callspec.params.get("side") != "right":
+        return None
+    return (item.nodeid.split("::")[0], callspec.params.get("family"), callspec.params.get("lo"))
+
+
+def keep_shared_observations_together(items: list[pytest.Item]) -> None:
+    """Place each right-side transition test of a family and range right after the class test of that family and
+    range (in place; the same items, in one order on every worker). xdist's load scheduling sends consecutive items
+    to one worker, so both usually run in one process, which computes their shared observation once; apart, the
+    second waits for the first's file, and the wait counts as its test time. A reader without a writer stays where
+    it is."""
+    writers = {_observation_key(i) for i in items if getattr(i, "originalname", None) == SHARED_OBSERVATION_WRITER}
+    readers: dict[tuple, list[pytest.Item]] = {}
+    for item in items:
+        key = _observation_key(item)
+        if key is not None and item.originalname == SHARED_OBSERVATION_READER and key in writers:
+            readers.setdefault(key, []).append(item)
+    if not readers:
+        return
+    moved = {id(i) for group in readers.values() for i in group}
+    ordered: list[pytest.Item] = []
+    for item in items:
+        if id(item) in moved:
+            continue
+        ordered.append(item)
+        if getattr(item, "originalname", None) == SHARED_OBSERVATION_WRITER:
+            ordered.extend(readers.pop(_observation_key(item), []))
+    items[:] = ordered
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `slow` (long sweeps, peers installed on demand) run only with DELTA_SLOW=1 or `-m slow`; tests
-    marked `exhaustive` are skipped with DELTA_EXHAUSTIVE=0 (`skip_exhaustive`)."""
+    marked `exhaustive` are skipped with DELTA_EXHAUSTIVE=0 (`skip_exhaustive`); the tests that read one shared
+    observation are placed together (`keep_shared_observations_together`)."""
     skip_exhaustive(items)
+    keep_shared_observations_together(items)
     if os.environ.get("DELTA_SLOW") == "1" or "slow" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="slow: run with DELTA_SLOW=1 or -m slow")

@@ -773,3 +773,19 @@ def test_batched_boundaries_equal_one_call_per_probe(family: str, ledger) -> Non
                   oracle="self")
     assert not differ, differ[:10]
     assert 0 < sum(single) < len(probes)
+
+
+def test_the_readers_of_a_shared_observation_follow_its_writer(request: pytest.FixtureRequest) -> None:
+    """In the collected order (the one xdist hands out in consecutive chunks), each right-side transition test of a
+    family and range comes right after the class test of that family and range, whose observation after "A" and "1"
+    it reads (`context_marks`): conftest.keep_shared_observations_together."""
+    position = {item.nodeid: k for k, item in enumerate(request.session.items)}
+    here = request.node.nodeid.split("::")[0]
+    pairs = [(f"{here}::test_classes_agree_with_reference_pretokenizer[{family}-{rid}]",
+              f"{here}::test_every_accepted_transition_is_a_boundary[{family}-right-{rid}]")
+             for family in sorted(set(FAMILIES) & set(EXPECTED)) for rid in RANGE_IDS]
+    collected = [(w, r) for w, r in pairs if w in position and r in position]
+    if not collected:
+        pytest.skip("the class and transition tests are not both collected in this run")
+    apart = [(w, r) for w, r in collected if position[r] != position[w] + 1]
+    assert not apart, apart[:3]
