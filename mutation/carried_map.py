@@ -131,7 +131,7 @@ def carried_map(cmap: CoverageMap, measured_tree: Path, root: Path, changed_test
     partial = [p for p in cmap.partial if p not in changed and (root / p).is_file()]
     return CoverageMap(python_digest(root), commit_of(root), tests, lines,
                        datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), partial,
-                       carried_from=cmap.commit)
+                       carried_from=cmap.commit, sources=cmap.sources)
 
 
 def check_tests_pass(root: Path, tests: list[str], work: Path) -> float:

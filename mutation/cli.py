@@ -57,7 +57,7 @@ from mutation.change import ChangeError
 from mutation.change_run import run_change, slug
 from mutation.confirm import CONFIRM_LIMIT_SECONDS, confirm_killed, exit_status
 from mutation.coverage_map import TEST_GLOB, CoverageMap, MapError, build_map, load_map, save_map
-from mutation.modules import ROOT, mutated_modules
+from mutation.modules import ROOT, mutated_modules, observed_folders
 from mutation.results import (
     RESULTS_FILE,
     read_results,
@@ -267,7 +267,7 @@ def _current_map(work: Path, jobs: int, rebuild: bool = False) -> tuple[Coverage
             return cmap, path
         print(f"[mutation] the coverage map is stale (measured at {cmap.commit}): measuring again", file=sys.stderr)
     print(f"[mutation] measuring the coverage map ({jobs} at a time)", file=sys.stderr, flush=True)
-    cmap = build_map(ROOT, work / "_map", jobs=jobs,
+    cmap = build_map(ROOT, work / "_map", jobs=jobs, sources=observed_folders(ROOT),
                      progress=lambda line: print(f"[mutation] map {line}", file=sys.stderr, flush=True))
     save_map(cmap, path)
     return cmap, path

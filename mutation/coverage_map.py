@@ -1,4 +1,6 @@
-"""Which tests execute which statements of spec/ and delta/: the map that picks the tests each mutant runs.
+"""Which tests execute which statements of the checkout's packages (mutation.modules.observed_folders: spec/ and
+delta/, which are mutated, and the rest, where mutation.observers looks for the tests reading a name): the map that
+picks the tests each mutant runs.
 
 A mutant changes one statement. A test run that never executes that statement on the unmutated code cannot tell
 the mutant apart: everything before the statement is unchanged, so control never reaches it in the mutant either.
@@ -50,6 +52,7 @@ from mutation.tree import commit_of, copy_tree, python_digest, python_files, tre
 
 PYTEST_ARGS = ("-q", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly")
 TEST_GLOB = "properties/test_*.py"
+TEST_FOLDER = TEST_GLOB.split("/")[0]  # measured too (mutation.observers reads the tests' own lines), but harness
 Measured = tuple[str, float, int, str, bool]  # (file, seconds, exit status, output tail, partial)
 
 
@@ -68,6 +71,7 @@ class CoverageMap:
     date: str = ""
     partial: list[str] = field(default_factory=list)  # files failing only under coverage, or with unreadable data
     carried_from: str = ""  # not measured: carried from the map measured at this commit (mutation.carried_map)
+    sources: list[str] = field(default_factory=lambda: list(MUTATED_PACKAGES))  # the folders measured
 
     def tests_executing(self, module: str, line_numbers: Iterable[int]) -> list[str]:
         """The tests that execute any of `line_numbers` of `module`, fastest first: a test's name
@@ -91,7 +95,7 @@ class CoverageMap:
 
     def to_json(self) -> dict:
         return {"digest": self.digest, "commit": self.commit, "date": self.date, "partial": self.partial,
-                **({"carried_from": self.carried_from} if self.carried_from else {}),
+                **({"carried_from": self.carried_from} if self.carried_from else {}), "sources": self.sources,
                 "tests": [list(t) for t in self.tests],
                 "lines": {m: {str(n): ix for n, ix in sorted(per.items())} for m, per in sorted(self.lines.items())}}
 
@@ -101,7 +105,7 @@ class CoverageMap:
             return cls(data["digest"], data["commit"], [(str(p), float(s)) for p, s in data["tests"]],
                        {m: {int(n): [int(i) for i in ix] for n, ix in per.items()} for m, per in data["lines"].items()},
                        data.get("date", ""), [str(p) for p in data.get("partial", [])],
-                       str(data.get("carried_from", "")))
+                       str(data.get("carried_from", "")), [str(s) for s in data.get("sources", MUTATED_PACKAGES)])
         except (KeyError, TypeError, ValueError) as exc:
             raise MapError(f"not a coverage map: {exc}") from exc
 
@@ -262,15 +266,16 @@ def _sha(path: Path) -> str | None:
 
 
 def harness_files(root: Path, tests: list[str], sources: tuple[str, ...]) -> dict[str, str]:
-    """Every Python file that a measured test file may run besides the mutated modules (`sources`) and the test
-    files themselves, with its SHA-256: the suite's other packages, the conftest and test helpers, the measuring
-    plugin (mutation/pytest_contexts.py). The rest of the mutation tool is left out: it does not run in a measured
-    file but in its own tests, which are test files like any other."""
+    """Every Python file that a measured test file may run besides the measured packages (`sources`, whose files
+    each measurement lists with what it executed) and the test files themselves, with its SHA-256: the conftest and
+    test helpers (measured too, but a conftest runs unimported), any file outside the measured folders. The mutation
+    tool is left out: it does not run in a measured file but in its own tests, which are test files like any
+    other."""
     measured = set(tests)
     out = {}
     for path in sorted(python_files(root)):
         rel = path.relative_to(root).as_posix()
-        if rel in measured or rel.split("/")[0] in sources or (
+        if rel in measured or (rel.split("/")[0] in sources and rel.split("/")[0] != TEST_FOLDER) or (
                 rel.startswith("mutation/") and rel != "mutation/pytest_contexts.py"):
             continue
         out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -384,7 +389,8 @@ def build_map(root: Path, work: Path, jobs: int = 2, tests: list[str] | None = N
     ids, lines, unreadable = read_measurements(data_dir, tree, [(f, round(s, 2)) for f, s, _, _, _ in ordered])
     return CoverageMap(python_digest(tree), commit_of(root), ids, lines,
                        datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                       [f for i, (f, _, _, _, partial) in enumerate(ordered) if partial or i in unreadable])
+                       [f for i, (f, _, _, _, partial) in enumerate(ordered) if partial or i in unreadable],
+                       sources=list(sources))
 
 
 def read_measurements(data_dir: Path, tree: Path, files: list[tuple[str, float]]

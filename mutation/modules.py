@@ -6,6 +6,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTATED_PACKAGES = ("spec", "delta")
+UNOBSERVED = frozenset({"out", "site", "build", "dist", "node_modules", "examples", "scripts"})
+
+
+def observed_folders(root: Path = ROOT) -> tuple[str, ...]:
+    """The top-level folders whose Python files the coverage map measures: every one holding a Python file but
+    generated or hidden ones. The mutated packages are among them; the others (the tests' own folder included) are
+    measured so that the tests reading a name there are known (mutation.observers)."""
+    out = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        name = folder.name
+        if name.startswith((".", "_")) or name in UNOBSERVED or name.endswith(".egg-info"):
+            continue
+        if next(folder.rglob("*.py"), None) is not None:
+            out.append(name)
+    return tuple(out)
 
 
 def module_path(dotted: str) -> str:

@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 from mutation.coverage_map import (
     PYTEST_ARGS,
+    CoverageMap,
     cached_function_lines,
     changed_lines,
     decorator_name,
@@ -51,6 +52,7 @@ from mutation.coverage_map import (
 )
 from mutation.fork_server import SERVER_VARIABLE, ServerError, limit_memory, run_tests
 from mutation.modules import MUTATED_PACKAGES
+from mutation.observers import memo_observers, observers
 
 TIMEOUT_MARK = "mutation.mutant_tests: timeout"
 BUDGET_MARK = "mutation.mutant_tests: unfinished within the budget"  # followed by the budget: "(60 s)"
@@ -159,12 +161,16 @@ def cache_methods_called_in(root: Path) -> Callable[[str], bool]:
 
 def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path, every: bool = False) -> list[str]:
     """The tests (fastest first) that execute the statements the mutant changed (`every`: the files executing any
-    statement of the module, whole)."""
+    statement of the module, whole), or, for a memo's body or a statement run at import, those that read what it
+    computes or binds (observed_selection)."""
     cmap = load_map(map_path)
     if every:
         return cmap.module_files(module)
     before = pristine.read_text(encoding="utf-8")
     changed = changed_lines(before, mutated.read_text(encoding="utf-8"))
+    observed = observed_selection(cmap, Path.cwd(), module, before, changed)
+    if observed is not None:
+        return observed
     cached = cached_function_lines(before, changed)
     if cached:  # a memoized body runs once per process: the files of every test charged with it, whole
         files = {t.split("::")[0] for t in cmap.tests_executing(module, cached)}
@@ -173,6 +179,21 @@ def mutant_selection(map_path: Path, module: str, pristine: Path, mutated: Path,
     if body:  # a default value or other signature change: only a call can show it, and a call runs the body
         return cmap.tests_executing(module, body)
     return cmap.tests_executing(module, statement_lines(before, changed))
+
+
+def observed_selection(cmap: CoverageMap, root: Path, module: str, source: str, changed: set[int]
+                       ) -> list[str] | None:
+    """For lines the map charges too widely, the tests that can observe them (mutation.observers): a memoized
+    body's callers (the map charges it to each file's first caller, so otherwise every such file runs whole), or
+    the readers of what a statement run at import binds (the map charges it to whole files). None when neither
+    applies or a reading cannot be resolved through the map: the caller keeps its own rule."""
+    if cached_function_lines(source, changed):
+        return memo_observers(cmap, root, module, changed, source)
+    if signature_body_lines(source, changed):
+        return None
+    if any("::" not in t for t in cmap.tests_executing(module, statement_lines(source, changed))):
+        return observers(cmap, root, module, changed, source)
+    return None
 
 
 class _Interrupted(Exception):

@@ -169,11 +169,15 @@ CACHED = ("import functools\nfrom functools import lru_cache\n\n\n@lru_cache(max
           "@functools.cache\ndef table():\n    return 2\n\n\ndef plain():\n    return 3\n")
 
 
-def test_a_memoized_body_runs_its_callers_files_whole(tmp_path: Path) -> None:
+def test_a_memoized_body_runs_its_callers_files_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A statement of a function under lru_cache or functools.cache runs once per process, so the map charges it to
     the first caller of each file only (delta/chat.py's environment, whose lstrip_blocks mutant the later test of
-    the same file kills): its mutant runs the files of every test charged with the function, whole; a plain
-    function's mutant keeps the tests charged with its statement."""
+    the same file kills): when its callers cannot all be found through the map (here a file of a folder the map
+    does not measure calls it; mutation.observers), its mutant runs the files of every test charged with the
+    function, whole; a plain function's mutant keeps the tests charged with its statement."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "use.py").write_text("from m import env, table\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
     assert cached_function_lines(CACHED, {7}) == {5, 6, 7}
     assert cached_function_lines(CACHED, {12}) == {10, 11, 12}
     assert cached_function_lines(CACHED, {16}) == set()
