@@ -187,13 +187,36 @@ def observed_selection(cmap: CoverageMap, root: Path, module: str, source: str, 
     body's callers (the map charges it to each file's first caller, so otherwise every such file runs whole), or
     the readers of what a statement run at import binds (the map charges it to whole files). None when neither
     applies or a reading cannot be resolved through the map: the caller keeps its own rule."""
-    if cached_function_lines(source, changed):
-        return memo_observers(cmap, root, module, changed, source)
+    cached = cached_function_lines(source, changed)
+    if cached:
+        files = {t.split("::")[0] for t in cmap.tests_executing(module, cached)}
+        return within(memo_observers(cmap, root, module, changed, source),
+                      [f for f in cmap.module_files(module) if f in files])
     if signature_body_lines(source, changed):
         return None
-    if any("::" not in t for t in cmap.tests_executing(module, statement_lines(source, changed))):
-        return observers(cmap, root, module, changed, source)
+    executing = cmap.tests_executing(module, statement_lines(source, changed))
+    if any("::" not in t for t in executing):
+        return within(observers(cmap, root, module, changed, source), executing)
     return None
+
+
+def within(observed: list[str] | None, wide: list[str]) -> list[str] | None:
+    """The observed tests that the wide rule selects too (a test of a whole file it names, or a test it names):
+    both rules select every test that can observe the mutant, so their common part does too, and it is never more
+    than the wide rule's (the readers of a name also found where another module binds the same name). A whole file
+    of `observed` that the wide rule does not name whole gives the tests of it the wide rule names. None stays
+    None."""
+    if observed is None:
+        return None
+    files = {t for t in wide if "::" not in t}
+    tests = [t for t in wide if "::" in t]
+    out: list[str] = []
+    for t in observed:
+        if t.split("::")[0] in files or t in tests:
+            out.append(t)
+        elif "::" not in t:
+            out.extend(x for x in tests if x.split("::")[0] == t)
+    return list(dict.fromkeys(out))
 
 
 class _Interrupted(Exception):
@@ -276,7 +299,7 @@ def _judge(argv: list[str] | None) -> int:
         return 0
     tests = mutant_selection(args.map, args.module, args.pristine, Path(args.module), args.all)
     if not tests:
-        print(f"no test executes the mutated statement of {args.module}")
+        print(f"no test executes the mutated statement of {args.module}, or reads what it binds or computes")
         return 0
     cmap = load_map(args.map)
     server = os.environ.get(SERVER_VARIABLE)

@@ -1,28 +1,40 @@
-"""Which tests can observe a statement that runs at import: the tests that read what it binds.
+"""Which tests can observe a statement run at import, or a memoized function's body: the tests that read what it
+binds or computes.
 
 The coverage map charges a line run at import (a module's constant, a class's field or decorator) to every test file
-that imports the module, since it runs before any test; a mutant of such a line ran almost the whole gate. Yet the
-statement does nothing but bind names, and a test can see the mutant only through what it reads by those names.
+that imports the module, since it runs before any test; and a memoized body (functools' cache, lru_cache,
+cached_property) to the first caller of each file only, since it runs once per process. A mutant of either ran the
+files concerned whole: almost the whole gate for a module that everything imports. Yet such a statement only binds
+names, and a memo's later callers see its result only by calling it.
 
 The proposition this selection relies on: let S be a statement run at import, in a module or a class body, of one of
 the forms below, and N(S) the names it binds. A mutant of S changes the program only through the objects bound to
-N(S). So a test that executes no line reading one of N(S), where lines are found by the name (a variable, an
-attribute, or a string equal to it, as `getattr` needs), computes what it computes on the unmutated code. A line
-that reads one and itself runs at import passes the change on to the names its own statement binds, so the reading
-goes on from there (recursively, over every Python file of the checkout). The forms and their names:
+N(S). So a test that executes no line reading one of N(S) computes what it computes on the unmutated code. Lines are
+found by the name (Readings: a variable, an attribute, a keyword, an import, or a string equal to it, as `getattr`
+needs; not an annotation that is never evaluated). A line that reads one and itself runs at import passes the change
+on to the names its own statement binds (an import: the names it imports as the one followed), so the reading goes
+on from there, recursively, over every Python file of the checkout. The forms and their names:
 - an assignment at module or class level whose targets are plain names: those names;
+- an import: the names it binds;
 - a function or class whose decorators, bases or keywords the mutant changed, every decorator one of
   PURE_DECORATORS (they wrap or define; none registers the object elsewhere): the function's or class's name;
 - inside a class, also the class itself: a field's default is seen where an instance is built, which is where the
   class's name is read or one of its methods runs (`cls(...)` builds one without the name), so the tests reading the
   class's name and those executing its methods' bodies.
-A reading line is resolved through the map: in a measured module (spec/, delta/), the tests executing it (and, when
-it runs at import, the readers of its own statement's names); in a test file, that file whole. A reading line in any
-other file (a conftest, a package the map does not measure), a reading statement run at import of another form, or a
-name read by a star import leaves the question open: None, and the mutant keeps its whole files.
+A memoized body's mutant is seen by the tests the map charges with it (the first callers, which run it) and by every
+test reading the function's name (memo_observers); a reading inside another memo's body passes on to that memo's
+readers the same way.
+
+A reading line is resolved through the map, which measures every folder of the checkout (CoverageMap.sources): the
+tests executing it, and, when it runs at import, the readers of its own statement's names; a test file's own
+statement of another form (a parametrization) runs that file whole, as nothing imports a test file. It is left open
+(None: the mutant keeps its whole files) by a reading in a folder the map does not measure, or in a file a carried
+map (mutation.carried_map) has no line of; a statement of another form run at import (an `if`, a call, a decorator
+that may register); a star import anywhere.
 
 What it shares with the map's blind spots: a value cached across tests (a memo filled by an earlier test, a
-module-level table) is read without executing the reading line; `python -m mutation run --every-file` rules it out.
+module-level table) is read without executing the reading line; reflection over a module's attributes (`vars`,
+`dir`) reads no name (the checkout has none over its modules); `python -m mutation run --every-file` rules them out.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from mutation.coverage_map import CACHE_DECORATORS, TEST_GLOB, CoverageMap, decorator_name, statement_lines
@@ -38,6 +51,33 @@ from mutation.tree import python_files
 PURE_DECORATORS = frozenset({"dataclass", "property", "staticmethod", "classmethod", "cached_property", "cache",
                              "lru_cache", "wraps", "contextmanager", "total_ordering", "abstractmethod", "override",
                              "setter", "getter", "deleter", "unique", "final"})
+
+
+@lru_cache(maxsize=512)
+def _parse(source: str) -> ast.Module:
+    """A source's syntax tree, parsed once per text (a name read in many places of one file; never mutated)."""
+    return ast.parse(source)
+
+
+@lru_cache(maxsize=512)
+def _spans(source: str) -> tuple[tuple[int, int, frozenset[int]], ...]:
+    """Each statement's (first line with decorators, last line, the lines coverage records it under)."""
+    out = []
+    for node in ast.walk(_parse(source)):
+        if isinstance(node, ast.stmt):
+            decorators = [d.lineno for d in getattr(node, "decorator_list", [])]
+            out.append((min([node.lineno, *decorators]), node.end_lineno or node.lineno,
+                        frozenset({node.lineno, *decorators})))
+    return tuple(out)
+
+
+def _statement_lines(source: str, line: int) -> set[int]:
+    """mutation.coverage_map.statement_lines of one line, from the statements parsed once per text."""
+    containing = [s for s in _spans(source) if s[0] <= line <= s[1]]
+    if not containing:
+        return {line}
+    start, _, recorded = min(containing, key=lambda s: s[1] - s[0])
+    return {line, start, *recorded}
 
 
 @dataclass(frozen=True)
@@ -80,7 +120,7 @@ def binding_of(source: str, lines: Iterable[int]) -> Binding | None:
     wanted = set(lines)
     if not wanted:
         return None
-    body: list[ast.stmt] = ast.parse(source).body
+    body: list[ast.stmt] = _parse(source).body
     classes: tuple[tuple[str, int, int], ...] = ()
     while True:
         node = next((s for s in body if _first_line(s) <= min(wanted) and max(wanted) <= (s.end_lineno or s.lineno)),
@@ -110,7 +150,7 @@ def run_at_import_binding(source: str, line: int, name: str | None = None) -> Bi
     the assignment, decorated definition or class around it; a line inside a function's body stands for the
     function (its callers read its name). An import binds only the names it imports as `name` (when given: the
     name being followed). None for any other statement."""
-    body: list[ast.stmt] = ast.parse(source).body
+    body: list[ast.stmt] = _parse(source).body
     classes: tuple[tuple[str, int, int], ...] = ()
     while True:
         node = next((s for s in body if _first_line(s) <= line <= (s.end_lineno or s.lineno)), None)
@@ -122,6 +162,8 @@ def run_at_import_binding(source: str, line: int, name: str | None = None) -> Bi
             body = node.body
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _in_header(node, {line}):
+            if any(_exit_hook(d) for d in node.decorator_list):
+                return Binding(frozenset(), span, classes)  # runs when the process ends, after every test's verdict
             if not all(decorator_name(d) in PURE_DECORATORS for d in node.decorator_list):
                 return None  # a decorator that may register it: its callers need not name it
             return Binding(frozenset({node.name}), span, classes)
@@ -138,7 +180,7 @@ def memo_binding(source: str, line: int) -> Binding | None:
     map charges it to the first caller of each file, and every later caller sees what it computed by calling it,
     which reads its name. None otherwise."""
     best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parse(source)):
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and any(decorator_name(d) in CACHE_DECORATORS for d in node.decorator_list)
                 and node.body[0].lineno <= line <= (node.end_lineno or node.lineno)
@@ -163,18 +205,60 @@ def memo_observers(cmap: CoverageMap, root: Path, module: str, lines: Iterable[i
     return _observed(cmap, root, module, source, bindings.pop(), readings, set(lines))
 
 
+def _exit_hook(decorator: ast.expr) -> bool:
+    """`@atexit.register`: the function runs when the process ends, after its tests have their verdicts."""
+    return (isinstance(decorator, ast.Attribute) and decorator.attr == "register"
+            and isinstance(decorator.value, ast.Name) and decorator.value.id == "atexit")
+
+
+NOT_IN_MUTANT_RUNS = frozenset({"mutation/pytest_contexts.py"})  # the map's own plugin: loaded only to measure it
+
+
 @dataclass
 class Readings:
-    """Where each identifier is read in the checkout: name -> file -> lines. A reading is a variable, an attribute,
-    a name imported (`from m import name`), a keyword argument, or a string literal equal to an identifier (what
-    `getattr(obj, "name")` needs); an annotation of a module with postponed annotations is never evaluated and
-    reads nothing. `star`: the files with a star import (they read names without naming them)."""
+    """Where each identifier is read in the checkout, by kind: name -> file -> lines.
+    - `names`: a variable (ast.Name); a module's global N is read so in its own module, and in another file only
+      after that file imports N (`imports`), or through the module (`attrs` in a file importing the module);
+    - `attrs`: an attribute (`x.N`): a class's field or method is read so anywhere, its instances going anywhere;
+    - `imports`: `from m import N`, by the module m it names (the import binds N in that file, whose own readings
+      follow);
+    - `strings`: a string literal equal to the identifier, as `getattr(obj, "N")` needs (counted like `attrs`);
+    - `modules`: file -> the dotted modules it imports (`import a.b`, `from a import b`, relative ones resolved).
+    An annotation of a module with postponed annotations is never evaluated and reads nothing, and a keyword
+    argument names a parameter, not a value (a class's field passed by keyword is read where the class is named).
+    `star`: the files with a star import (they read names without naming them)."""
 
-    at: dict[str, dict[str, set[int]]] = field(default_factory=dict)
+    names: dict[str, dict[str, set[int]]] = field(default_factory=dict)
+    attrs: dict[str, dict[str, set[int]]] = field(default_factory=dict)
+    imports: dict[str, dict[str, dict[str, set[int]]]] = field(default_factory=dict)  # name -> module -> file
+    strings: dict[str, dict[str, set[int]]] = field(default_factory=dict)
+    modules: dict[str, set[str]] = field(default_factory=dict)
     star: set[str] = field(default_factory=set)
 
-    def add(self, name: str, path: str, line: int) -> None:
-        self.at.setdefault(name, {}).setdefault(path, set()).add(line)
+    @staticmethod
+    def add(kind: dict[str, dict[str, set[int]]], name: str, path: str, line: int) -> None:
+        kind.setdefault(name, {}).setdefault(path, set()).add(line)
+
+    def module_readers(self, name: str, module: str) -> dict[str, set[int]]:
+        """The lines reading the global `name` of `module` (a path) in other files: its imports, and attributes or
+        strings of that name in the files importing the module."""
+        dotted = module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        out: dict[str, set[int]] = {}
+        for path, lines in self.imports.get(name, {}).get(dotted, {}).items():
+            out.setdefault(path, set()).update(lines)
+        for kind in (self.attrs, self.strings):
+            for path, lines in kind.get(name, {}).items():
+                if dotted in self.modules.get(path, ()):
+                    out.setdefault(path, set()).update(lines)
+        return out
+
+    def attribute_readers(self, name: str) -> dict[str, set[int]]:
+        """The lines reading `name` as an attribute or a string, in any file."""
+        out: dict[str, set[int]] = {}
+        for kind in (self.attrs, self.strings):
+            for path, lines in kind.get(name, {}).items():
+                out.setdefault(path, set()).update(lines)
+        return out
 
 
 def _annotations(tree: ast.AST) -> set[int]:
@@ -200,23 +284,33 @@ def read_names(path: str, source: str, into: Readings) -> None:
     postponed = any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
                     and any(a.name == "annotations" for a in n.names) for n in tree.body)
     skipped = _annotations(tree) if postponed else set()
+    package = path.rsplit("/", 1)[0].replace("/", ".") if "/" in path else ""
+    modules = into.modules.setdefault(path, set())
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
         if isinstance(node, ast.Name):
-            into.add(node.id, path, node.lineno)
+            into.add(into.names, node.id, path, node.lineno)
         elif isinstance(node, ast.Attribute):
-            into.add(node.attr, path, node.end_lineno or node.lineno)
-        elif isinstance(node, ast.keyword) and node.arg:
-            into.add(node.arg, path, node.lineno)
+            into.add(into.attrs, node.attr, path, node.end_lineno or node.lineno)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            into.add(node.value, path, node.lineno)
-        elif isinstance(node, (ast.ImportFrom, ast.Import)):
+            into.add(into.strings, node.value, path, node.lineno)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                modules.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            modules.add(base)
             for alias in node.names:
                 if alias.name == "*":
                     into.star.add(path)
-                for part in alias.name.split("."):
-                    into.add(part, path, node.lineno)
+                    continue
+                modules.add(f"{base}.{alias.name}" if base else alias.name)
+                into.add(into.imports.setdefault(alias.name, {}), base, path, node.lineno)
 
 
 def index_readings(root: Path, overrides: dict[str, str] | None = None) -> Readings:
@@ -241,10 +335,14 @@ def observers(cmap: CoverageMap, root: Path, module: str, lines: Iterable[int], 
     binds, as the module's docstring states; None when the statement is not of such a form or a reading cannot be
     resolved (the caller keeps the whole files)."""
     source = source if source is not None else (root / module).read_text(encoding="utf-8")
-    binding = binding_of(source, lines)
-    if binding is None:
+    wanted = set(lines)
+    binding = binding_of(source, wanted)
+    if binding is not None:
+        return _observed(cmap, root, module, source, binding, readings)
+    callers = {run_at_import_binding(source, n) for n in wanted}  # inside a function's body, called at import
+    if len(callers) != 1 or None in callers or not next(iter(callers)).names:
         return None
-    return _observed(cmap, root, module, source, binding, readings)
+    return _observed(cmap, root, module, source, callers.pop(), readings, wanted)
 
 
 def _observed(cmap: CoverageMap, root: Path, module: str, source: str, binding: Binding,
@@ -278,13 +376,21 @@ def _collect(cmap: CoverageMap, root: Path, module: str, binding: Binding, readi
             seen.add((module, f"{cls_name}:{first}"))
             _executing(cmap, root, module, _function_body_lines(sources[module], first, last), readings, found,
                        seen, sources)
+    own_span = set(range(binding.span[0], binding.span[1] + 1))
     for name in sorted(names):
-        if ("", name) in seen:  # a name's readings are the whole checkout's: walked once
+        # a field, a method or an inner class: read as an attribute (the outermost class is a module's global)
+        inner = {c[0] for c in binding.classes[1:]}
+        at_class_level = bool(binding.classes) and (name in binding.names or name in inner)
+        key = ("attribute", name) if at_class_level else (module, name)
+        if key in seen:
             continue
-        seen.add(("", name))
-        for path, at in sorted(readings.at.get(name, {}).items()):
-            own = set(range(binding.span[0], binding.span[1] + 1)) if path == module else set()
-            reading = at - own
+        seen.add(key)
+        found_at = readings.attribute_readers(name) if at_class_level else readings.module_readers(name, module)
+        here = readings.names.get(name, {}).get(module, set())  # the module's own readings (its class body's too)
+        for path, at in sorted({**found_at, module: found_at.get(module, set()) | here}.items()):
+            if path in NOT_IN_MUTANT_RUNS:
+                continue
+            reading = at - own_span if path == module else at
             if reading:
                 _resolve(cmap, root, path, reading, readings, found, seen, sources, name)
 
@@ -292,7 +398,7 @@ def _collect(cmap: CoverageMap, root: Path, module: str, binding: Binding, readi
 def _function_body_lines(source: str, first: int, last: int) -> set[int]:
     """The lines of every function body between `first` and `last` (a class's methods)."""
     out: set[int] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parse(source)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and first <= node.lineno <= last:
             out |= set(range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1))
     return out
@@ -322,7 +428,7 @@ def _executing(cmap: CoverageMap, root: Path, path: str, lines: set[int], readin
     readers."""
     source, per_line = sources[path], cmap.lines.get(path, {})
     for line in sorted(lines):
-        tests = {cmap.tests[i][0] for n in statement_lines(source, {line}) for i in per_line.get(n, ())}
+        tests = {cmap.tests[i][0] for n in _statement_lines(source, line) for i in per_line.get(n, ())}
         found.update(t for t in tests if "::" in t)
         memo = memo_binding(source, line)
         if memo is not None and tests:  # a memo's body runs for a file's first caller only: its callers read it

@@ -59,8 +59,8 @@ class Mutant:
     outcome: str  # killed | survived | incompetent | timeout | skipped | pending | unselected | unfinished
     diff: str = ""
     executed_by: list[str] = field(default_factory=list)  # the tests that execute its statement (survivors)
-    observed_by: list[str] = field(default_factory=list)  # for a statement run at import, the tests reading what
-    # it binds, which it ran instead (mutation.observers; empty: it ran `executed_by`, or a rule of its own)
+    observed_by: list[str] | None = None  # for a memo's body or a statement run at import, the tests that can
+    # observe it, which it ran instead of `executed_by` (mutation.observers; None: that rule did not apply)
     equivalent: str = ""  # why it is equivalent when that is decided mechanically (annotations only), else empty
     by_tier: bool = False  # killed by the kill tier (mutation.kill_tier), before its covering tests
 
@@ -99,7 +99,8 @@ class ModuleRun:
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "tool": tool_version,
             "survivors": [{k: v for k, v in asdict(m).items()
-                           if k not in ("outcome", "by_tier") and (k not in ("equivalent", "observed_by") or v)}
+                           if k not in ("outcome", "by_tier") and (k != "equivalent" or v)
+                           and (k != "observed_by" or v is not None)}
                           for m in self.mutants if m.outcome == "survived"],
             "kill_tier": {"used": self.tier, "kills": sum(m.by_tier for m in self.mutants)},
             "carried": len(self.carried),  # judged in an earlier session (mutation.carry), by these commits' tests
@@ -344,7 +345,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
         if m.outcome == "survived":
             m.executed_by = cmap.tests_executing(module, statement_lines(source, {m.line_number}))
             if not m.equivalent:
-                m.observed_by = observed_selection(cmap, tree, module, source, {m.line_number}) or []
+                m.observed_by = observed_selection(cmap, tree, module, source, {m.line_number})
     commit_file = work / "commit"
     commit = commit_file.read_text(encoding="utf-8") if commit_file.exists() else "unknown"
     carried = json.loads(carried_file.read_text(encoding="utf-8")) if carried_file.exists() else []

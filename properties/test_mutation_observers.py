@@ -99,19 +99,22 @@ def test_the_forms_of_a_statement_run_at_import_and_their_names() -> None:
     assert binding_of("from a import b as c, d\n", {1}).names == {"c", "d"}
 
 
-def test_readings_are_names_attributes_keywords_imports_and_identifier_strings_not_postponed_annotations() -> None:
-    """What reads a name: a variable, an attribute, a keyword argument, an import, a string equal to it (getattr);
-    an annotation that is never evaluated does not."""
-    src = ("from __future__ import annotations\nfrom spec.m import LIMIT\n\n\ndef f(x: Box) -> Box:\n"
-           "    return getattr(x, 'size') + x.area() + g(tags=1) + LIMIT\n")
+def test_readings_are_names_attributes_imports_and_identifier_strings_not_keywords_or_postponed_annotations() -> None:
+    """What reads a name: a variable, an attribute, an import, a string equal to it (getattr); a keyword argument
+    (it names a parameter) and an annotation that is never evaluated do not."""
+    src = ("from __future__ import annotations\nfrom spec.m import LIMIT\nimport spec.other\n\n"
+           "def f(x: Box) -> Box:\n    return getattr(x, 'size') + x.area() + g(tags=1) + LIMIT + spec.other.N\n")
     into = Readings()
-    read_names("f.py", src, into)
-    assert into.at["LIMIT"] == {"f.py": {2, 6}}
-    assert into.at["size"] == {"f.py": {6}} and into.at["area"] == {"f.py": {6}} and into.at["tags"] == {"f.py": {6}}
-    assert "Box" not in into.at
+    read_names("pkg/f.py", src, into)
+    assert into.imports["LIMIT"] == {"spec.m": {"pkg/f.py": {2}}} and into.names["LIMIT"] == {"pkg/f.py": {6}}
+    assert into.strings["size"] == {"pkg/f.py": {6}} and into.attrs["area"] == {"pkg/f.py": {6}}
+    assert "Box" not in into.names and "tags" not in into.names and "tags" not in into.attrs
+    assert into.module_readers("LIMIT", "spec/m.py") == {"pkg/f.py": {2}}  # its import; the use follows from there
+    assert into.module_readers("N", "spec/other.py") == {"pkg/f.py": {6}}  # through the imported module
+    assert into.module_readers("N", "spec/third.py") == {} and into.attribute_readers("N") == {"pkg/f.py": {6}}
     evaluated = Readings()
-    read_names("f.py", src.replace("from __future__ import annotations\n", ""), evaluated)
-    assert set(evaluated.at["Box"]["f.py"]) == {4}
+    read_names("pkg/f.py", src.replace("from __future__ import annotations\n", ""), evaluated)
+    assert set(evaluated.names["Box"]["pkg/f.py"]) == {4}
 
 
 def test_a_constant_is_observed_by_its_readers_and_through_the_constants_computed_from_it(tmp_path: Path) -> None:
