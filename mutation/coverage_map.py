@@ -239,6 +239,8 @@ def _data_file_lines(data: CoverageData, tree: Path, test: str, owner: str | Non
             rel = Path(measured).resolve().relative_to(tree.resolve()).as_posix()
         except ValueError:
             continue
+        if not data.lines(measured):  # a source file coverage lists unexecuted (it touches every file of `source`)
+            continue
         per = out.setdefault(rel, {})
         if owner is not None:
             for n in data.lines(measured) or ():

@@ -264,7 +264,8 @@ def test_the_map_measures_again_only_what_changed(tmp_path: Path, monkeypatch: p
     and the harness (every other Python file but the mutation tool) are unchanged. An interrupted measurement goes
     on from the files it finished (a half-written file's data is removed), and the result equals an uninterrupted
     map; an edited test file is measured again alone; a new module no test executes, a new harness file (nothing
-    imports it yet), or a change of the mutation tool, changes nothing; a module the files execute, a changed
+    imports it yet), a change of a measured module no file executes, or a change of the mutation tool, changes
+    nothing; a module the files execute, a changed
     harness file, a new conftest.py, or a changed measuring plugin measures them all again."""
     root = _toy_checkout(tmp_path)
     whole = _toy_map(tmp_path, root)
@@ -300,6 +301,8 @@ def test_the_map_measures_again_only_what_changed(tmp_path: Path, monkeypatch: p
     assert remeasured(lambda: (root / "test_child.py").write_text(CHILD_TEST + "# edited\n")) == ["test_child.py"]
     assert remeasured(lambda: (root / "toy" / "other.py").write_text("Y = 2\n")) == []
     assert remeasured(lambda: (root / "toy" / "below.py").write_text(TOY + "\n\nX = 1\n")) == sorted(TOY_TESTS)
+    # a module of the measured folders that no file executes (coverage lists it, with no line) changes nothing
+    assert remeasured(lambda: (root / "toy" / "other.py").write_text("Y = 3\n")) == []
     assert remeasured(lambda: (root / "helper.py").write_text("Z = 3\n")) == []  # new: nothing imports it yet
     assert remeasured(lambda: (root / "helper.py").write_text("Z = 4\n")) == sorted(TOY_TESTS)  # changed
     assert remeasured(lambda: (root / "conftest.py").write_text("C = 1\n")) == sorted(TOY_TESTS)  # loaded unasked
