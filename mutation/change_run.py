@@ -61,7 +61,7 @@ def map_for_change(root: Path, work: Path, map_path: Path, tests: list[str], mod
 
 def run_change(root: Path, base: str | None, work: Path, map_path: Path, modules: list[str], tests: list[str],
                per_line: int = 2, tier: bool = True, use_server: bool = True, budget: float | None = None,
-               out: Callable[[str], None] = print, say: Callable[[str], None] = _say) -> int:
+               jobs: int = 1, out: Callable[[str], None] = print, say: Callable[[str], None] = _say) -> int:
     """Run the mutants of the lines of `modules` changed since `base` (default: mutation.change.default_base), at
     most `per_line` per line, arid lines skipped, each session fresh in `work/diff/<module>`; print each survivor
     (position, operator, source line, diff) and a summary through `out`, write `work/diff/report.json`; 1 when a
@@ -71,7 +71,8 @@ def run_change(root: Path, base: str | None, work: Path, map_path: Path, modules
     With `budget`, each mutant's covering tests get at most that many seconds after the kill tier (as a sample's
     first pass): a mutant that outruns it is neither killed nor survived but unfinished, printed as such, and makes
     the result 1 too (the change is not shown to be seen); a run without the budget judges it. A survivor of a
-    function that almost every test runs costs a whole gate run without one."""
+    function that almost every test runs costs a whole gate run without one. With `jobs` above 1, each mutant's
+    covering tests are split over that many cores side by side (a change's sessions run one after another)."""
     t0 = time.monotonic()
     sources = tuple(sorted({m.split("/")[0] for m in modules}))
     base = check_base(root, base) if base is not None else default_base(root, sources)
@@ -101,7 +102,7 @@ def run_change(root: Path, base: str | None, work: Path, map_path: Path, modules
             say(f"{module}: mutants of {len(lines - arid)} changed lines")
             run = run_module(module, cmap, diff_work / slug(module), resume=False, root=root,
                              choose=choose_for_change(lines, arid, per_line), tier=tier, use_server=use_server,
-                             budget=budget)
+                             budget=budget, jobs=jobs)
             runs.append(run)
             report["modules"].append({"module": module, "lines": sorted(lines - arid), "arid": sorted(arid),
                                       **{k: run.count(k) for k in COUNTED},

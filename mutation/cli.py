@@ -18,9 +18,11 @@
                                                   mutant and passes without it (mutation.confirm; exit 0 all held,
                                                   1 one does not hold or its module changed, 2 no such test, 3 the
                                                   test fails unmutated)
-    python -m mutation diff [BASE] [--budget S]   the mutants of a change: only the lines of spec/ and delta/
+    python -m mutation diff [BASE] [--budget S] [--jobs N]
+                                                  the mutants of a change: only the lines of spec/ and delta/
                                                   added or modified since BASE, at most --per-line (2) each, arid
-                                                  lines (logging, docstrings, memo sizes) skipped; each survivor
+                                                  lines (logging, docstrings, memo sizes) skipped; each mutant's
+                                                  covering tests split over --jobs (2) cores; each survivor
                                                   printed with its line and diff (mutation.change_run; exit 0 none
                                                   survived, 1 survivors or, with a budget, mutants unfinished
                                                   within it; never writes the results file)
@@ -151,6 +153,9 @@ def _parser() -> argparse.ArgumentParser:
                              "listed as unfinished (exit 1), not judged (default: no budget)")
     change.add_argument("--no-server", action="store_true",
                         help="run each mutant's tests in a process of their own, not forked from the test server")
+    change.add_argument("--jobs", type=_at_least_one, default=2,
+                        help="each mutant's covering tests split over this many cores side by side, through the "
+                             "test server (default %(default)s)")
     change.add_argument("--work", type=Path, default=WORK,
                         help="folder of the coverage map and the sessions (in <work>/diff, always fresh; "
                              "default out/mutation)")
@@ -364,7 +369,7 @@ def _command(args: argparse.Namespace) -> int:
             tests = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob(TEST_GLOB))
             return run_change(ROOT, args.base, args.work, args.work / MAP_FILE, mutated_modules(), tests,
                               per_line=args.per_line, tier=not args.no_tier, use_server=not args.no_server,
-                              budget=args.budget)
+                              budget=args.budget, jobs=args.jobs)
         if args.command == "status":
             return _print_status(read_results(args.results), verdicts)
         if args.command == "confirm":

@@ -27,6 +27,8 @@ import select
 import signal
 import socket
 import sys
+import threading
+import time
 from pathlib import Path
 
 from frozen.loader import provisioned_names
@@ -137,6 +139,7 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
 
 
 _RUNNING: set[int] = set()  # the children forked and not yet reaped (each the leader of a session of its own)
+_HANDLERS: set[int] = set()  # in the server: the processes serving one connection each (mutation.fork_server.serve)
 
 
 def _serve_one(listener: socket.socket, conn: socket.socket) -> None:
@@ -170,11 +173,50 @@ def _answer(conn: socket.socket, fds: list[int], pid: int) -> None:
 
 
 def _terminated(_signum: int, _frame) -> None:
-    """SIGTERM: the tests of a running child stop with the server (SIGKILL to its session), then the loop ends."""
+    """SIGTERM: the tests of a running child stop with the server (SIGKILL to its session; in the server, SIGTERM to
+    each connection's handler, which does the same for its child), then the loop ends."""
     for pid in list(_RUNNING):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
+    for pid in list(_HANDLERS):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    for pid in list(_HANDLERS):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
     sys.exit(0)
+
+
+def _reap_handlers() -> None:
+    """Reap the connections' handlers that have ended."""
+    for pid in list(_HANDLERS):
+        with contextlib.suppress(ChildProcessError):
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if not done:
+                continue
+        _HANDLERS.discard(pid)
+
+
+def _handle(listener: socket.socket, conn: socket.socket) -> None:
+    """Serve one connection in a process of its own, so that requests run side by side (a mutant's tests split
+    over the cores, mutation.mutant_tests): it forks the pytest child and answers as the server did; SIGTERM stops
+    its child (_terminated)."""
+    pid = os.fork()
+    if pid:
+        _HANDLERS.add(pid)
+        return
+    status = 0
+    try:
+        listener.close()
+        _HANDLERS.clear()
+        signal.signal(signal.SIGTERM, _terminated)
+        _serve_one(listener, conn)
+    except (OSError, ServerError, ValueError) as exc:
+        print(f"mutation.fork_server: request dropped: {exc}", file=sys.stderr, flush=True)
+    except BaseException:  # SystemExit from _terminated, or anything else: this process ends here, never loops
+        status = 1
+    finally:
+        os._exit(status)
 
 
 def serve(path: Path) -> None:
@@ -191,10 +233,8 @@ def serve(path: Path) -> None:
         while True:
             conn, _ = listener.accept()
             with conn:
-                try:
-                    _serve_one(listener, conn)
-                except (OSError, ServerError, ValueError) as exc:
-                    print(f"mutation.fork_server: request dropped: {exc}", file=sys.stderr, flush=True)
+                _reap_handlers()
+                _handle(listener, conn)
     finally:
         listener.close()
         path.unlink(missing_ok=True)
@@ -221,11 +261,15 @@ class _Lines:
         return json.loads(line)
 
 
+STOPPED = -1  # what run_tests returns when its `stop` event was set: the tests were stopped, not judged
+
+
 def run_tests(path: Path, args: list[str], cwd: Path, limit: float | None, env: dict[str, str] | None = None,
-              call: str | None = None) -> int | None:
+              call: str | None = None, stop: threading.Event | None = None) -> int | None:
     """Run pytest with `args` in `cwd` through the server at `path` (or, with `call`, that module's `main(args)`),
     with `env` added to the child's environment, this process's stdout and stderr being the tests'; the exit
-    status, or None when the tests outlive `limit` seconds (their process group is then killed; None: no limit).
+    status, or None when the tests outlive `limit` seconds (their process group is then killed; None: no limit),
+    or STOPPED once `stop` is set (another part of the same mutant's tests has failed: these are killed).
     ServerError when the server cannot be reached or the connection breaks."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -239,12 +283,26 @@ def run_tests(path: Path, args: list[str], cwd: Path, limit: float | None, env: 
         socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [1, 2])
         lines = _Lines(conn)
         pid = int((lines.next() or {})["pid"])
-        answer = lines.next(timeout=limit)
-        if answer is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
-            return None
-        return int(answer["status"])
+        deadline = None if limit is None else time.monotonic() + limit
+        while True:
+            wait = STOP_POLL_SECONDS if stop is not None else None
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                wait = left if wait is None else min(wait, left)
+            answer = lines.next(timeout=None if wait is None else max(0.0, wait))
+            if answer is not None:
+                return int(answer["status"])
+            if stop is not None and stop.is_set():
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+                return STOPPED
+            if deadline is not None and time.monotonic() >= deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+                return None
+
+
+STOP_POLL_SECONDS = 0.2  # how often a request watched by a `stop` event looks at it
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,7 +50,7 @@ from mutation.coverage_map import (
     signature_body_lines,
     statement_lines,
 )
-from mutation.fork_server import SERVER_VARIABLE, ServerError, limit_memory, run_tests
+from mutation.fork_server import SERVER_VARIABLE, STOPPED, ServerError, limit_memory, run_tests
 from mutation.modules import MUTATED_PACKAGES
 from mutation.observers import memo_observers, observers
 
@@ -288,6 +288,8 @@ def _judge(argv: list[str] | None) -> int:
                    help="no kill tier: the covering tests alone (the profile's runs before the tier)")
     p.add_argument("--budget", type=float, default=None,
                    help="seconds the covering tests may take after the tier before the mutant is left unfinished")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="with the test server: the covering tests split over this many children side by side")
     args = p.parse_args(argv)
     if annotation_only(args.pristine.read_text(encoding="utf-8"), Path(args.module).read_text(encoding="utf-8")):
         print(f"{ANNOTATION_MARK} of {args.module}, which are never evaluated: no test can see it")
@@ -317,8 +319,13 @@ def _judge(argv: list[str] | None) -> int:
         limit, over = args.budget, Overrun(f"{BUDGET_MARK} ({args.budget:g} s)", 0)
     pytest_args = [*PYTEST_ARGS, "-x", f"@{argfile}"]
     if server and args.verified:
-        status = through_server(Path(server), pytest_args, Path(args.module), args.pristine, args.verified, limit,
-                                over=over)
+        if args.jobs > 1 and len(tests) > 1:
+            parts = split_tests(tests, lambda t: cmap.seconds([t]), args.jobs)
+            status = through_server_parts(Path(server), parts, Path(args.module), args.pristine, args.verified,
+                                          limit, over=over)
+        else:
+            status = through_server(Path(server), pytest_args, Path(args.module), args.pristine, args.verified,
+                                    limit, over=over)
         if status is not None:
             return status
     return run_with_limit([sys.executable, "-m", "pytest", *pytest_args], limit, over)
@@ -409,9 +416,7 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
     (it behaves differently in a forked child) sends the mutant to a process of its own, as does a failure that
     names no test (pytest's usage or internal errors) or an unreachable server. With `profile`, the tests run
     under that Hypothesis profile, here and on the unmutated module (and are known under its name)."""
-    known = _known(verified)
     env = {"DELTA_HYPOTHESIS_PROFILE": profile} if profile else None
-    prefix = f"{profile}:" if profile else ""
     profile_plugin = ["-p", "mutation.tier_profile"] if profile else []  # registers it before the conftest loads it
     pytest_args = [*profile_plugin, *pytest_args]
     failures = Path(".mutant-failures")
@@ -425,28 +430,100 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
         if status in (0, 5):
             return status
         failed = sorted(set(failures.read_text(encoding="utf-8").split())) if failures.exists() else []
-        if not failed or any(prefix + t in known["fail"] for t in failed):
-            return None
-        unchecked = [t for t in failed if prefix + t not in known["pass"]]
-        if unchecked:
-            mutant = module.read_text(encoding="utf-8")
-            module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
-            try:
-                print(f"mutation.mutant_tests: checking {' '.join(unchecked)} on the unmutated module", flush=True)
-                files = [t for t in unchecked if "::" not in t]  # failed at collection: collecting them is the check
-                tests = [t for t in unchecked if "::" in t]
-                passes = all(run_tests(server, [*profile_plugin, *PYTEST_ARGS, *extra, *ids], Path.cwd(), limit,
-                                       env=env) == 0
-                             for extra, ids in ((["--collect-only"], files), ([], tests)) if ids)
-            finally:
-                module.write_text(mutant, encoding="utf-8")
-            known["pass" if passes else "fail"].extend(prefix + t for t in unchecked)
-            verified.write_text(json.dumps(known), encoding="utf-8")
-            if not passes:
-                print("mutation.mutant_tests: they fail there too, through the server: a process of their own",
-                      flush=True)
-                return None
-        return status
+        return status if _failures_hold(server, failed, module, pristine, verified, limit, profile) else None
+    except ServerError as exc:
+        print(f"mutation.mutant_tests: {exc}; running the tests in a process of their own", flush=True)
+        return None
+
+
+def _failures_hold(server: Path, failed: list[str], module: Path, pristine: Path, verified: Path, limit: float,
+                   profile: str | None = None) -> bool:
+    """Whether the tests that failed on the mutant through the server each pass there on the unmutated module
+    (checked once per test and session, `verified`): then the failure is the mutant's. False when none is named
+    (a usage or internal error) or one fails unmutated too (it behaves differently in a forked child)."""
+    known = _known(verified)
+    env = {"DELTA_HYPOTHESIS_PROFILE": profile} if profile else None
+    prefix = f"{profile}:" if profile else ""
+    profile_plugin = ["-p", "mutation.tier_profile"] if profile else []
+    if not failed or any(prefix + t in known["fail"] for t in failed):
+        return False
+    unchecked = [t for t in failed if prefix + t not in known["pass"]]
+    if not unchecked:
+        return True
+    mutant = module.read_text(encoding="utf-8")
+    module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
+    try:
+        print(f"mutation.mutant_tests: checking {' '.join(unchecked)} on the unmutated module", flush=True)
+        files = [t for t in unchecked if "::" not in t]  # failed at collection: collecting them is the check
+        tests = [t for t in unchecked if "::" in t]
+        passes = all(run_tests(server, [*profile_plugin, *PYTEST_ARGS, *extra, *ids], Path.cwd(), limit,
+                               env=env) == 0
+                     for extra, ids in ((["--collect-only"], files), ([], tests)) if ids)
+    finally:
+        module.write_text(mutant, encoding="utf-8")
+    known["pass" if passes else "fail"].extend(prefix + t for t in unchecked)
+    verified.write_text(json.dumps(known), encoding="utf-8")
+    if not passes:
+        print("mutation.mutant_tests: they fail there too, through the server: a process of their own", flush=True)
+    return passes
+
+
+def split_tests(tests: list[str], seconds: Callable[[str], float], parts: int) -> list[list[str]]:
+    """`tests` in at most `parts` groups of about equal measured time (the longest first, each to the group with the
+    least so far), each group fastest first, none empty."""
+    groups: list[list[str]] = [[] for _ in range(max(1, min(parts, len(tests))))]
+    load = [0.0] * len(groups)
+    for t in sorted(tests, key=lambda t: (-seconds(t), t)):
+        k = load.index(min(load))
+        groups[k].append(t)
+        load[k] += seconds(t)
+    return [sorted(g, key=lambda t: (seconds(t), t)) for g in groups]
+
+
+def through_server_parts(server: Path, parts: list[list[str]], module: Path, pristine: Path, verified: Path,
+                         limit: float, over: Overrun = A_TIMEOUT) -> int | None:
+    """The mutant's tests in `parts` run side by side through the server (one child each, so one core each), each
+    part fastest first and stopping at its first failure; once a part fails or outruns `limit`, the others are
+    stopped. The verdict as through_server gives it: 1 when a failure holds (its tests pass unmutated), the
+    overrun's status past `limit`, 0 when every part passes; None when the tests must run in a process of their
+    own (a failure naming no test or failing unmutated too, an unreachable server)."""
+    stop = threading.Event()
+    statuses: dict[int, int | None] = {}
+    errors: list[ServerError] = []
+
+    def run(k: int, tests: list[str]) -> None:
+        argfile, failures = Path(f".mutant-tests-{k}"), Path(f".mutant-failures-{k}")
+        argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
+        failures.unlink(missing_ok=True)
+        plugin = ["-p", "mutation.failures_plugin", f"--failures-file={failures.resolve()}"]
+        try:
+            statuses[k] = run_tests(server, [*plugin, *PYTEST_ARGS, "-x", f"@{argfile}"], Path.cwd(), limit,
+                                    stop=stop)
+        except ServerError as exc:
+            errors.append(exc)
+            statuses[k] = STOPPED
+        if statuses[k] not in (0, 5, STOPPED):
+            stop.set()
+
+    threads = [threading.Thread(target=run, args=(k, tests), name=f"mutant-tests-{k}") for k, tests in
+               enumerate(parts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        print(f"mutation.mutant_tests: {errors[0]}; running the tests in a process of their own", flush=True)
+        return None
+    if any(status is None for status in statuses.values()):
+        print(f"{over.mark} after {limit:.0f} s", flush=True)
+        return over.status
+    failing = [k for k, status in statuses.items() if status not in (0, 5, STOPPED)]
+    if not failing:
+        return 0
+    failed = sorted({t for k in failing if Path(f".mutant-failures-{k}").exists()
+                     for t in Path(f".mutant-failures-{k}").read_text(encoding="utf-8").split()})
+    try:
+        return 1 if _failures_hold(server, failed, module, pristine, verified, limit) else None
     except ServerError as exc:
         print(f"mutation.mutant_tests: {exc}; running the tests in a process of their own", flush=True)
         return None

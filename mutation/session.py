@@ -111,12 +111,13 @@ class ModuleRun:
 
 def test_command(module: str, map_path: Path, pristine: Path, every_file: bool = False,
                  python: str = sys.executable, verified: Path | None = None, tier: bool = True,
-                 budget: float | None = None) -> str:
+                 budget: float | None = None, jobs: int = 1) -> str:
     """The command cosmic-ray runs for each mutant (mutation.mutant_tests)."""
     return " ".join([python, "-m", "mutation.mutant_tests", "--map", str(map_path), "--module", module,
                      "--pristine", str(pristine), *(["--all"] if every_file else []),
                      *(["--verified", str(verified)] if verified else []), *([] if tier else ["--no-tier"]),
-                     *(["--budget", f"{budget:g}"] if budget is not None else [])])
+                     *(["--budget", f"{budget:g}"] if budget is not None else []),
+                     *(["--jobs", str(jobs)] if jobs > 1 else [])])
 
 
 def _config(module: str, command: str, timeout: float) -> str:
@@ -279,7 +280,8 @@ def select_mutants(db: Path, choose: Selection) -> int:
 
 def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, root: Path = ROOT,
                every_file: bool = False, partial: dict | None = None, use_server: bool = True,
-               tier: bool = True, choose: Selection | None = None, budget: float | None = None) -> ModuleRun:
+               tier: bool = True, choose: Selection | None = None, budget: float | None = None,
+               jobs: int = 1) -> ModuleRun:
     """Run (or resume) the mutation session of `module` of the checkout at `root` in `work`, each mutant tested by
     the files of `cmap` that execute its statement; the mutants with their outcomes. The session keeps its own copy
     of the map and of the module's unmutated source, so measuring a new map meanwhile does not change it. A fresh
@@ -291,7 +293,8 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     runs only the mutants it picks (`select_mutants`; a sample, the mutants of a change), the others reported
     "unselected". With `budget`, each mutant's covering tests get at most that many seconds after the tier; a mutant
     past it is "unfinished" (mutation.mutant_tests.BUDGET_MARK), and a later run with a larger budget or none runs
-    it again (`forget_unfinished`)."""
+    it again (`forget_unfinished`). With `jobs` above 1 (and the server), each mutant's covering tests are split
+    over that many children side by side (mutation.mutant_tests.through_server_parts)."""
     tree, db, pristine, map_path = (work / "tree", work / "session.sqlite", work / "pristine.py",
                                     work / "coverage-map.json")
     fresh = not (resume and db.exists() and tree.exists() and pristine.exists() and map_path.exists())
@@ -316,7 +319,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     timeout = max(60.0, 3.0 * tests_seconds + 30.0)
     command = test_command(module, map_path.resolve(), pristine.resolve(), every_file,
                            verified=(work / "server-verified.json").resolve() if use_server else None, tier=tier,
-                           budget=budget)
+                           budget=budget, jobs=jobs)
     (tree / "mutation.toml").write_text(_config(module, command, timeout), encoding="utf-8")
     carried_file = work / "carried.json"
     if fresh:

@@ -10,13 +10,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from mutation.fork_server import ServerError, preload, run_tests
-from mutation.mutant_tests import through_server
+from mutation.mutant_tests import Overrun, split_tests, through_server, through_server_parts
 from mutation.session import CLIENT, ForkServer
 from properties.mutation_toys import TOY, toy_server
 
@@ -26,13 +27,18 @@ FRESH_ONLY = "import sys\n\n\ndef test_fresh():\n    assert 'mutation.modules' n
 SLOW = ("import os\nimport time\nfrom pathlib import Path\n\n\ndef test_slow():\n"
         "    Path('slow.pid').write_text(str(os.getpid()))\n    time.sleep(600)\n")
 QUICK = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist"]
+MEET = ("import time\nfrom pathlib import Path\n\n\ndef test_meet():\n    Path('{me}.flag').write_text('1')\n"
+        "    for _ in range(300):\n        if Path('{other}.flag').exists():\n            return\n"
+        "        time.sleep(0.1)\n    raise AssertionError('the other request never ran beside this one')\n")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     """A test server in a toy checkout (no frozen tokenizers to load), stopped after the module's tests."""
-    yield from toy_server(tmp_path_factory.mktemp("server"), {"test_pass.py": PASSING, "test_fail.py": FAILING,
-                                                              "test_fresh.py": FRESH_ONLY, "test_slow.py": SLOW})
+    yield from toy_server(tmp_path_factory.mktemp("server"), {
+        "test_pass.py": PASSING, "test_also.py": PASSING, "test_fail.py": FAILING, "test_fresh.py": FRESH_ONLY,
+        "test_slow.py": SLOW,
+        "test_meet_a.py": MEET.format(me="a", other="b"), "test_meet_b.py": MEET.format(me="b", other="a")})
 
 
 def _client(srv: ForkServer, *args: str) -> subprocess.CompletedProcess:
@@ -107,6 +113,63 @@ def test_a_kill_counts_once_its_test_passes_unmutated(server: ForkServer, tmp_pa
         assert through_server(tmp_path / "none.sock", args, module, pristine, verified, 60.0) is None
     finally:
         module.write_text(TOY, encoding="utf-8")
+
+
+def test_requests_run_side_by_side(server: ForkServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each connection is served by a process of its own: two requests run at once (each test waits for the
+    other's flag, which a server serving one request at a time never lets it see)."""
+    monkeypatch.chdir(server.tree)
+    for flag in ("a.flag", "b.flag"):
+        Path(flag).unlink(missing_ok=True)
+    statuses: dict[str, int | None] = {}
+    threads = [threading.Thread(target=lambda n=n: statuses.__setitem__(
+        n, run_tests(server.path, [*QUICK, f"test_meet_{n}.py"], server.tree, 120.0))) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses == {"a": 0, "b": 0}
+
+
+def _gone(pid: int) -> bool:
+    for _ in range(300):  # at most 30 s
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_mutants_tests_split_in_parts_stop_at_the_first_failure(server: ForkServer, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Split over two children, a mutant's tests are judged as in one: every part passing is a survivor (0); a part
+    failing kills the mutant once its test passes unmutated (1), and the other part, still running, is stopped."""
+    monkeypatch.chdir(server.tree)
+    module, pristine = Path("toy/below.py"), tmp_path / "pristine.py"
+    pristine.write_text(TOY, encoding="utf-8")
+    verified = tmp_path / "verified.json"
+    assert through_server_parts(server.path, [["test_pass.py"], ["test_also.py"]], module, pristine, verified,
+                                60.0) == 0
+    module.write_text(TOY.replace("x < 3", "x > 3"), encoding="utf-8")  # the mutant
+    pid_file = server.tree / "slow.pid"
+    pid_file.unlink(missing_ok=True)
+    try:
+        # past 60 s the slow part would end as a budget's overrun (0): the failing part must stop it first
+        assert through_server_parts(server.path, [["test_slow.py"], ["test_pass.py"]], module, pristine, verified,
+                                    60.0, over=Overrun("unfinished", 0)) == 1
+        assert json.loads(verified.read_text(encoding="utf-8"))["pass"] == ["test_pass.py::test_below"]
+    finally:
+        module.write_text(TOY, encoding="utf-8")
+    assert _gone(int(pid_file.read_text(encoding="utf-8"))), "the slow part was not stopped"
+
+
+def test_tests_split_into_parts_of_about_equal_time() -> None:
+    """The longest first, each to the part with the least time so far; each part fastest first; no empty part."""
+    seconds = {"a": 9.0, "b": 5.0, "c": 4.0, "d": 1.0}.__getitem__
+    assert split_tests(["a", "b", "c", "d"], seconds, 2) == [["d", "a"], ["c", "b"]]
+    assert split_tests(["a", "b"], seconds, 4) == [["a"], ["b"]]
+    assert split_tests(["a"], seconds, 1) == [["a"]]
 
 
 def test_no_server_is_an_error_the_client_reports(tmp_path: Path) -> None:
