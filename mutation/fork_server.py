@@ -13,6 +13,8 @@ with one JSON line (`{"args": [...], "cwd": "...", "env": {...}, "call": null}`:
 `call` a module whose `main(args)` runs instead; `env` added to the child's environment); the server forks,
 answers `{"pid": N}`, and when the child ends, `{"status": S}`. A client that goes away (cosmic-ray's timeout) gets
 its child killed; a client that runs out of time kills the child's process group itself (mutation.mutant_tests).
+Each connection is served by a process of its own (forked from the server, which goes on accepting), so requests
+run side by side: a mutant's covering tests split over the cores (mutation.mutant_tests.through_server_parts).
 """
 
 from __future__ import annotations
