@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 
 from coverage import CoverageData
@@ -476,21 +477,29 @@ def signature_body_lines(source: str, line_numbers: Iterable[int]) -> set[int]:
     return set().union(*(signatures[n] for n in wanted))
 
 
+@lru_cache(maxsize=512)
+def _statement_spans(source: str) -> tuple[tuple[int, int, frozenset[int]], ...]:
+    """Each statement of `source`: (first line with decorators, last line, the lines coverage records it under),
+    parsed once per text (mutation.observers asks for many lines of one file)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt):
+            decorators = [d.lineno for d in getattr(node, "decorator_list", [])]
+            out.append((min([node.lineno, *decorators]), node.end_lineno or node.lineno,
+                        frozenset({node.lineno, *decorators})))
+    return tuple(out)
+
+
 def statement_lines(source: str, line_numbers: Iterable[int]) -> set[int]:
     """The lines under which coverage records the statements that contain `line_numbers`: for each line, the
     innermost statement spanning it (decorators included) gives its first line, its decorators' lines and the line
     itself. A line outside every statement gives itself."""
-    tree = ast.parse(source)
-    spans: list[tuple[int, int, ast.stmt]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
-            decorators = [d.lineno for d in getattr(node, "decorator_list", [])]
-            spans.append((min([node.lineno, *decorators]), node.end_lineno or node.lineno, node))
+    spans = _statement_spans(source)
     out: set[int] = set()
     for n in line_numbers:
         out.add(n)
         containing = [s for s in spans if s[0] <= n <= s[1]]
         if containing:
-            start, end, node = min(containing, key=lambda s: s[1] - s[0])
-            out.update({start, node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))})
+            start, _, recorded = min(containing, key=lambda s: s[1] - s[0])
+            out.update({start, *recorded})
     return out

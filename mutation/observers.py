@@ -59,27 +59,6 @@ def _parse(source: str) -> ast.Module:
     return ast.parse(source)
 
 
-@lru_cache(maxsize=512)
-def _spans(source: str) -> tuple[tuple[int, int, frozenset[int]], ...]:
-    """Each statement's (first line with decorators, last line, the lines coverage records it under)."""
-    out = []
-    for node in ast.walk(_parse(source)):
-        if isinstance(node, ast.stmt):
-            decorators = [d.lineno for d in getattr(node, "decorator_list", [])]
-            out.append((min([node.lineno, *decorators]), node.end_lineno or node.lineno,
-                        frozenset({node.lineno, *decorators})))
-    return tuple(out)
-
-
-def _statement_lines(source: str, line: int) -> set[int]:
-    """mutation.coverage_map.statement_lines of one line, from the statements parsed once per text."""
-    containing = [s for s in _spans(source) if s[0] <= line <= s[1]]
-    if not containing:
-        return {line}
-    start, _, recorded = min(containing, key=lambda s: s[1] - s[0])
-    return {line, start, *recorded}
-
-
 @dataclass(frozen=True)
 class Binding:
     """A statement run at import whose effect is its names (`names`); `classes`: the class bodies it lies in,
@@ -428,7 +407,7 @@ def _executing(cmap: CoverageMap, root: Path, path: str, lines: set[int], readin
     readers."""
     source, per_line = sources[path], cmap.lines.get(path, {})
     for line in sorted(lines):
-        tests = {cmap.tests[i][0] for n in _statement_lines(source, line) for i in per_line.get(n, ())}
+        tests = {cmap.tests[i][0] for n in statement_lines(source, {line}) for i in per_line.get(n, ())}
         found.update(t for t in tests if "::" in t)
         memo = memo_binding(source, line)
         if memo is not None and tests:  # a memo's body runs for a file's first caller only: its callers read it

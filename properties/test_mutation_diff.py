@@ -240,6 +240,9 @@ def test_nothing_to_mutate_a_missing_map_and_a_bad_base(tmp_path: Path, capsys) 
     with pytest.raises(SystemExit) as stop:
         mutation_main(["diff", "--per-line", "0", "--work", str(work)])
     assert stop.value.code == 2
+    with pytest.raises(SystemExit) as stop:
+        mutation_main(["diff", "--jobs", "0", "--work", str(work)])
+    assert stop.value.code == 2
 
 
 SLOW_SECONDS, BUDGET_SECONDS = 0.25, 0.1  # the toy's covering test outlasts the budget (its clock starts first)
