@@ -13,13 +13,13 @@ of a function's signature (a default value) runs the tests executing the functio
 at once (the mutant survives; no test could see it); likewise a mutant that only changes annotations of a module
 with `from __future__ import annotations` (never evaluated, so no test can observe it), or only the size of an
 `lru_cache` or removes a memo whose cache methods nothing calls (equivalent while the memoized function is pure;
-memo_only). Before its tests, a mutant of spec/ or
-delta/ meets the kill tier through the test server (`kill_tier`: mutation.kill_tier's checks, then its quick tests
-under a small Hypothesis budget); a mutant the tier lets through runs its tests as without it (`--no-tier`: no
-tier). `--all` runs every file that
+memo_only). With `--tier`, a mutant of spec/
+or delta/ first meets the kill tier through the test server (`kill_tier`: mutation.kill_tier's checks, then its quick
+tests under a small Hypothesis budget); a mutant the tier lets through runs its tests as without it. `--all` runs
+every file that
 executes any statement of the module, whole (the confirmation of a survivor). The tests may take three times
 their measured time plus 30 s (`mutant_time_limit`); past it they are stopped and the mutant counts as a timeout.
-With `--budget S` (a sample's first pass) the covering tests get at most S seconds after the tier when their own
+With `--budget S` (a sample's first pass) the covering tests get at most S seconds (after any tier) when their own
 limit is longer: past it they are stopped, BUDGET_MARK is printed and the mutant is unfinished, neither killed nor
 survived (mutation.session reads it so, and runs it again in a pass with a larger budget or none).
 """
@@ -284,8 +284,8 @@ def _judge(argv: list[str] | None) -> int:
     p.add_argument("--all", action="store_true", help="every file that executes the module")
     p.add_argument("--verified", type=Path, default=None,
                    help="with the test server: the file of tests known to pass (or fail) on the unmutated module")
-    p.add_argument("--no-tier", action="store_true",
-                   help="no kill tier: the covering tests alone (the profile's runs before the tier)")
+    p.add_argument("--tier", action="store_true",
+                   help="the kill tier first, then the covering tests (default: the covering tests alone)")
     p.add_argument("--budget", type=float, default=None,
                    help="seconds the covering tests may take after the tier before the mutant is left unfinished")
     p.add_argument("--jobs", type=int, default=1,
@@ -305,7 +305,7 @@ def _judge(argv: list[str] | None) -> int:
         return 0
     cmap = load_map(args.map)
     server = os.environ.get(SERVER_VARIABLE)
-    if not args.no_tier and args.module.split("/")[0] in MUTATED_PACKAGES:  # what the tier's checks exercise
+    if args.tier and args.module.split("/")[0] in MUTATED_PACKAGES:  # what the tier's checks exercise
         status = kill_tier(Path(server) if server else None, Path(args.module), args.pristine, args.verified,
                            quick := [t for t in tests if cmap.seconds([t]) <= QUICK_TEST_SECONDS],
                            mutant_time_limit(cmap.seconds(quick)))

@@ -79,7 +79,7 @@ class ModuleRun:
     every_file: bool = False  # each mutant ran every file of `tests`, not only those executing its statement
     carried: list[str] = field(default_factory=list)  # per mutant carried from an earlier session, its commit
     runner: str = "a process per mutant"  # or "fork server" (mutation.fork_server), when its baseline passed
-    tier: bool = True  # each mutant met the kill tier before its covering tests (mutation.kill_tier)
+    tier: bool = False  # each mutant met the kill tier before its covering tests (mutation.kill_tier)
 
     def count(self, outcome: str) -> int:
         return sum(m.outcome == outcome for m in self.mutants)
@@ -110,12 +110,12 @@ class ModuleRun:
 
 
 def test_command(module: str, map_path: Path, pristine: Path, every_file: bool = False,
-                 python: str = sys.executable, verified: Path | None = None, tier: bool = True,
+                 python: str = sys.executable, verified: Path | None = None, tier: bool = False,
                  budget: float | None = None, jobs: int = 1) -> str:
     """The command cosmic-ray runs for each mutant (mutation.mutant_tests)."""
     return " ".join([python, "-m", "mutation.mutant_tests", "--map", str(map_path), "--module", module,
                      "--pristine", str(pristine), *(["--all"] if every_file else []),
-                     *(["--verified", str(verified)] if verified else []), *([] if tier else ["--no-tier"]),
+                     *(["--verified", str(verified)] if verified else []), *(["--tier"] if tier else []),
                      *(["--budget", f"{budget:g}"] if budget is not None else []),
                      *(["--jobs", str(jobs)] if jobs > 1 else [])])
 
@@ -280,7 +280,7 @@ def select_mutants(db: Path, choose: Selection) -> int:
 
 def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, root: Path = ROOT,
                every_file: bool = False, partial: dict | None = None, use_server: bool = True,
-               tier: bool = True, choose: Selection | None = None, budget: float | None = None,
+               tier: bool = False, choose: Selection | None = None, budget: float | None = None,
                jobs: int = 1) -> ModuleRun:
     """Run (or resume) the mutation session of `module` of the checkout at `root` in `work`, each mutant tested by
     the files of `cmap` that execute its statement; the mutants with their outcomes. The session keeps its own copy
