@@ -4,8 +4,9 @@
 
 Run in the session's copy, where cosmic-ray has just written the mutant into the module: the lines that differ from
 the pristine source give the mutated statements (mutation.coverage_map.statement_lines), the coverage map gives the
-tests executing them (by name, every parameter set; or whole files), and pytest runs them fastest first, stopping at
-the first failure (its exit status is the verdict: nonzero kills the mutant). Two kinds of statement select more or
+tests executing them (by name, every parameter set; or whole files), and pytest runs them fastest first, the
+session's killers ahead (killers_first), stopping at the first failure (its exit status is the verdict: nonzero kills
+the mutant). Two kinds of statement select more or
 other tests: one inside a memoized function (functools' cache, lru_cache) runs the files of every test charged with
 the function, whole, as its body runs once per process and the map charges only each file's first caller; a change
 of a function's signature (a default value) runs the tests executing the function's body, as only a call shows it
@@ -311,6 +312,8 @@ def _judge(argv: list[str] | None) -> int:
                            mutant_time_limit(cmap.seconds(quick)))
         if status is not None:
             return status
+    killers = _known(args.verified)["killers"] if args.verified else []
+    tests = killers_first(tests, killers)
     argfile = Path(".mutant-tests")  # pytest reads its arguments from `@file`, one per line
     argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
     limit = mutant_time_limit(cmap.seconds(tests))
@@ -320,7 +323,8 @@ def _judge(argv: list[str] | None) -> int:
     pytest_args = [*PYTEST_ARGS, "-x", f"@{argfile}"]
     if server and args.verified:
         if args.jobs > 1 and len(tests) > 1:
-            parts = split_tests(tests, lambda t: cmap.seconds([t]), args.jobs)
+            parts = [killers_first(part, killers) for part in split_tests(tests, lambda t: cmap.seconds([t]),
+                                                                          args.jobs)]
             status = through_server_parts(Path(server), parts, Path(args.module), args.pristine, args.verified,
                                           limit, over=over)
         else:
@@ -399,12 +403,37 @@ def _tier_baseline(server: Path, module: Path, pristine: Path, tier_module: str)
 
 def _known(path: Path) -> dict:
     """The verified file: the tests known to pass or fail on the unmutated module ("pass", "fail"; under the tier's
-    Hypothesis budget named with its prefix) and the kill tier's baseline ("tier")."""
+    Hypothesis budget named with its prefix), the kill tier's baseline ("tier") and the session's killers, the
+    tests whose failure killed a mutant, the latest last ("killers")."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return {"pass": list(data["pass"]), "fail": list(data["fail"]), "tier": dict(data.get("tier") or {})}
+        return {"pass": list(data["pass"]), "fail": list(data["fail"]), "tier": dict(data.get("tier") or {}),
+                "killers": list(data.get("killers") or [])}
     except (OSError, ValueError, KeyError, TypeError):
-        return {"pass": [], "fail": [], "tier": {}}
+        return {"pass": [], "fail": [], "tier": {}, "killers": []}
+
+
+def note_killers(verified: Path, failed: list[str]) -> None:
+    """Keep the tests whose failure killed this mutant as the session's latest killers (killers_first)."""
+    known = _known(verified)
+    named = [t.split("[", 1)[0] for t in failed]  # named as the map names tests: without their parameters
+    known["killers"] = [k for k in known["killers"] if k not in named] + list(dict.fromkeys(named))
+    verified.write_text(json.dumps(known), encoding="utf-8")
+
+
+def killers_first(tests: list[str], killers: list[str]) -> list[str]:
+    """The same tests, those that killed an earlier mutant of the session first (the latest killer first; a whole
+    file holding one after the killers themselves), the rest in their order. Kill history, as PIT orders a
+    mutant's tests: a mutant is often killed by the test that killed its neighbour. The verdict does not depend on
+    the order (the run stops at the first failure, and any failure kills; a run that passes runs every test), only
+    how soon a kill comes, and so whether it comes within a budget."""
+    rank: dict[str, int] = {}
+    for i, name in enumerate(reversed(killers)):
+        rank.setdefault(name, i)
+    for i, name in enumerate(reversed(killers)):
+        rank.setdefault(name.split("::")[0], len(killers) + i)
+    last = 2 * len(killers)
+    return [tests[i] for i in sorted(range(len(tests)), key=lambda i: (rank.get(tests[i], last), i))]
 
 
 def through_server(server: Path, pytest_args: list[str], module: Path, pristine: Path, verified: Path,
@@ -430,7 +459,10 @@ def through_server(server: Path, pytest_args: list[str], module: Path, pristine:
         if status in (0, 5):
             return status
         failed = sorted(set(failures.read_text(encoding="utf-8").split())) if failures.exists() else []
-        return status if _failures_hold(server, failed, module, pristine, verified, limit, profile) else None
+        if not _failures_hold(server, failed, module, pristine, verified, limit, profile):
+            return None
+        note_killers(verified, failed)
+        return status
     except ServerError as exc:
         print(f"mutation.mutant_tests: {exc}; running the tests in a process of their own", flush=True)
         return None
@@ -523,7 +555,10 @@ def through_server_parts(server: Path, parts: list[list[str]], module: Path, pri
     failed = sorted({t for k in failing if Path(f".mutant-failures-{k}").exists()
                      for t in Path(f".mutant-failures-{k}").read_text(encoding="utf-8").split()})
     try:
-        return 1 if _failures_hold(server, failed, module, pristine, verified, limit) else None
+        if not _failures_hold(server, failed, module, pristine, verified, limit):
+            return None
+        note_killers(verified, failed)
+        return 1
     except ServerError as exc:
         print(f"mutation.mutant_tests: {exc}; running the tests in a process of their own", flush=True)
         return None

@@ -16,10 +16,20 @@ from pathlib import Path
 
 import pytest
 
-from mutation.fork_server import ServerError, preload, run_tests
-from mutation.mutant_tests import Overrun, split_tests, through_server, through_server_parts
+from mutation.coverage_map import CoverageMap, save_map
+from mutation.fork_server import SERVER_VARIABLE, ServerError, preload, run_tests
+from mutation.mutant_tests import (
+    Overrun,
+    killers_first,
+    note_killers,
+    split_tests,
+    through_server,
+    through_server_parts,
+)
 from mutation.session import CLIENT, ForkServer
 from properties.mutation_toys import TOY, toy_server
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PASSING = "from toy.below import below\n\n\ndef test_below():\n    assert below(2) and not below(5)\n"
 FAILING = "from toy.below import below\n\n\ndef test_below():\n    assert below(5)\n"
@@ -100,6 +110,7 @@ def test_a_kill_counts_once_its_test_passes_unmutated(server: ForkServer, tmp_pa
         assert module.read_text(encoding="utf-8") != TOY  # the mutant is back in place after the check
         known = json.loads(verified.read_text(encoding="utf-8"))
         assert (known["pass"], known["fail"]) == (["test_pass.py::test_below"], [])
+        assert known["killers"] == ["test_pass.py::test_below"]  # the next mutant of the session runs it first
         assert through_server(server.path, args, module, pristine, verified, 60.0) == 1
         fresh = subprocess.run([sys.executable, "-m", "pytest", *QUICK, "test_fresh.py"], capture_output=True,
                                text=True)
@@ -110,6 +121,8 @@ def test_a_kill_counts_once_its_test_passes_unmutated(server: ForkServer, tmp_pa
         module.write_text("def below(x):\n    return x <\n", encoding="utf-8")
         assert through_server(server.path, args, module, pristine, verified, 60.0) == 2
         assert "test_pass.py" in json.loads(verified.read_text(encoding="utf-8"))["pass"]
+        assert json.loads(verified.read_text(encoding="utf-8"))["killers"] == ["test_pass.py::test_below",
+                                                                              "test_pass.py"]
         assert through_server(tmp_path / "none.sock", args, module, pristine, verified, 60.0) is None
     finally:
         module.write_text(TOY, encoding="utf-8")
@@ -159,6 +172,7 @@ def test_a_mutants_tests_split_in_parts_stop_at_the_first_failure(server: ForkSe
         assert through_server_parts(server.path, [["test_slow.py"], ["test_pass.py"]], module, pristine, verified,
                                     60.0, over=Overrun("unfinished", 0)) == 1
         assert json.loads(verified.read_text(encoding="utf-8"))["pass"] == ["test_pass.py::test_below"]
+        assert json.loads(verified.read_text(encoding="utf-8"))["killers"] == ["test_pass.py::test_below"]
     finally:
         module.write_text(TOY, encoding="utf-8")
     assert _gone(int(pid_file.read_text(encoding="utf-8"))), "the slow part was not stopped"
@@ -170,6 +184,45 @@ def test_tests_split_into_parts_of_about_equal_time() -> None:
     assert split_tests(["a", "b", "c", "d"], seconds, 2) == [["d", "a"], ["c", "b"]]
     assert split_tests(["a", "b"], seconds, 4) == [["a"], ["b"]]
     assert split_tests(["a"], seconds, 1) == [["a"]]
+
+
+def test_the_latest_killers_run_first(tmp_path: Path) -> None:
+    """A session's killers, named without parameters and the latest last, lead each later mutant's tests: the latest
+    killer first, then a whole file holding one, then the rest in their order (fastest first); the same tests."""
+    verified = tmp_path / "verified.json"
+    note_killers(verified, ["a.py::t[1]", "a.py::t[2]"])
+    note_killers(verified, ["b.py::u"])
+    note_killers(verified, ["a.py::t[3]"])
+    killers = json.loads(verified.read_text(encoding="utf-8"))["killers"]
+    assert killers == ["b.py::u", "a.py::t"]
+    tests = ["c.py::v", "b.py::u", "d.py", "a.py::t", "e.py::w"]
+    assert killers_first(tests, killers) == ["a.py::t", "b.py::u", "c.py::v", "d.py", "e.py::w"]
+    assert killers_first(tests, ["d.py::gone"]) == ["d.py", "c.py::v", "b.py::u", "a.py::t", "e.py::w"]
+    assert killers_first(tests, []) == tests == killers_first(tests, ["x.py::elsewhere"])
+
+
+def test_a_mutants_tests_list_the_sessions_killers_first(tmp_path: Path) -> None:
+    """The command a mutant runs lists its tests (`.mutant-tests`) fastest first, the session's killers ahead."""
+    (tmp_path / "m.py").write_text(TOY, encoding="utf-8")
+    (tmp_path / "pristine.py").write_text(TOY, encoding="utf-8")
+    for name in ("a", "b"):
+        (tmp_path / f"test_{name}.py").write_text(f"import m\n\n\ndef test_{name}():\n    assert m.below(2)\n",
+                                                  encoding="utf-8")
+    save_map(CoverageMap("d", "c", [("test_a.py::test_a", 1.0), ("test_b.py::test_b", 5.0)], {"m.py": {2: [0, 1]}}),
+             tmp_path / "map.json")
+    (tmp_path / "m.py").write_text(TOY.replace("x < 3", "x <= 3"), encoding="utf-8")
+    command = [sys.executable, "-m", "mutation.mutant_tests", "--map", str(tmp_path / "map.json"), "--module", "m.py",
+               "--pristine", str(tmp_path / "pristine.py")]
+    env = {k: v for k, v in os.environ.items() if k != SERVER_VARIABLE}
+    listed = []
+    for killers in ([], ["test_b.py::test_b"]):
+        verified = tmp_path / "verified.json"
+        verified.write_text(json.dumps({"pass": killers, "fail": [], "killers": killers}), encoding="utf-8")
+        done = subprocess.run([*command, "--verified", str(verified)], cwd=tmp_path, capture_output=True, text=True,
+                              env=dict(env, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)])))
+        assert done.returncode == 0, done.stdout + done.stderr  # the mutant survives both tests
+        listed.append((tmp_path / ".mutant-tests").read_text(encoding="utf-8").split())
+    assert listed == [["test_a.py::test_a", "test_b.py::test_b"], ["test_b.py::test_b", "test_a.py::test_a"]]
 
 
 def test_no_server_is_an_error_the_client_reports(tmp_path: Path) -> None:
