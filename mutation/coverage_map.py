@@ -309,12 +309,15 @@ def _reusable(work: Path, root: Path, files: list[str], sources: tuple[str, ...]
     under a harness that still holds (harness_holds) and the same sources, with the file itself and every module of
     `sources` it executed unchanged. Its run is then the same run: what it executes is the same code, and the
     modules it did not execute were neither imported nor run by it. (A progress file without per-file harness
-    hashes, from an older version, holds only under the same harness digest.)"""
+    hashes, from an older version, holds only under the same harness digest.) Nothing holds when the work folder
+    was measured at another path (copied from another checkout or a cache): coverage's data name the files it
+    measured by absolute path, so the data of a moved folder would name no file of this tree."""
     try:
         data = json.loads((work / PROGRESS_FILE).read_text(encoding="utf-8"))
         then = data.get("harness_files")
         same = harness_holds(dict(then), harness) if then is not None else data["harness"] == harness_digest(harness)
-        if not same or data["sources"] != list(sources):
+        here = str((work / "tree").resolve())  # a progress file older than this check was measured in place
+        if not same or data["sources"] != list(sources) or data.get("tree", here) != here:
             return {}
         entries = dict(data["files"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError):
@@ -334,7 +337,8 @@ def _reusable(work: Path, root: Path, files: list[str], sources: tuple[str, ...]
 def _save_progress(work: Path, sources: tuple[str, ...], harness: dict[str, str], entries: dict[str, dict]) -> None:
     tmp = work / (PROGRESS_FILE + ".tmp")
     tmp.write_text(json.dumps({"harness": harness_digest(harness), "harness_files": harness,
-                               "sources": list(sources), "files": entries}, sort_keys=True), encoding="utf-8")
+                               "sources": list(sources), "tree": str((work / "tree").resolve()), "files": entries},
+                              sort_keys=True), encoding="utf-8")
     tmp.replace(work / PROGRESS_FILE)
 
 

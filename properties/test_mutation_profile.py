@@ -266,7 +266,8 @@ def test_the_map_measures_again_only_what_changed(tmp_path: Path, monkeypatch: p
     map; an edited test file is measured again alone; a new module no test executes, a new harness file (nothing
     imports it yet), a change of a measured module no file executes, or a change of the mutation tool, changes
     nothing; a module the files execute, a changed
-    harness file, a new conftest.py, or a changed measuring plugin measures them all again."""
+    harness file, a new conftest.py, a changed measuring plugin, or a work folder copied to another path (its data
+    name files by absolute path) measures them all again."""
     root = _toy_checkout(tmp_path)
     whole = _toy_map(tmp_path, root)
     progress = tmp_path / "map" / coverage_map.PROGRESS_FILE
@@ -310,6 +311,11 @@ def test_the_map_measures_again_only_what_changed(tmp_path: Path, monkeypatch: p
     assert remeasured(lambda: (root / "mutation" / "session.py").write_text("S = 1\n")) == []  # the tool
     assert remeasured(lambda: (root / "mutation" / "pytest_contexts.py").write_text("P = 1\n")) == []
     assert remeasured(lambda: (root / "mutation" / "pytest_contexts.py").write_text("P = 2\n")) == sorted(TOY_TESTS)
+    shutil.copytree(tmp_path / "map", tmp_path / "moved")
+    measured.clear()
+    moved = build_map(root, tmp_path / "moved", tests=TOY_TESTS, sources=("toy",))
+    assert sorted(measured) == sorted(TOY_TESTS)
+    assert moved.lines == _toy_map(tmp_path, root).lines and moved.lines["toy/below.py"]
 
 
 SLOW_TEST = ("import os\nimport time\nfrom pathlib import Path\n\n\ndef test_slow():\n"
