@@ -60,7 +60,7 @@ def map_for_change(root: Path, work: Path, map_path: Path, tests: list[str], mod
 
 
 def run_change(root: Path, base: str | None, work: Path, map_path: Path, modules: list[str], tests: list[str],
-               per_line: int = 2, tier: bool = False, use_server: bool = True, budget: float | None = None,
+               per_line: int = 2, tier: str = "auto", use_server: bool = True, budget: float | None = None,
                jobs: int = 1, out: Callable[[str], None] = print, say: Callable[[str], None] = _say) -> int:
     """Run the mutants of the lines of `modules` changed since `base` (default: mutation.change.default_base), at
     most `per_line` per line, arid lines skipped, each session fresh in `work/diff/<module>`; print each survivor

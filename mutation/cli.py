@@ -60,6 +60,7 @@ from mutation.change_run import run_change, slug
 from mutation.confirm import CONFIRM_LIMIT_SECONDS, confirm_killed, exit_status
 from mutation.coverage_map import TEST_GLOB, CoverageMap, MapError, build_map, load_map, save_map
 from mutation.modules import ROOT, mutated_modules, observed_folders
+from mutation.mutant_tests import TIER_MODES
 from mutation.results import (
     RESULTS_FILE,
     read_results,
@@ -77,8 +78,8 @@ from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
 WORK = ROOT / "out" / "mutation"
 WORK_HELP = "folder of the local sessions' working files (default out/mutation)"
 RESULTS_HELP = "the results file the score is read from and written to (default mutation/results.json)"
-TIER_HELP = ("run the kill tier (mutation.kill_tier) before each mutant's covering tests; off by default: on the same "
-             "draws it gave the same outcomes at 0.4 times the rate, the covering tests being run fastest first")
+TIER_HELP = ("the kill tier (mutation.kill_tier) before each mutant's covering tests: on, off, or auto (the default), "
+             "only when the covering tests are not all quick and take longer than the tier's checks")
 MAP_FILE = "coverage-map.json"  # in the work folder, with its measuring copy in `<work>/_map`
 
 
@@ -99,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--fresh", action="store_true", help="start the sessions over instead of resuming")
     run.add_argument("--no-server", action="store_true",
                      help="run each mutant's tests in a process of their own, not forked from the test server")
-    run.add_argument("--tier", action="store_true", help=TIER_HELP)
+    run.add_argument("--tier", choices=TIER_MODES, default="auto", help=TIER_HELP)
     run.add_argument("--every-file", action="store_true",
                      help="each mutant runs every test file executing the module, not only its statement's")
     run.add_argument("--jobs", type=int, default=2,
@@ -115,9 +116,9 @@ def _parser() -> argparse.ArgumentParser:
     draw.add_argument("--fresh", action="store_true", help="draw and judge again instead of resuming")
     draw.add_argument("--no-server", action="store_true",
                       help="run each mutant's tests in a process of their own (no kill tier then)")
-    draw.add_argument("--tier", action="store_true", help=TIER_HELP)
+    draw.add_argument("--tier", choices=TIER_MODES, default="auto", help=TIER_HELP)
     draw.add_argument("--budget", type=float, default=None,
-                      help="seconds each mutant's covering tests may take (after the kill tier with --tier); a mutant "
+                      help="seconds each mutant's covering tests may take (after the kill tier, if it runs); a mutant "
                       "past it is unfinished, counted as not killed (the score a lower bound) and judged by a later "
                       "run with a larger budget or none (default: no budget, every mutant judged whole)")
     draw.add_argument("--shard", default="1/1",
@@ -147,9 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     change.add_argument("--per-line", type=_at_least_one, default=2,
                         help="at most this many mutants per changed line, distinct kinds of operator first "
                              "(default %(default)s)")
-    change.add_argument("--tier", action="store_true", help=TIER_HELP)
+    change.add_argument("--tier", choices=TIER_MODES, default="auto", help=TIER_HELP)
     change.add_argument("--budget", type=_positive_seconds, default=None,
-                        help="seconds each mutant's covering tests get (after the kill tier with --tier); a mutant "
+                        help="seconds each mutant's covering tests get (after the kill tier, if it runs); a mutant "
                              "past them is listed as unfinished (exit 1), not judged (default: no budget)")
     change.add_argument("--no-server", action="store_true",
                         help="run each mutant's tests in a process of their own, not forked from the test server")

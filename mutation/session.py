@@ -79,7 +79,7 @@ class ModuleRun:
     every_file: bool = False  # each mutant ran every file of `tests`, not only those executing its statement
     carried: list[str] = field(default_factory=list)  # per mutant carried from an earlier session, its commit
     runner: str = "a process per mutant"  # or "fork server" (mutation.fork_server), when its baseline passed
-    tier: bool = False  # each mutant met the kill tier before its covering tests (mutation.kill_tier)
+    tier: str = "auto"  # when each mutant met the kill tier before its covering tests (mutation.kill_tier)
 
     def count(self, outcome: str) -> int:
         return sum(m.outcome == outcome for m in self.mutants)
@@ -102,7 +102,8 @@ class ModuleRun:
                            if k not in ("outcome", "by_tier") and (k != "equivalent" or v)
                            and (k != "observed_by" or v is not None)}
                           for m in self.mutants if m.outcome == "survived"],
-            "kill_tier": {"used": self.tier, "kills": sum(m.by_tier for m in self.mutants)},
+            "kill_tier": {"used": self.tier != "off", "mode": self.tier,
+                          "kills": sum(m.by_tier for m in self.mutants)},
             "carried": len(self.carried),  # judged in an earlier session (mutation.carry), by these commits' tests
             "carried_from": sorted(set(self.carried)),
             "runner": self.runner,
@@ -110,12 +111,12 @@ class ModuleRun:
 
 
 def test_command(module: str, map_path: Path, pristine: Path, every_file: bool = False,
-                 python: str = sys.executable, verified: Path | None = None, tier: bool = False,
+                 python: str = sys.executable, verified: Path | None = None, tier: str = "auto",
                  budget: float | None = None, jobs: int = 1) -> str:
     """The command cosmic-ray runs for each mutant (mutation.mutant_tests)."""
     return " ".join([python, "-m", "mutation.mutant_tests", "--map", str(map_path), "--module", module,
                      "--pristine", str(pristine), *(["--all"] if every_file else []),
-                     *(["--verified", str(verified)] if verified else []), *(["--tier"] if tier else []),
+                     *(["--verified", str(verified)] if verified else []), "--tier", tier,
                      *(["--budget", f"{budget:g}"] if budget is not None else []),
                      *(["--jobs", str(jobs)] if jobs > 1 else [])])
 
@@ -280,7 +281,7 @@ def select_mutants(db: Path, choose: Selection) -> int:
 
 def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, root: Path = ROOT,
                every_file: bool = False, partial: dict | None = None, use_server: bool = True,
-               tier: bool = False, choose: Selection | None = None, budget: float | None = None,
+               tier: str = "auto", choose: Selection | None = None, budget: float | None = None,
                jobs: int = 1) -> ModuleRun:
     """Run (or resume) the mutation session of `module` of the checkout at `root` in `work`, each mutant tested by
     the files of `cmap` that execute its statement; the mutants with their outcomes. The session keeps its own copy
@@ -288,7 +289,8 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     session starts from the finished mutants of `partial` (an interrupted session's checkpoint, mutation.carry)
     when the module's source is the same. With `use_server`, the mutants' tests run in children forked from a test
     server (mutation.fork_server), each test that kills a mutant checked to pass there on the unmutated module
-    (mutation.mutant_tests.through_server), after the kill tier (mutation.kill_tier) unless `tier` is off; else each
+    (mutation.mutant_tests.through_server), after the kill tier (mutation.kill_tier) as `tier` says (on, off, or auto:
+    mutation.mutant_tests.tier_worth); else each
     in a process of its own (no tier: its point is the server's loaded tokenizers). With `choose`, a fresh session
     runs only the mutants it picks (`select_mutants`; a sample, the mutants of a change), the others reported
     "unselected". With `budget`, each mutant's covering tests get at most that many seconds after the tier; a mutant
@@ -354,7 +356,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     carried = json.loads(carried_file.read_text(encoding="utf-8")) if carried_file.exists() else []
     return ModuleRun(module, tests, round(tests_seconds, 1), timeout, round(time.monotonic() - t0, 1), mutants,
                      commit, every_file, carried, "fork server" if server is not None else "a process per mutant",
-                     tier and server is not None)
+                     tier if server is not None else "off")
 
 
 class ForkServer:

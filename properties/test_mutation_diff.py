@@ -264,7 +264,7 @@ def test_a_budget_lists_the_mutants_whose_tests_outrun_it_as_unfinished(tmp_path
     (root / "toy" / "below.py").write_text(TOY.replace("x < 3", "x < 4"), encoding="utf-8")
     said: list[str] = []
     code = run_change(root, None, work, work / "coverage-map.json", modules=["toy/below.py"], tests=["test_toy.py"],
-                      tier=False, use_server=False, budget=BUDGET_SECONDS, out=said.append)
+                      tier="off", use_server=False, budget=BUDGET_SECONDS, out=said.append)
     text = "\n".join(said)
     report = json.loads((work / "diff" / "report.json").read_text(encoding="utf-8"))
     assert code == 1, text
@@ -290,7 +290,7 @@ def test_the_mutants_of_a_change_on_a_toy_checkout(tmp_path: Path) -> None:
     selection left out (every mutant of the module runs) fails."""
     root = _repo(tmp_path, {"toy/__init__.py": "", "toy/below.py": TOY, "test_toy.py": TOY_TEST})
     work = tmp_path / "work"
-    kwargs = {"modules": ["toy/below.py"], "tier": False, "use_server": False}
+    kwargs = {"modules": ["toy/below.py"], "tier": "off", "use_server": False}
     save_map(build_map(root, work / "_map", tests=["test_toy.py"], sources=("toy",)), work / "coverage-map.json")
     (root / "toy" / "below.py").write_text(TOY.replace("x < 3", "x < 4"), encoding="utf-8")
     said: list[str] = []

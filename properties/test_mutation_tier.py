@@ -2,8 +2,8 @@
 every split pattern and a normalizer; its checks find nothing on the unmutated code and find a broken session, a
 broken chunked encode and a raising one; through a test server, a tier kill counts only when the tier's checks find
 nothing on the unmutated module, a mutant they let through goes on (None), and a quick test's failure kills under
-the small Hypothesis budget once it passes unmutated. The tier is opt-in (`--tier`) on every command that judges
-mutants.
+the small Hypothesis budget once it passes unmutated. Every command that judges mutants takes a tier mode (auto, the
+default: only before slower tests; on; off).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mutation.cli import main as mutation_main
 from mutation.coverage_map import CoverageMap
 from mutation.fork_server import MEMORY_VARIABLE, run_tests
 from mutation.kill_tier import run_tier, tier_tokenizers
-from mutation.mutant_tests import TIER_KILL_MARK, kill_tier
+from mutation.mutant_tests import TIER_KILL_MARK, TIER_MODES, kill_tier, tier_worth
 from mutation.session import ForkServer
 from mutation.session import test_command as mutant_command
 from properties.mutation_toys import TOY, toy_server
@@ -150,12 +150,13 @@ def test_a_mutants_tests_cannot_take_the_machines_memory(server: ForkServer, mon
 @pytest.mark.parametrize("command", [["run", "--module", "spec/patterns.py"],
                                      ["sample", "--seed", "1", "--per-module", "1", "--module", "spec/patterns.py"],
                                      ["diff"]])
-def test_the_tier_is_opt_in(command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each command that judges mutants runs the kill tier only when asked (`--tier`), and passes the choice down to
-    the command each mutant runs: measured on the same draws, the tier gave the same outcomes at 0.4 times the rate."""
-    asked: list[bool] = []
+def test_each_command_passes_its_tier_mode_down(command: list[str], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each command that judges mutants runs the kill tier as `--tier` says (auto by default, on, off), and passes
+    the mode down to the command each mutant runs."""
+    asked: list[str] = []
 
-    def judged(*args, tier: bool, **kwargs):
+    def judged(*args, tier: str, **kwargs):
         asked.append(tier)
         raise KeyboardInterrupt  # the command stops here: nothing is judged or written
 
@@ -163,8 +164,24 @@ def test_the_tier_is_opt_in(command: list[str], tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr("mutation.cli.run_change", judged)
     monkeypatch.setattr("mutation.cli._current_map", lambda *a, **k: (CoverageMap("x", "x", []), tmp_path))
     where = ["--work", str(tmp_path)] + ([] if command == ["diff"] else ["--results", str(tmp_path / "r.json")])
-    for extra in ([], ["--tier"]):
+    for extra in ([], ["--tier", "on"], ["--tier", "off"]):
         assert mutation_main(command + where + extra) == 130
-    assert asked == [False, True]
-    assert "--tier" not in mutant_command("spec/cut.py", tmp_path / "map.json", tmp_path / "cut.py")
-    assert "--tier" in mutant_command("spec/cut.py", tmp_path / "map.json", tmp_path / "cut.py", tier=True)
+    assert asked == ["auto", "on", "off"]
+    for mode in TIER_MODES:
+        said = mutant_command("spec/cut.py", tmp_path / "map.json", tmp_path / "cut.py", tier=mode).split()
+        assert said[said.index("--tier") + 1] == mode
+
+
+def test_auto_runs_the_tier_only_before_slower_tests(tmp_path: Path) -> None:
+    """`--tier auto`: the tier runs before a mutant's covering tests only when one of them is slow (past the quick
+    tests' bound) and, once the tier's checks were timed on the unmutated module, when the tests take longer than
+    they did; never without the server's verified file, never once the tier found a difference unmutated."""
+    verified = tmp_path / "verified.json"
+    assert not tier_worth(None, 500.0, 400.0)
+    assert not tier_worth(verified, 50.0, 0.0)  # all quick
+    assert tier_worth(verified, 50.0, 12.0)  # not timed yet: its first run times it
+    verified.write_text(json.dumps({"pass": [], "fail": [], "tier": {"usable": True, "seconds": 20.0}}))
+    assert tier_worth(verified, 30.0, 12.0)
+    assert not tier_worth(verified, 15.0, 12.0)
+    verified.write_text(json.dumps({"pass": [], "fail": [], "tier": {"usable": False, "seconds": 20.0}}))
+    assert not tier_worth(verified, 500.0, 400.0)
