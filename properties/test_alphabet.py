@@ -211,6 +211,17 @@ def _boundaries(pre_tokenizer, text: str) -> list[tuple[int, int]]:
     return [offsets for _, offsets in pre_tokenizer.pre_tokenize_str(text)]
 
 
+def test_the_global_alphabet_holds_every_familys_atoms() -> None:
+    """The global alphabet is the common refinement over the atoms of every family: each family's atoms are among
+    its atoms, so it has at least as many blocks as the finest family's alphabet. (The exhaustive partition test
+    checks its blocks against its own atoms, which an alphabet of too few atoms passes.)"""
+    everyone = global_alphabet()
+    sources = {atom.source for atom in everyone.atoms}
+    for family in FAMILIES:
+        assert {atom.source for atom in family_alphabet(family).atoms} <= sources, family
+    assert len(everyone.blocks) >= max(len(family_alphabet(f).blocks) for f in FAMILIES)
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_representatives_behave_like_their_blocks(family: str, ledger) -> None:
     """For sampled members of every block, the reference pre-tokenizer cuts every probe string (the member

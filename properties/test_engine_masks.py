@@ -1,6 +1,6 @@
 """The engine masks' probe itself (spec.engine_classes.probe_membership), which the gate otherwise runs only when a
 mask's disk cache misses: on given code points it probes those only, and the array of all scalar values it shares
-between probes is read-only."""
+between probes is read-only and holds every scalar value, U+E000 (the first after the surrogates) included."""
 
 from __future__ import annotations
 
@@ -25,4 +25,6 @@ def test_the_shared_array_of_all_scalar_values_is_read_only() -> None:
     later probes see."""
     cps, text = engine_classes._all_scalars()
     assert not cps.flags.writeable
-    assert len(cps) == len(text) == engine_classes.CODE_SPACE - len(engine_classes.SURROGATES)
+    assert len(cps) == len(text) == 0x110000 - 0x800  # every code point but the 2,048 surrogates, U+D800..U+DFFF
+    assert (cps[0xD7FF], cps[0xD800]) == (0xD7FF, 0xE000)  # the last scalar before them, then the first after
+    assert text[0xD800] == "\ue000"

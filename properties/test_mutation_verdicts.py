@@ -26,6 +26,7 @@ from spec.proofs.coverage import regex_coverage, stage_coverage
 from spec.proofs.pieces import pieces_of
 from spec.proofs.regex import Cat, Rep, Sym, parse
 from spec.reference import reference_encode_batch, reference_ids_batch
+from spec.unicode_version import _canonical_decomposition, _hangul_second_elements
 
 SAMPLE_TOKENIZER = "qwen3_8b"
 
@@ -258,3 +259,33 @@ def test_a_parsed_pattern_reaches_each_node_once() -> None:
         assert set(visits.values()) == {1}, pattern
     shared = Sym(parse("a").atom)
     assert max(node_visits(Cat((Rep(shared, 0, 1), shared))).values()) == 2
+
+
+def test_the_tables_pair_a_probe_only_as_the_first_jamo_and_a_v_jamo(ledger) -> None:
+    """spec.unicode_version's second elements after the probes come twice: from a loop over the tables' canonical
+    decompositions and from the Hangul algorithm's V jamo (after U+1100) and T jamo (after U+AC00). Premise of the
+    "equivalent" verdicts on mutants of that loop (its bounds, its skip, its `continue`), of the V jamo set and of
+    the loop for the first elements before U+0335: over every scalar value, the only two-character canonical
+    decompositions that start with a probe (U+0301, U+1100, U+AC00) are U+1100 + each V jamo (unicodedata2 gives
+    the LV syllables' decompositions by the Hangul algorithm), and none ends in U+0335. So the loop adds the V jamo
+    the Hangul set adds too, a loop cut short adds a part of them, a loop taking newer code points adds nothing
+    more, and the first elements before U+0335 are none."""
+    probes = {"\u0301", "\u1100", "\uac00"}
+    after_probe: set[tuple[str, str]] = set()
+    before_stroke: set[str] = set()
+    checked = 0
+    for cp in range(0x110000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        d = _canonical_decomposition(chr(cp))
+        checked += 1
+        if len(d) == 2 and d[0] in probes:
+            after_probe.add((d[0], d[1]))
+        if len(d) == 2 and d[1] == "\u0335":
+            before_stroke.add(d[0])
+    v_jamo = {c for c in _hangul_second_elements() if c < "\u11a8"}
+    expected = {("\u1100", v) for v in v_jamo}
+    ledger.record("harness", "mutation.verdict.probe_pairs_in_the_tables", None, comparisons=checked,
+                  differences=len(after_probe ^ expected) + len(before_stroke), unit="code point", oracle="premise")
+    assert len(v_jamo) == 21 and after_probe == expected
+    assert before_stroke == set()

@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers.normalizers import NFC
 
-from frozen.loader import load_tokenizer
+from frozen.loader import load_tokenizer, load_tokenizer_file
 from fuzz.strategies import seam_texts
 from properties.conftest import ADMITTED
+from properties.synthetic import base_config, write
 from spec.reference import reference_encode, reference_encode_with_offsets
 from spec.repair import (
     ANCHOR_SCAN,
@@ -66,6 +67,14 @@ def test_bound_premise_holds_and_is_sharp(tok, ledger) -> None:
                   differences=sum(not ok for ok in verdicts.values()), unit="premise",
                   details={"bound": tok.bound, "longest_token_chars": longest}, oracle="premise")
     assert all(verdicts.values()), (verdicts, tok.bound, longest)
+
+
+def test_a_special_tokens_text_counts_toward_the_longest_token_text(tmp_path) -> None:
+    """The bound premise covers every token, the added special tokens included (they cover their text in the
+    encode like any token): in a vocabulary whose longest entry is "the", the special token <|end|> is the longest
+    text one token decodes to."""
+    path, _ = write(tmp_path, base_config())
+    assert longest_token_text(load_tokenizer_file(path)) == len("<|end|>")
 
 
 @pytest.mark.parametrize(
