@@ -14,11 +14,10 @@ of a function's signature (a default value) runs the tests executing the functio
 at once (the mutant survives; no test could see it); likewise a mutant that only changes annotations of a module
 with `from __future__ import annotations` (never evaluated, so no test can observe it), or only the size of an
 `lru_cache` or removes a memo whose cache methods nothing calls (equivalent while the memoized function is pure;
-memo_only). With `--tier on`, or `auto` (the default) when its
-covering tests are slower than the tier (tier_worth), a mutant of spec/ or delta/ first meets the kill tier through
-the test server (`kill_tier`: mutation.kill_tier's checks, then its quick
-tests under a small Hypothesis budget); a mutant the tier lets through runs its tests as without it. `--all` runs
-every file that
+memo_only). A mutant of spec/ or delta/ meets the kill tier through the test server
+(`kill_tier`: mutation.kill_tier's checks): with `--tier auto` (the default) after its covering tests quicker than
+the tier and before the rest (before_tier), with `--tier on` before them all (then also its quick tests under a
+small Hypothesis budget); a mutant the tier lets through runs its tests as without it. `--all` runs every file that
 executes any statement of the module, whole (the confirmation of a survivor). The tests may take three times
 their measured time plus 30 s (`mutant_time_limit`); past it they are stopped and the mutant counts as a timeout.
 With `--budget S` (a sample's first pass) the covering tests get at most S seconds (after any tier) when their own
@@ -287,8 +286,8 @@ def _judge(argv: list[str] | None) -> int:
     p.add_argument("--verified", type=Path, default=None,
                    help="with the test server: the file of tests known to pass (or fail) on the unmutated module")
     p.add_argument("--tier", choices=TIER_MODES, default="auto",
-                   help="the kill tier before the covering tests: always (on), never (off), or when the covering "
-                        "tests take longer than it (auto, the default; tier_worth)")
+                   help="the kill tier: before the covering tests (on), never (off), or after those quicker than "
+                        "it and before the rest (auto, the default; before_tier)")
     p.add_argument("--budget", type=float, default=None,
                    help="seconds the covering tests may take after the tier before the mutant is left unfinished")
     p.add_argument("--jobs", type=int, default=1,
@@ -308,9 +307,8 @@ def _judge(argv: list[str] | None) -> int:
         return 0
     cmap = load_map(args.map)
     server = os.environ.get(SERVER_VARIABLE)
-    if args.module.split("/")[0] in MUTATED_PACKAGES and (  # what the tier's checks exercise
-            args.tier == "on" or args.tier == "auto" and tier_worth(args.verified, cmap.seconds(tests), cmap.seconds(
-                [t for t in tests if cmap.seconds([t]) > QUICK_TEST_SECONDS]))):
+    tiered = args.module.split("/")[0] in MUTATED_PACKAGES  # what the tier's checks exercise
+    if tiered and args.tier == "on":
         status = kill_tier(Path(server) if server else None, Path(args.module), args.pristine, args.verified,
                            quick := [t for t in tests if cmap.seconds([t]) <= QUICK_TEST_SECONDS],
                            mutant_time_limit(cmap.seconds(quick)))
@@ -318,12 +316,44 @@ def _judge(argv: list[str] | None) -> int:
             return status
     killers = _known(args.verified)["killers"] if args.verified else []
     tests = killers_first(tests, killers)
+    budget = args.budget
+    if tiered and args.tier == "auto" and server and args.verified:
+        first, rest = before_tier(tests, lambda t: cmap.seconds([t]), tier_seconds(args.verified), killers)
+        if rest:  # else every covering test is quicker than the tier: it cannot save time
+            if first:
+                t0 = time.monotonic()
+                status = _covering(first, cmap, args, server, killers, budget)
+                if status == UNFINISHED:
+                    return 0  # the budget ran out (its mark printed): unfinished
+                if status not in (0, 5):
+                    return status
+                if budget is not None:
+                    budget -= time.monotonic() - t0
+                    if budget <= 0:
+                        print(f"{BUDGET_MARK} ({args.budget:g} s)", flush=True)
+                        return 0
+            status = kill_tier(Path(server), Path(args.module), args.pristine, args.verified, [], 0.0)
+            if status is not None:
+                return status
+            tests = rest
+    status = _covering(tests, cmap, args, server, killers, budget)
+    return 0 if status == UNFINISHED else status
+
+
+UNFINISHED = -1  # _covering's status past the budget (BUDGET_MARK printed): the mutant is unfinished, exit 0
+
+
+def _covering(tests: list[str], cmap: CoverageMap, args: argparse.Namespace, server: str | None,
+              killers: list[str], budget: float | None) -> int:
+    """Run `tests` (in their order, stopping at the first failure) as the mutant's covering tests: through the
+    server when there is one (split over `args.jobs` children), else in a process of their own. Their limit is
+    three times their measured time plus 30 s (a timeout, a kill), or `budget` when smaller (UNFINISHED)."""
     argfile = Path(".mutant-tests")  # pytest reads its arguments from `@file`, one per line
     argfile.write_text("\n".join(tests) + "\n", encoding="utf-8")
     limit = mutant_time_limit(cmap.seconds(tests))
     over = A_TIMEOUT
-    if args.budget is not None and args.budget < limit:
-        limit, over = args.budget, Overrun(f"{BUDGET_MARK} ({args.budget:g} s)", 0)
+    if budget is not None and budget < limit:
+        limit, over = budget, Overrun(f"{BUDGET_MARK} ({args.budget:g} s)", UNFINISHED)
     pytest_args = [*PYTEST_ARGS, "-x", f"@{argfile}"]
     if server and args.verified:
         if args.jobs > 1 and len(tests) > 1:
@@ -339,8 +369,27 @@ def _judge(argv: list[str] | None) -> int:
     return run_with_limit([sys.executable, "-m", "pytest", *pytest_args], limit, over)
 
 
+def before_tier(tests: list[str], seconds: Callable[[str], float], tier: float | None, killers: list[str]
+                ) -> tuple[list[str], list[str]]:
+    """`tests` split where the kill tier goes among them (`--tier auto`): first the session's killers and the tests
+    measured no slower than the tier's checks (QUICK_TEST_SECONDS until those are timed), then the tier, then the
+    rest, each part in the order given. A mutant the quick tests kill never pays for the tier; one they let through
+    meets the tier before the slow tests. The same tests run either way, so a survivor is judged as without it."""
+    bound = QUICK_TEST_SECONDS if tier is None else tier
+    named, files = set(killers), {k.split("::")[0] for k in killers}
+    first = [t for t in tests if t in named or ("::" not in t and t in files) or seconds(t) <= bound]
+    return first, [t for t in tests if t not in first]
+
+
+def tier_seconds(verified: Path) -> float | None:
+    """The kill tier's checks' time on the unmutated module in this session, None until timed (or when they found
+    a difference there, so never run: then nothing is worth placing the tier for; None too)."""
+    tier = _known(verified)["tier"]
+    return float(tier["seconds"]) if tier.get("usable") else None
+
+
 QUICK_TEST_SECONDS = 10.0  # the covering tests the tier runs under the small Hypothesis budget: the map's quick ones
-TIER_MODES = ("auto", "on", "off")  # when a mutant meets the kill tier (tier_worth decides for auto)
+TIER_MODES = ("auto", "on", "off")  # where a mutant meets the kill tier (before_tier places it for auto)
 TIER_PROFILE = "mutation-tier"  # that budget (mutation.tier_profile registers it)
 TIER_LIMIT_SECONDS = 300.0  # the tier's checks on the unmutated module: past it they are left out for the session
 TIER_KILL_MARK = "mutation.mutant_tests: killed by the kill tier"  # the session counts the mutants it killed
@@ -386,22 +435,6 @@ def kill_tier(server: Path | None, module: Path, pristine: Path, verified: Path 
         print(TIER_KILL_MARK + " (its quick tests, small Hypothesis budget)", flush=True)
         return 1
     return None
-
-
-def tier_worth(verified: Path | None, selected_seconds: float, slow_seconds: float) -> bool:
-    """Whether the kill tier is worth running before a mutant's covering tests (`--tier auto`): they take longer,
-    by the map, than the tier's checks took on the unmutated module in this session (`verified`), and are not all
-    quick ones (`slow_seconds`: those over QUICK_TEST_SECONDS). A mutant whose tests are all quick goes straight to
-    them, as they kill within seconds when they kill at all; until the tier's time is measured (on the first
-    mutant with a slow test) its time counts as nothing. Measured on a sample: without the tier the quick modules
-    ran 2.4 times faster, and the tier killed within the budget the mutants of the z3 proofs whose covering tests
-    did not. The verdict does not depend on it (the tier only decides some kills sooner)."""
-    if verified is None or slow_seconds <= 0:
-        return False
-    tier = _known(verified)["tier"]
-    if "usable" not in tier:
-        return True
-    return bool(tier["usable"]) and selected_seconds > float(tier["seconds"])
 
 
 def _tier_baseline(server: Path, module: Path, pristine: Path, tier_module: str) -> dict:

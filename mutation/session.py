@@ -289,8 +289,8 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     session starts from the finished mutants of `partial` (an interrupted session's checkpoint, mutation.carry)
     when the module's source is the same. With `use_server`, the mutants' tests run in children forked from a test
     server (mutation.fork_server), each test that kills a mutant checked to pass there on the unmutated module
-    (mutation.mutant_tests.through_server), after the kill tier (mutation.kill_tier) as `tier` says (on, off, or auto:
-    mutation.mutant_tests.tier_worth); else each
+    (mutation.mutant_tests.through_server), with the kill tier (mutation.kill_tier) where `tier` says (on: first;
+    off; auto: among them by cost, mutation.mutant_tests.before_tier); else each
     in a process of its own (no tier: its point is the server's loaded tokenizers). With `choose`, a fresh session
     runs only the mutants it picks (`select_mutants`; a sample, the mutants of a change), the others reported
     "unselected". With `budget`, each mutant's covering tests get at most that many seconds after the tier; a mutant

@@ -3,7 +3,7 @@ every split pattern and a normalizer; its checks find nothing on the unmutated c
 broken chunked encode and a raising one; through a test server, a tier kill counts only when the tier's checks find
 nothing on the unmutated module, a mutant they let through goes on (None), and a quick test's failure kills under
 the small Hypothesis budget once it passes unmutated. Every command that judges mutants takes a tier mode (auto, the
-default: only before slower tests; on; off).
+default: after the covering tests quicker than the tier, before the rest; on; off).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mutation.cli import main as mutation_main
 from mutation.coverage_map import CoverageMap
 from mutation.fork_server import MEMORY_VARIABLE, run_tests
 from mutation.kill_tier import run_tier, tier_tokenizers
-from mutation.mutant_tests import TIER_KILL_MARK, TIER_MODES, kill_tier, tier_worth
+from mutation.mutant_tests import TIER_KILL_MARK, TIER_MODES, before_tier, kill_tier, tier_seconds
 from mutation.session import ForkServer
 from mutation.session import test_command as mutant_command
 from properties.mutation_toys import TOY, toy_server
@@ -172,16 +172,19 @@ def test_each_command_passes_its_tier_mode_down(command: list[str], tmp_path: Pa
         assert said[said.index("--tier") + 1] == mode
 
 
-def test_auto_runs_the_tier_only_before_slower_tests(tmp_path: Path) -> None:
-    """`--tier auto`: the tier runs before a mutant's covering tests only when one of them is slow (past the quick
-    tests' bound) and, once the tier's checks were timed on the unmutated module, when the tests take longer than
-    they did; never without the server's verified file, never once the tier found a difference unmutated."""
+def test_auto_places_the_tier_after_the_tests_quicker_than_it(tmp_path: Path) -> None:
+    """`--tier auto`: a mutant's covering tests split where the tier goes among them: the session's killers and the
+    tests measured no slower than the tier's checks first (10 s, the quick tests' bound, until the checks are timed
+    on the unmutated module), the rest after the tier; each part in the order given, no test lost or repeated."""
+    seconds = {"a.py::quick": 2.0, "b.py::mid": 12.0, "c.py": 40.0, "d.py::slow": 90.0}.__getitem__
+    tests = ["a.py::quick", "b.py::mid", "c.py", "d.py::slow"]
+    assert before_tier(tests, seconds, None, []) == (["a.py::quick"], ["b.py::mid", "c.py", "d.py::slow"])
+    assert before_tier(tests, seconds, 15.0, []) == (["a.py::quick", "b.py::mid"], ["c.py", "d.py::slow"])
+    assert before_tier(tests, seconds, 15.0, ["d.py::slow", "c.py::t"]) == (tests, [])
+    assert before_tier(tests, seconds, 100.0, []) == (tests, [])
     verified = tmp_path / "verified.json"
-    assert not tier_worth(None, 500.0, 400.0)
-    assert not tier_worth(verified, 50.0, 0.0)  # all quick
-    assert tier_worth(verified, 50.0, 12.0)  # not timed yet: its first run times it
-    verified.write_text(json.dumps({"pass": [], "fail": [], "tier": {"usable": True, "seconds": 20.0}}))
-    assert tier_worth(verified, 30.0, 12.0)
-    assert not tier_worth(verified, 15.0, 12.0)
-    verified.write_text(json.dumps({"pass": [], "fail": [], "tier": {"usable": False, "seconds": 20.0}}))
-    assert not tier_worth(verified, 500.0, 400.0)
+    assert tier_seconds(verified) is None  # not timed yet
+    verified.write_text(json.dumps({"pass": [], "fail": [], "tier": {"usable": True, "seconds": 14.5}}))
+    assert tier_seconds(verified) == 14.5
+    verified.write_text(json.dumps({"pass": [], "fail": [], "tier": {"usable": False, "seconds": 14.5}}))
+    assert tier_seconds(verified) is None  # found a difference unmutated: never run this session
