@@ -78,8 +78,8 @@ from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
 WORK = ROOT / "out" / "mutation"
 WORK_HELP = "folder of the local sessions' working files (default out/mutation)"
 RESULTS_HELP = "the results file the score is read from and written to (default mutation/results.json)"
-TIER_HELP = ("the kill tier (mutation.kill_tier) before each mutant's covering tests: on, off, or auto (the default), "
-             "only when the covering tests are not all quick and take longer than the tier's checks")
+TIER_HELP = ("the kill tier (mutation.kill_tier) among each mutant's covering tests: on (before them), off, or auto "
+             "(the default: after a head start of the tests as long as the tier's checks, before the rest)")
 MAP_FILE = "coverage-map.json"  # in the work folder, with its measuring copy in `<work>/_map`
 
 

@@ -15,9 +15,9 @@ at once (the mutant survives; no test could see it); likewise a mutant that only
 with `from __future__ import annotations` (never evaluated, so no test can observe it), or only the size of an
 `lru_cache` or removes a memo whose cache methods nothing calls (equivalent while the memoized function is pure;
 memo_only). A mutant of spec/ or delta/ meets the kill tier through the test server
-(`kill_tier`: mutation.kill_tier's checks): with `--tier auto` (the default) after its covering tests quicker than
-the tier and before the rest (before_tier), with `--tier on` before them all (then also its quick tests under a
-small Hypothesis budget); a mutant the tier lets through runs its tests as without it. `--all` runs every file that
+(`kill_tier`: mutation.kill_tier's checks): with `--tier auto` (the default) after a head start of its covering
+tests as long as the tier, before the rest (before_tier), with `--tier on` before them all (then also its quick
+tests under a small Hypothesis budget); a mutant the tier lets through runs its tests as without it. `--all` runs every file that
 executes any statement of the module, whole (the confirmation of a survivor). The tests may take three times
 their measured time plus 30 s (`mutant_time_limit`); past it they are stopped and the mutant counts as a timeout.
 With `--budget S` (a sample's first pass) the covering tests get at most S seconds (after any tier) when their own
@@ -286,8 +286,8 @@ def _judge(argv: list[str] | None) -> int:
     p.add_argument("--verified", type=Path, default=None,
                    help="with the test server: the file of tests known to pass (or fail) on the unmutated module")
     p.add_argument("--tier", choices=TIER_MODES, default="auto",
-                   help="the kill tier: before the covering tests (on), never (off), or after those quicker than "
-                        "it and before the rest (auto, the default; before_tier)")
+                   help="the kill tier: before the covering tests (on), never (off), or after a head start of them "
+                        "as long as itself (auto, the default; before_tier)")
     p.add_argument("--budget", type=float, default=None,
                    help="seconds the covering tests may take after the tier before the mutant is left unfinished")
     p.add_argument("--jobs", type=int, default=1,
@@ -318,7 +318,7 @@ def _judge(argv: list[str] | None) -> int:
     tests = killers_first(tests, killers)
     budget = args.budget
     if tiered and args.tier == "auto" and server and args.verified:
-        first, rest = before_tier(tests, lambda t: cmap.seconds([t]), tier_seconds(args.verified), killers)
+        first, rest = before_tier(tests, lambda t: cmap.seconds([t]), tier_seconds(args.verified))
         if rest:  # else every covering test is quicker than the tier: it cannot save time
             if first:
                 t0 = time.monotonic()
@@ -369,16 +369,22 @@ def _covering(tests: list[str], cmap: CoverageMap, args: argparse.Namespace, ser
     return run_with_limit([sys.executable, "-m", "pytest", *pytest_args], limit, over)
 
 
-def before_tier(tests: list[str], seconds: Callable[[str], float], tier: float | None, killers: list[str]
+def before_tier(tests: list[str], seconds: Callable[[str], float], tier: float | None
                 ) -> tuple[list[str], list[str]]:
-    """`tests` split where the kill tier goes among them (`--tier auto`): first the session's killers and the tests
-    measured no slower than the tier's checks (QUICK_TEST_SECONDS until those are timed), then the tier, then the
-    rest, each part in the order given. A mutant the quick tests kill never pays for the tier; one they let through
-    meets the tier before the slow tests. The same tests run either way, so a survivor is judged as without it."""
+    """`tests` split where the kill tier goes among them (`--tier auto`): first the longest prefix (in the order
+    given: the session's killers, then fastest first) whose measured time together is no more than the tier's
+    checks took (QUICK_TEST_SECONDS until those are timed), then the tier, then the rest. The tests get a head start
+    as long as the tier, so a mutant the quick tests kill never pays for the tier, and one they let through meets it
+    after at most its own time again, before the slow tests. The same tests run either way, so a survivor is judged
+    as without the tier."""
     bound = QUICK_TEST_SECONDS if tier is None else tier
-    named, files = set(killers), {k.split("::")[0] for k in killers}
-    first = [t for t in tests if t in named or ("::" not in t and t in files) or seconds(t) <= bound]
-    return first, [t for t in tests if t not in first]
+    spent, cut = 0.0, 0
+    for t in tests:
+        if spent + seconds(t) > bound:
+            break
+        spent += seconds(t)
+        cut += 1
+    return tests[:cut], tests[cut:]
 
 
 def tier_seconds(verified: Path) -> float | None:

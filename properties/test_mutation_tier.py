@@ -172,16 +172,16 @@ def test_each_command_passes_its_tier_mode_down(command: list[str], tmp_path: Pa
         assert said[said.index("--tier") + 1] == mode
 
 
-def test_auto_places_the_tier_after_the_tests_quicker_than_it(tmp_path: Path) -> None:
-    """`--tier auto`: a mutant's covering tests split where the tier goes among them: the session's killers and the
-    tests measured no slower than the tier's checks first (10 s, the quick tests' bound, until the checks are timed
-    on the unmutated module), the rest after the tier; each part in the order given, no test lost or repeated."""
-    seconds = {"a.py::quick": 2.0, "b.py::mid": 12.0, "c.py": 40.0, "d.py::slow": 90.0}.__getitem__
-    tests = ["a.py::quick", "b.py::mid", "c.py", "d.py::slow"]
-    assert before_tier(tests, seconds, None, []) == (["a.py::quick"], ["b.py::mid", "c.py", "d.py::slow"])
-    assert before_tier(tests, seconds, 15.0, []) == (["a.py::quick", "b.py::mid"], ["c.py", "d.py::slow"])
-    assert before_tier(tests, seconds, 15.0, ["d.py::slow", "c.py::t"]) == (tests, [])
-    assert before_tier(tests, seconds, 100.0, []) == (tests, [])
+def test_auto_places_the_tier_after_a_head_start_as_long_as_it(tmp_path: Path) -> None:
+    """`--tier auto`: a mutant's covering tests split where the tier goes among them: first the longest prefix, in
+    their order, whose measured time together is no more than the tier's checks took (10 s, the quick tests'
+    bound, until those are timed), the rest after the tier; no test lost, repeated or moved."""
+    seconds = {"a.py::t": 2.0, "b.py::t": 3.0, "c.py::t": 4.0, "d.py": 40.0, "e.py::t": 1.0}.__getitem__
+    tests = ["a.py::t", "b.py::t", "c.py::t", "d.py", "e.py::t"]
+    assert before_tier(tests, seconds, None) == (["a.py::t", "b.py::t", "c.py::t"], ["d.py", "e.py::t"])
+    assert before_tier(tests, seconds, 5.0) == (["a.py::t", "b.py::t"], ["c.py::t", "d.py", "e.py::t"])
+    assert before_tier(["d.py", *tests[:3]], seconds, 5.0) == ([], ["d.py", *tests[:3]])  # a slow killer first
+    assert before_tier(tests, seconds, 100.0) == (tests, [])
     verified = tmp_path / "verified.json"
     assert tier_seconds(verified) is None  # not timed yet
     verified.write_text(json.dumps({"pass": [], "fail": [], "tier": {"usable": True, "seconds": 14.5}}))
