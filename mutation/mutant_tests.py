@@ -17,12 +17,13 @@ with `from __future__ import annotations` (never evaluated, so no test can obser
 memo_only). A mutant of spec/ or delta/ meets the kill tier through the test server
 (`kill_tier`: mutation.kill_tier's checks): with `--tier auto` (the default) after a head start of its covering
 tests as long as the tier, before the rest (before_tier), with `--tier on` before them all (then also its quick
-tests under a small Hypothesis budget); a mutant the tier lets through runs its tests as without it. `--all` runs every file that
-executes any statement of the module, whole (the confirmation of a survivor). The tests may take three times
-their measured time plus 30 s (`mutant_time_limit`); past it they are stopped and the mutant counts as a timeout.
-With `--budget S` (a sample's first pass) the covering tests get at most S seconds (after any tier) when their own
-limit is longer: past it they are stopped, BUDGET_MARK is printed and the mutant is unfinished, neither killed nor
-survived (mutation.session reads it so, and runs it again in a pass with a larger budget or none).
+tests under a small Hypothesis budget); a mutant the tier lets through runs its tests as without it. `--all` runs
+every file that executes any statement of the module, whole (the confirmation of a survivor). The tests may take
+three times their measured time plus 30 s (`mutant_time_limit`); past it they are stopped and the mutant counts as
+a timeout. With `--budget S` (a sample's first pass) the covering tests get at most S seconds (the tier's time not
+counted) when their own limit is longer: past it they are stopped, BUDGET_MARK is printed and the mutant is
+unfinished, neither killed nor survived (mutation.session reads it so, and runs it again in a pass with a larger
+budget or none).
 """
 
 from __future__ import annotations
@@ -332,7 +333,9 @@ def _judge(argv: list[str] | None) -> int:
                     if budget <= 0:
                         print(f"{BUDGET_MARK} ({args.budget:g} s)", flush=True)
                         return 0
-            status = kill_tier(Path(server), Path(args.module), args.pristine, args.verified, [], 0.0)
+            status = kill_tier(Path(server), Path(args.module), args.pristine, args.verified,
+                               quick := [t for t in tests if cmap.seconds([t]) <= QUICK_TEST_SECONDS],
+                               mutant_time_limit(cmap.seconds(quick)))
             if status is not None:
                 return status
             tests = rest

@@ -260,6 +260,7 @@ class Candidate:
 
 
 Selection = Callable[[list[Candidate]], set[str]]  # the job ids to run among the candidates; the rest is not run
+VERIFIED_FILE = "server-verified.json"  # the session's tests known to pass or fail unmutated, tier time, killers
 NOT_SELECTED = "mutation.session: not selected"  # the output of a mutant a selection left out (never judged)
 
 
@@ -303,6 +304,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     if fresh:
         work.mkdir(parents=True, exist_ok=True)
         db.unlink(missing_ok=True)
+        (work / VERIFIED_FILE).unlink(missing_ok=True)  # what held on the code of an earlier session
         copy_tree(root, tree)
         if python_digest(tree) != cmap.digest:
             raise SessionError(f"the coverage map was measured on other code (commit {cmap.commit}); "
@@ -320,7 +322,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     tests_seconds = cmap.seconds(tests)
     timeout = max(60.0, 3.0 * tests_seconds + 30.0)
     command = test_command(module, map_path.resolve(), pristine.resolve(), every_file,
-                           verified=(work / "server-verified.json").resolve() if use_server else None, tier=tier,
+                           verified=(work / VERIFIED_FILE).resolve() if use_server else None, tier=tier,
                            budget=budget, jobs=jobs)
     (tree / "mutation.toml").write_text(_config(module, command, timeout), encoding="utf-8")
     carried_file = work / "carried.json"

@@ -592,7 +592,8 @@ def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
     """A real cosmic-ray session in a scratch copy: `x < 3` -> `x <= 3` and `3` -> `4` survive the test (it checks 2
     and 5 only), the other mutants of `below` are killed, those of `in_child` too (through the child process), those
     of `unused` survive with no file executing them; the checkout itself is never modified; a second run resumes
-    with nothing pending, from the unmutated module even when a stopped run left a mutant in the copy; a map of
+    with nothing pending, from the unmutated module even when a stopped run left a mutant in the copy; a fresh run
+    forgets what the session knew of the unmutated module (its tests, tier, killers); a map of
     other code is refused; the session's checkpoint (carried elsewhere: the next test) makes `status` name it as
     unfinished until the module's entry replaces it; the results merge, the survivors without verdicts make `status`
     exit 1 and verdicts make it exit 0."""
@@ -617,6 +618,12 @@ def test_session_on_a_toy_module(tmp_path: Path, capsys) -> None:
     again = run_module("toy/below.py", cmap, work, root=root)
     assert [(m.operator, m.outcome) for m in again.mutants] == [(m.operator, m.outcome) for m in run.mutants]
     assert copy.read_text(encoding="utf-8") == TOY  # a resumed session mutates the unmutated module, never a mutant
+    verified = work / "server-verified.json"
+    known = json.loads(verified.read_text(encoding="utf-8"))
+    verified.write_text(json.dumps({**known, "killers": ["gone.py::test_stale"]}), encoding="utf-8")
+    fresh = run_module("toy/below.py", cmap, work, root=root, resume=False)  # perhaps on other code: starts over
+    assert "gone.py::test_stale" not in json.loads(verified.read_text(encoding="utf-8"))["killers"]
+    assert [(m.operator, m.outcome) for m in fresh.mutants] == [(m.operator, m.outcome) for m in run.mutants]
     keep = checkpoint("toy/below.py", work)  # what an interrupted session keeps (carried: the next test)
     assert keep is not None and len(keep["mutants"]) == len(run.mutants)
     other = CoverageMap("0" * 64, "elsewhere", cmap.tests, cmap.lines)
