@@ -182,6 +182,8 @@ CHECKS: dict[str, str] = {
     "mutation.verdict.guard_window": "mutation verdict: the guard's scan window one character short",
     "mutation.verdict.ids_only_batch_path": "mutation verdict: the IDs-only batch path",
     "mutation.verdict.isolated_split_ignores_invert": "mutation verdict: an isolated split ignoring `invert`",
+    "mutation.verdict.probe_pairs_in_the_tables": "mutation verdict: the Unicode tables pair a probe only as U+1100 "
+                                                  "+ a V jamo",
     "mutation.verdict.word_ids_align": "mutation verdict: word IDs zipped without strict length",
     # third-party subjects
     "subject.gate": "a user's subject: bound to the tokenizer, or recorded not installed",
