@@ -153,7 +153,7 @@ def test_a_mutants_tests_cannot_take_the_machines_memory(server: ForkServer, mon
 def test_each_command_passes_its_tier_mode_down(command: list[str], tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Each command that judges mutants runs the kill tier as `--tier` says (auto by default, on, off), and passes
-    the mode down to the command each mutant runs."""
+    the mode down to the command each mutant runs; an unknown mode is a usage error (exit 2)."""
     asked: list[str] = []
 
     def judged(*args, tier: str, **kwargs):
@@ -167,6 +167,9 @@ def test_each_command_passes_its_tier_mode_down(command: list[str], tmp_path: Pa
     for extra in ([], ["--tier", "on"], ["--tier", "off"]):
         assert mutation_main(command + where + extra) == 130
     assert asked == ["auto", "on", "off"]
+    with pytest.raises(SystemExit) as stop:  # an unknown mode: a usage error, nothing run
+        mutation_main(command + where + ["--tier", "sometimes"])
+    assert stop.value.code == 2 and len(asked) == 3
     for mode in TIER_MODES:
         said = mutant_command("spec/cut.py", tmp_path / "map.json", tmp_path / "cut.py", tier=mode).split()
         assert said[said.index("--tier") + 1] == mode
