@@ -9,6 +9,10 @@ any machine, with the module's source unchanged (same SHA-256), `seed`s its new 
 cosmic-ray's `exec` runs only the rest. The finished module's entry names how many mutants were carried and from
 which commit: they were judged by the tests of that commit (the module itself being the same), which is the same
 trust as a module's whole entry made at an older commit. A module whose source changed starts over.
+
+A sample's local session (`out/mutation/samples/<sample>/<module>`) is checkpointed the same way (`checkpoint
+--work` that folder): its judged mutants seed the module's complete run, and the mutants it left out or left
+unfinished within its budget are not carried, so the complete run judges them.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from mutation.mutant_tests import (
     BUDGET_MARK,
     EQUIVALENCE_REASONS,
     INTERRUPT_MARK,
+    NOT_SELECTED,
     TIMEOUT_MARK,
     mechanical_equivalence,
 )
@@ -49,7 +54,7 @@ def finished_mutants(dump: str, commit: str, source_lines: list[str] | None = No
     """The finished mutants of cosmic-ray's `dump` output (one JSON [work item, result] per line), each with what a
     later session needs to restore its result: key fields, outcomes, diff and the commit whose tests judged it
     (`commit`, the session's, unless the result was itself carried; a mutant unfinished within a sample's budget
-    is not finished); the test output is left out, a timeout and a
+    is not finished, nor is one a sample left out); the test output is left out, a timeout and a
     mechanical equivalence verdict kept. `source` is the mutated line of `source_lines` (the unmutated module),
     stripped: what a verdict in mutation/verdicts.toml names."""
     source_lines = source_lines or []
@@ -58,8 +63,9 @@ def finished_mutants(dump: str, commit: str, source_lines: list[str] | None = No
         if not raw.strip():
             continue
         item, result = json.loads(raw)
-        if result is None or any(mark in (result.get("output") or "") for mark in (INTERRUPT_MARK, BUDGET_MARK)):
-            continue  # not finished: stopped, or unfinished within a sample's budget
+        if result is None or any(mark in (result.get("output") or "") for mark in
+                                 (INTERRUPT_MARK, BUDGET_MARK, NOT_SELECTED)):
+            continue  # not finished: stopped, unfinished within a sample's budget, or never run (left out by a sample)
         (spec,) = item["mutations"]
         operator, occurrence, line, column = _key(spec)
         output = result.get("output") or ""

@@ -58,6 +58,7 @@ from mutation.observers import memo_observers, observers
 
 TIMEOUT_MARK = "mutation.mutant_tests: timeout"
 BUDGET_MARK = "mutation.mutant_tests: unfinished within the budget"  # followed by the budget: "(60 s)"
+NOT_SELECTED = "mutation.session: not selected"  # the output of a mutant a selection left out (never judged)
 
 
 class Overrun(NamedTuple):

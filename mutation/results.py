@@ -88,10 +88,25 @@ def merge(data: dict, entry: dict) -> dict:
 
 
 def merge_partial(data: dict, entry: dict) -> dict:
-    """`data` with `entry` as its module's checkpoint."""
+    """`data` with `entry` as its module's checkpoint; an older checkpoint of the same module source (same SHA-256)
+    keeps the mutants `entry` does not hold (two sessions of one module: a sample's and the complete run's), so
+    checkpointing one never drops what the other judged. A checkpoint of other source is replaced whole."""
     partial = dict(data.get("partial", {}))
+    older = partial.get(entry["module"])
+    if older and older.get("module_sha") == entry.get("module_sha"):
+        by_key = {_mutant_key(m): m for m in older.get("mutants", [])}
+        by_key.update((_mutant_key(m), m) for m in entry.get("mutants", []))
+        entry = {**entry, "mutants": sorted(by_key.values(), key=_mutant_order)}
     partial[entry["module"]] = entry
     return _shaped(dict(data.get("modules", {})), partial, data.get("confirmations", []), data)
+
+
+def _mutant_key(m: dict) -> tuple:
+    return m["operator"], m["occurrence"], m["line"], m["column"]
+
+
+def _mutant_order(m: dict) -> tuple:
+    return m["line"], m["column"], m["operator"], m["occurrence"]
 
 
 def sample_key(seed: int, per_module: int) -> str:

@@ -33,6 +33,7 @@ from mutation.modules import ROOT
 from mutation.mutant_tests import (
     BUDGET_MARK,
     INTERRUPT_MARK,
+    NOT_SELECTED,
     RUNNING_VARIABLE,
     TIER_KILL_MARK,
     TIMEOUT_MARK,
@@ -261,7 +262,6 @@ class Candidate:
 
 Selection = Callable[[list[Candidate]], set[str]]  # the job ids to run among the candidates; the rest is not run
 VERIFIED_FILE = "server-verified.json"  # the session's tests known to pass or fail unmutated, tier time, killers
-NOT_SELECTED = "mutation.session: not selected"  # the output of a mutant a selection left out (never judged)
 
 
 def select_mutants(db: Path, choose: Selection) -> int:

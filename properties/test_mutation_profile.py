@@ -45,9 +45,11 @@ from mutation.modules import dotted_name, module_path, mutated_modules
 from mutation.mutant_tests import (
     ANNOTATION_MARK,
     ANNOTATION_REASON,
+    BUDGET_MARK,
     INTERRUPT_MARK,
     MEMO_MARK,
     MEMO_REASON,
+    NOT_SELECTED,
     TIMEOUT_MARK,
     annotation_only,
     cache_methods_called_in,
@@ -61,6 +63,7 @@ from mutation.results import (
     RESULTS_FILE,
     all_survivors,
     judged_survivors,
+    merge_partial,
     partial_survivors,
     read_results,
     score,
@@ -519,6 +522,32 @@ def test_a_memo_mutant_is_told_apart(tmp_path: Path) -> None:
     assert read_dump(json.dumps([item, again]), src.splitlines())[0].equivalent == MEMO_REASON
     assert read_dump(json.dumps([item, {**again, "output": "carried from commit c"}]),
                      src.splitlines())[0].equivalent == ""
+
+
+def test_a_samples_checkpoint_carries_its_judged_mutants_only() -> None:
+    """A sample's session, checkpointed, carries what it judged (killed, survived, skipped by the operator filter)
+    and neither the mutants it left out nor those unfinished within its budget: a complete run seeded from it must
+    judge those itself. Its checkpoint joins, never replaces, a checkpoint of the same module source (the complete
+    run's, or the other way round), the newer result of a mutant winning; one of other source is replaced whole."""
+    def row(column: int, worker: str, test: str | None, output: str) -> str:
+        item = {"job_id": f"j{column}", "mutations": [{"module_path": "m.py", "operator_name": "core/NumberReplacer",
+                                                       "occurrence": 0, "start_pos": [2, column],
+                                                       "end_pos": [2, column + 1]}]}
+        return json.dumps([item, {"worker_outcome": worker, "test_outcome": test, "output": output}])
+    dump = "\n".join([row(1, "normal", "killed", "1 failed"), row(2, "normal", "survived", "6 passed"),
+                      row(3, "skipped", None, NOT_SELECTED), row(4, "normal", "survived", f"{BUDGET_MARK} (30 s)"),
+                      row(5, "skipped", None, "excluded operator")])
+    kept = finished_mutants(dump, "s", TOY.splitlines())
+    assert [(m["column"], m["worker_outcome"], m["test_outcome"]) for m in kept] == \
+        [(1, "normal", "killed"), (2, "normal", "survived"), (5, "skipped", None)]
+    sample = {"module": "m.py", "commit": "s", "module_sha": "a", "mutants": kept}
+    complete = {"module": "m.py", "commit": "c", "module_sha": "a",
+                "mutants": [{**kept[1], "commit": "c"}, {**kept[0], "column": 3, "commit": "c"}]}
+    joined = merge_partial(merge_partial({}, sample), complete)["partial"]["m.py"]
+    assert joined["commit"] == "c"
+    assert [(m["column"], m["commit"]) for m in joined["mutants"]] == [(1, "s"), (2, "c"), (3, "c"), (5, "s")]
+    other = {**complete, "module_sha": "b"}
+    assert merge_partial(merge_partial({}, sample), other)["partial"]["m.py"]["mutants"] == other["mutants"]
 
 
 def test_an_annotation_mutant_is_judged_equivalent_by_its_session(tmp_path: Path) -> None:
