@@ -3,6 +3,7 @@ refused by name."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,15 @@ def test_synthetic_good_configurations_are_admitted(kind: str, tmp_path: Path) -
     assert admission_of(tok).pattern == "qwen2"
     # the synthetic tokenizer really encodes: "the" is one merged token, the special token is kept whole
     assert tok.tokenizer.encode("the<|end|>", add_special_tokens=False).ids == [257, 258]
+
+
+def test_a_refusal_cannot_be_rewritten_by_a_caller(tmp_path: Path) -> None:
+    """`admission_of` decides once per loaded tokenizer and hands every caller the same decision: a caller writing
+    to it would change what every later caller is told (a refused tokenizer then admitted, its text cut). The
+    decision is immutable: the write raises, and the next answer is the same refusal."""
+    path, _ = write(tmp_path, variant("nfkc"))
+    tok = load_tokenizer_file(path)
+    refused = admission_of(tok)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        refused.admitted = True  # type: ignore[misc]
+    assert admission_of(tok) is refused and not admission_of(tok).admitted
