@@ -105,3 +105,17 @@ def test_a_refusal_cannot_be_rewritten_by_a_caller(tmp_path: Path) -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         refused.admitted = True  # type: ignore[misc]
     assert admission_of(tok) is refused and not admission_of(tok).admitted
+
+
+@pytest.mark.parametrize("dropout", [0.1, 0.5, 1, 1.0, None, 0, 0.0])
+def test_any_bpe_dropout_is_refused_and_none_admitted(dropout: float | None, tmp_path: Path) -> None:
+    """BPE dropout skips merges at random, so no two encodes need agree: every dropout above 0 is refused (1 as an
+    integer as well as 1.0, the value that drops every merge), and no dropout (absent, 0 or 0.0) is admitted."""
+    config = variant("admissible")
+    config["model"]["dropout"] = dropout
+    path, _ = write(tmp_path, config)
+    got = admission_of(load_tokenizer_file(path))
+    if dropout:
+        assert (got.admitted, got.reason) == (False, "bpe_dropout")
+    else:
+        assert got.admitted, got.reason
