@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from frozen.errors import CorruptTokenizerFile
 from frozen.loader import load_tokenizer, load_tokenizer_file
 from frozen.registry import lookup, rows
 from properties.conftest import PROVISIONED
@@ -119,3 +120,15 @@ def test_any_bpe_dropout_is_refused_and_none_admitted(dropout: float | None, tmp
         assert (got.admitted, got.reason) == (False, "bpe_dropout")
     else:
         assert got.admitted, got.reason
+
+
+@pytest.mark.parametrize("dropout", [-1.0, -1, -0.5, 1.5])
+def test_a_dropout_outside_zero_to_one_never_reaches_admission(dropout: float, tmp_path: Path) -> None:
+    """`admit` sees only loaded tokenizers (`admission_of`), and `tokenizers` refuses to load a BPE dropout outside
+    [0, 1]: what admission answers for such a value can never be asked (the premise of the equivalent survivors that
+    change the admitted zero dropout to -1)."""
+    config = variant("admissible")
+    config["model"]["dropout"] = dropout
+    path, _ = write(tmp_path, config)
+    with pytest.raises(CorruptTokenizerFile, match="Dropout should be between 0 and 1"):
+        load_tokenizer_file(path)

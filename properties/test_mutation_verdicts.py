@@ -5,6 +5,7 @@ A verdict names its test here; if the premise stops holding, the test fails and 
 
 from __future__ import annotations
 
+import re
 import time
 from itertools import product
 from pathlib import Path
@@ -289,3 +290,12 @@ def test_the_tables_pair_a_probe_only_as_the_first_jamo_and_a_v_jamo(ledger) -> 
                   differences=len(after_probe ^ expected) + len(before_stroke), unit="code point", oracle="premise")
     assert len(v_jamo) == 21 and after_probe == expected
     assert before_stroke == set()
+
+
+@pytest.mark.parametrize("text", ["", "a", "ba", "xab", "<|end|>a"])
+def test_a_search_from_a_negative_position_starts_at_zero(text: str) -> None:
+    """`re`'s search clamps a negative start position to 0: LiteralTrie.selected scanning from -1 finds what it
+    finds from 0 (the premise of the equivalent survivor `i = -1` there)."""
+    starts = re.compile("a|<\\|end\\|>")
+    at_zero, at_minus_one = starts.search(text, 0), starts.search(text, -1)
+    assert (at_zero and at_zero.span()) == (at_minus_one and at_minus_one.span())
