@@ -132,3 +132,14 @@ def test_a_dropout_outside_zero_to_one_never_reaches_admission(dropout: float, t
     path, _ = write(tmp_path, config)
     with pytest.raises(CorruptTokenizerFile, match="Dropout should be between 0 and 1"):
         load_tokenizer_file(path)
+
+
+@pytest.mark.parametrize("flag", ["lstrip", "rstrip", "single_word"])
+def test_each_strip_or_single_word_flag_alone_is_refused(flag: str, tmp_path: Path) -> None:
+    """An added token that strips the whitespace beside it (lstrip, rstrip) or matches only as a whole word moves
+    text across a cut: each of the three flags, set alone, refuses the tokenizer with the token named."""
+    config = variant("admissible")
+    config["added_tokens"][0][flag] = True
+    path, _ = write(tmp_path, config)
+    got = admission_of(load_tokenizer_file(path))
+    assert (got.admitted, got.reason) == (False, "added_token_strip_or_single_word:<|end|>")

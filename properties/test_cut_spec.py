@@ -156,7 +156,8 @@ def test_repeated_letter_document_encoded_whole(ledger) -> None:
 
 
 def test_planner_size_rules_and_default_policy() -> None:
-    """Minimum chunk is max(16, min(1024, N // 4k)); the stateless default cuts only from 131,072 characters."""
+    """Minimum chunk is max(16, min(1024, N // 4k)); the stateless default cuts only from 131,072 characters, into
+    at most 16 chunks, as many as the workers, at least one."""
     assert min_chunk(300, 64) == 16
     assert min_chunk(10**6, 2) == 1024
     assert min_chunk(40_000, 4) == 1024 and min_chunk(8_000, 4) == 500
@@ -164,6 +165,8 @@ def test_planner_size_rules_and_default_policy() -> None:
     assert default_chunks(131_072, 16) == 2
     assert default_chunks(10**6, 2) == 2
     assert default_chunks(10**7, 64) == 16
+    # never more chunks than workers, and never fewer than one: one worker (or none counted) encodes whole
+    assert default_chunks(10**6, 1) == 1 and default_chunks(10**6, 0) == 1
     tok = _tok(ADMITTED[0])
     text = "word " * 2000
     cuts = plan_cuts(tok, text, 4)
