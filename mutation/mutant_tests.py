@@ -370,7 +370,63 @@ def _covering(tests: list[str], cmap: CoverageMap, args: argparse.Namespace, ser
                                     limit, over=over)
         if status is not None:
             return status
-    return run_with_limit([sys.executable, "-m", "pytest", *pytest_args], limit, over)
+    return in_own_process(pytest_args, Path(args.module), args.pristine, args.verified, limit, over)
+
+
+OWN_PREFIX = "own:"  # the verified file's name of a test checked on the unmutated module in a process of its own
+LEFT_OUT_MARK = "mutation.mutant_tests: left out, failing on the unmutated module too:"
+
+
+def in_own_process(pytest_args: list[str], module: Path, pristine: Path, verified: Path | None, limit: float,
+                   over: Overrun = A_TIMEOUT) -> int:
+    """The mutant's tests in a process of their own: their exit status, 1 (a kill) only when each test that failed
+    passes on the unmutated module in a process of its own too (checked once per test and session, named with
+    OWN_PREFIX in `verified`; every time without one). A test failing there as well cannot see the mutant (it
+    depends on something the copy lacks, a program on PATH, a variable): it is left out, named with LEFT_OUT_MARK,
+    and the rest run again, so such a failure never counts as a kill (one that cannot be left out makes the mutant
+    a survivor, for a reader to judge). A run that stops at its limit, or fails naming no test, keeps its status."""
+    known = _known(verified) if verified else {"pass": [], "fail": [], "tier": {}, "killers": []}
+    left_out = [t[len(OWN_PREFIX):] for t in known["fail"] if t.startswith(OWN_PREFIX)]
+    failures = Path(".mutant-failures-own")
+    while True:
+        failures.unlink(missing_ok=True)
+        plugin = ["-p", "mutation.failures_plugin", f"--failures-file={failures.resolve()}"]
+        deselect = [arg for t in left_out for arg in (("--deselect", t) if "::" in t else ("--ignore", t))]
+        status = run_with_limit([sys.executable, "-m", "pytest", *plugin, *deselect, *pytest_args], limit, over)
+        failed = sorted(set(failures.read_text(encoding="utf-8").split())) if failures.exists() else []
+        if status in (0, 5) or not failed:
+            return status
+        if set(failed) <= set(left_out):  # left out, yet failing: no failure of the mutant's own to count
+            print(f"mutation.mutant_tests: could not leave out {' '.join(failed)}: not a kill", flush=True)
+            return 0
+        unchecked = [t for t in failed if OWN_PREFIX + t not in known["pass"]]
+        failing_unmutated = _failing_unmutated(unchecked, module, pristine, limit) if unchecked else []
+        known["pass"].extend(OWN_PREFIX + t for t in unchecked if t not in failing_unmutated)
+        known["fail"].extend(OWN_PREFIX + t for t in failing_unmutated)
+        if verified:
+            verified.write_text(json.dumps({**_known(verified), "pass": known["pass"], "fail": known["fail"]}),
+                                encoding="utf-8")
+        if not failing_unmutated:
+            if verified:
+                note_killers(verified, failed)
+            return status
+        print(f"{LEFT_OUT_MARK} {' '.join(failing_unmutated)}", flush=True)
+        left_out += failing_unmutated
+
+
+def _failing_unmutated(tests: list[str], module: Path, pristine: Path, limit: float) -> list[str]:
+    """Those of `tests` (node ids, or files that failed at collection) that fail on the unmutated module in a process
+    of their own; the mutant is written back afterwards."""
+    mutant = module.read_text(encoding="utf-8")
+    module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
+    try:
+        print(f"mutation.mutant_tests: checking {' '.join(tests)} on the unmutated module in a process of its own",
+              flush=True)
+        return [t for t in tests if run_with_limit(
+            [sys.executable, "-m", "pytest", *PYTEST_ARGS, *([] if "::" in t else ["--collect-only"]), t],
+            limit) not in (0, 5)]
+    finally:
+        module.write_text(mutant, encoding="utf-8")
 
 
 def before_tier(tests: list[str], seconds: Callable[[str], float], tier: float | None

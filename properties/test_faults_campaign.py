@@ -206,9 +206,11 @@ def test_an_interrupt_during_setup_exits_130_without_a_traceback(tmp_path: Path)
 
 
 def _main_job(tmp_path: Path, env: dict, **kw) -> subprocess.Popen:
+    """The main job with the interpreter running these tests first on PATH (its steps run `python -m ...`)."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     return subprocess.Popen(["bash", str(ROOT / "scripts" / "main-job.sh")], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                            env={**os.environ, "DELTA_OUT": str(tmp_path / "out"), **env}, **kw)
+                            env={**os.environ, "PATH": path, "DELTA_OUT": str(tmp_path / "out"), **env}, **kw)
 
 
 def test_the_main_job_interrupted_writes_a_report_that_says_so(tmp_path: Path) -> None:

@@ -47,12 +47,14 @@ from mutation.mutant_tests import (
     ANNOTATION_REASON,
     BUDGET_MARK,
     INTERRUPT_MARK,
+    LEFT_OUT_MARK,
     MEMO_MARK,
     MEMO_REASON,
     NOT_SELECTED,
     TIMEOUT_MARK,
     annotation_only,
     cache_methods_called_in,
+    in_own_process,
     memo_only,
     mutant_selection,
     mutant_time_limit,
@@ -383,6 +385,37 @@ def test_read_dump_names_the_mutated_line() -> None:
     assert [m.outcome for m in mutants] == ["survived", "timeout", "timeout", "killed", "skipped", "pending"]
     assert mutants[0].line == "return x < 3" and mutants[0].line_number == 2 and mutants[0].column == 15
     assert mutants[0].equivalent == ""
+
+
+def test_a_test_failing_unmutated_in_its_own_process_never_kills(tmp_path: Path, monkeypatch, capfd) -> None:
+    """In a process of its own, a test that fails on the unmutated module as well (it needs something the copy
+    lacks: here a variable) is left out and the rest run again: alone it does not kill the mutant (a survivor), next
+    to a test the mutant fails it does not hide the kill; it is checked once per session (the verified file) and
+    left out from the start afterwards."""
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "m.py").write_text(TOY, encoding="utf-8")
+    (tmp_path / "pristine.py").write_text(TOY, encoding="utf-8")
+    (tmp_path / "test_env.py").write_text("import os\n\n\ndef test_needs_a_variable():\n"
+                                          "    assert os.environ.get('MISSING_HERE')\n", encoding="utf-8")
+    (tmp_path / "test_m.py").write_text("from m import below, in_child\n\n\ndef test_below():\n"
+                                        "    assert below(2) and not below(5)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(repo)]))
+    monkeypatch.delenv("MISSING_HERE", raising=False)
+    verified = tmp_path / "verified.json"
+    args = ["-q", "-p", "no:cacheprovider", "-x", "test_env.py", "test_m.py"]
+    (tmp_path / "m.py").write_text(TOY.replace("x * 2", "x * 3"), encoding="utf-8")  # no test reads in_child
+    assert in_own_process(args, tmp_path / "m.py", tmp_path / "pristine.py", verified, 60) == 0
+    out = capfd.readouterr().out
+    assert f"{LEFT_OUT_MARK} test_env.py::test_needs_a_variable" in out and "checking test_env.py" in out
+    assert json.loads(verified.read_text())["fail"] == ["own:test_env.py::test_needs_a_variable"]
+    assert (tmp_path / "m.py").read_text() == TOY.replace("x * 2", "x * 3")  # the mutant written back
+    (tmp_path / "m.py").write_text(TOY.replace("x < 3", "x < 6"), encoding="utf-8")  # test_below fails
+    assert in_own_process(args, tmp_path / "m.py", tmp_path / "pristine.py", verified, 60) == 1
+    out = capfd.readouterr().out
+    assert "checking test_m.py::test_below" in out and "test_env.py" not in out  # left out from the start
+    assert "own:test_m.py::test_below" in json.loads(verified.read_text())["pass"]
+    assert in_own_process(args, tmp_path / "m.py", tmp_path / "pristine.py", None, 60) == 1  # no verified file
 
 
 def test_an_interrupted_mutant_is_run_again_not_judged(tmp_path: Path) -> None:
