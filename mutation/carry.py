@@ -81,10 +81,12 @@ def finished_mutants(dump: str, commit: str, source_lines: list[str] | None = No
     return sorted(out, key=lambda m: (m["line"], m["column"], m["operator"], m["occurrence"]))
 
 
-def partial_entry(module: str, commit: str, pristine: Path, dump: str) -> dict:
-    """The results file's "partial" entry of one module's session: its finished mutants and what they hold for."""
+def partial_entry(module: str, commit: str, pristine: Path, dump: str, session: str = "") -> dict:
+    """The results file's "partial" entry of one module's session: its finished mutants and what they hold for;
+    `session` names the session's folder (a later checkpoint of the same folder replaces this one)."""
     return {
         "module": module,
+        "session": session,
         "commit": commit,
         "module_sha": source_sha(pristine),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -438,7 +438,9 @@ def checkpoint(module: str, work: Path) -> dict | None:
         return None
     dump = _run([_tool("cosmic-ray"), "dump", str(db)], work, dict(os.environ)).stdout
     commit = commit_file.read_text(encoding="utf-8") if commit_file.exists() else "unknown"
-    return partial_entry(module, commit, pristine, dump)
+    folder = work.resolve()
+    return partial_entry(module, commit, pristine, dump,
+                         str(folder.relative_to(ROOT)) if folder.is_relative_to(ROOT) else str(folder))
 
 
 def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:

@@ -560,8 +560,9 @@ def test_a_memo_mutant_is_told_apart(tmp_path: Path) -> None:
 def test_a_samples_checkpoint_carries_its_judged_mutants_only() -> None:
     """A sample's session, checkpointed, carries what it judged (killed, survived, skipped by the operator filter)
     and neither the mutants it left out nor those unfinished within its budget: a complete run seeded from it must
-    judge those itself. Its checkpoint joins, never replaces, a checkpoint of the same module source (the complete
-    run's, or the other way round), the newer result of a mutant winning; one of other source is replaced whole."""
+    judge those itself. Its checkpoint joins, never replaces, a checkpoint of the same module source by another
+    session (the complete run's, or the other way round), the newer result of a mutant winning; one of the same
+    session, or of other source, is replaced whole."""
     def row(column: int, worker: str, test: str | None, output: str) -> str:
         item = {"job_id": f"j{column}", "mutations": [{"module_path": "m.py", "operator_name": "core/NumberReplacer",
                                                        "occurrence": 0, "start_pos": [2, column],
@@ -573,14 +574,16 @@ def test_a_samples_checkpoint_carries_its_judged_mutants_only() -> None:
     kept = finished_mutants(dump, "s", TOY.splitlines())
     assert [(m["column"], m["worker_outcome"], m["test_outcome"]) for m in kept] == \
         [(1, "normal", "killed"), (2, "normal", "survived"), (5, "skipped", None)]
-    sample = {"module": "m.py", "commit": "s", "module_sha": "a", "mutants": kept}
-    complete = {"module": "m.py", "commit": "c", "module_sha": "a",
+    sample = {"module": "m.py", "session": "samples/s/m", "commit": "s", "module_sha": "a", "mutants": kept}
+    complete = {"module": "m.py", "session": "m", "commit": "c", "module_sha": "a",
                 "mutants": [{**kept[1], "commit": "c"}, {**kept[0], "column": 3, "commit": "c"}]}
     joined = merge_partial(merge_partial({}, sample), complete)["partial"]["m.py"]
     assert joined["commit"] == "c"
     assert [(m["column"], m["commit"]) for m in joined["mutants"]] == [(1, "s"), (2, "c"), (3, "c"), (5, "s")]
     other = {**complete, "module_sha": "b"}
     assert merge_partial(merge_partial({}, sample), other)["partial"]["m.py"]["mutants"] == other["mutants"]
+    again = {**complete, "mutants": complete["mutants"][:1]}  # the same session, one result removed since
+    assert merge_partial(merge_partial({}, complete), again)["partial"]["m.py"]["mutants"] == again["mutants"]
 
 
 def test_an_annotation_mutant_is_judged_equivalent_by_its_session(tmp_path: Path) -> None:
