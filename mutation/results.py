@@ -89,11 +89,13 @@ def merge(data: dict, entry: dict) -> dict:
 
 def merge_partial(data: dict, entry: dict) -> dict:
     """`data` with `entry` as its module's checkpoint; an older checkpoint of the same module source (same SHA-256)
-    keeps the mutants `entry` does not hold (two sessions of one module: a sample's and the complete run's), so
-    checkpointing one never drops what the other judged. A checkpoint of other source is replaced whole."""
+    made by another session folder keeps the mutants `entry` does not hold (two sessions of one module: a sample's
+    and the complete run's), so checkpointing one never drops what the other judged. A checkpoint of the same
+    folder (the session again, or a fresh one there, seeded from it unless started over on purpose) or of other
+    source is replaced whole: what its session no longer holds (a result found wrong and removed) is gone."""
     partial = dict(data.get("partial", {}))
     older = partial.get(entry["module"])
-    if older and older.get("module_sha") == entry.get("module_sha"):
+    if older and older.get("module_sha") == entry.get("module_sha") and older.get("session") != entry.get("session"):
         by_key = {_mutant_key(m): m for m in older.get("mutants", [])}
         by_key.update((_mutant_key(m), m) for m in entry.get("mutants", []))
         entry = {**entry, "mutants": sorted(by_key.values(), key=_mutant_order)}
