@@ -127,6 +127,21 @@ def test_normalized_token_under_nfc_breaks_the_cut(tmp_path) -> None:
     assert explain_cut(tok, text, 2) == "not_admitted"
 
 
+def test_a_token_declared_without_its_normalized_flag_is_raw_as_the_reference_adds_it(tmp_path) -> None:
+    """A token declared only in tokenizer_config.json without "normalized" is added to the reference as a raw
+    (unnormalized) token, and the spec reads the missing flag the same way: under NFC, P3 holds and the token is
+    selected on the raw text, as the reference selects it. Reading a missing flag as normalized would refuse P3
+    for a configuration the reference treats as raw."""
+    cfg = base_config()
+    cfg["normalizer"] = {"type": "NFC"}
+    path, cfg_path = write(tmp_path, cfg, {"added_tokens_decoder": {"259": {"content": "<|x|>", "special": True}}})
+    tok = load_tokenizer_file(path, cfg_path, name="config_token_without_flag")
+    assert tok.tokenizer.get_added_tokens_decoder()[259].normalized is False
+    assert normalized_tokens_under_identity(tok)
+    text = "ab<|x|>cd"
+    assert two_stage_scan(tok, text) == reference_selection(tok, text) == [(2, 7)]
+
+
 def _chat_texts(tok) -> list[tuple[str, str]]:
     """(name, rendered text) of every built-in chat, clean and with one decomposed accent in its first message."""
     out = []
