@@ -471,7 +471,9 @@ def kill_tier(server: Path | None, module: Path, pristine: Path, verified: Path 
     first, once per session through the same server (`verified` keeps whether they found nothing there, and their
     time, which sets the limit: three times it plus 30 s); when they find a difference there they are left out for
     the session. A quick test's failure counts only once it passes on the unmutated module under the same budget
-    (through_server). Only through the test server: the tier's point is the tokenizers it has loaded."""
+    (through_server); one failing there too is left out of the tier's later runs, so that it does not stop them
+    (`-x`) before the quick tests after it. Only through the test server: the tier's point is the tokenizers it has
+    loaded."""
     if server is None or verified is None:
         return None
     known = _known(verified)
@@ -495,7 +497,10 @@ def kill_tier(server: Path | None, module: Path, pristine: Path, verified: Path 
         return None
     argfile = Path(".mutant-quick-tests")
     argfile.write_text("\n".join(quick) + "\n", encoding="utf-8")
-    status = through_server(server, [*PYTEST_ARGS, "-x", f"@{argfile}"], module, pristine, verified,
+    prefix = f"{TIER_PROFILE}:"  # a quick test known to fail unmutated under the budget cannot tell: left out
+    left_out = [arg for t in _known(verified)["fail"] if t.startswith(prefix)
+                for arg in ("--deselect", t[len(prefix):])]
+    status = through_server(server, [*PYTEST_ARGS, *left_out, "-x", f"@{argfile}"], module, pristine, verified,
                             quick_limit, profile=TIER_PROFILE)
     if status not in (None, 0, 5):
         print(TIER_KILL_MARK + " (its quick tests, small Hypothesis budget)", flush=True)

@@ -138,6 +138,31 @@ def test_quick_tests_kill_under_the_small_budget(server: ForkServer, tmp_path: P
         module.write_text(TOY, encoding="utf-8")
 
 
+def test_a_quick_test_failing_unmutated_is_left_out_of_the_tiers_later_runs(server: ForkServer, tmp_path: Path,
+                                                                             capfd,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quick test that fails on the unmutated module under the tier's budget too (a test whose subprocess cannot
+    load the budget, say) kills nothing, and is left out of the tier's later runs: it no longer stops them (`-x`)
+    before the quick tests after it, which still kill."""
+    monkeypatch.chdir(server.tree)
+    module, pristine = Path("toy/below.py"), tmp_path / "pristine.py"
+    pristine.write_text(TOY, encoding="utf-8")
+    verified = tmp_path / "verified.json"
+    leaky = Path("test_leaky.py")
+    leaky.write_text("def test_leaky():\n    assert False\n", encoding="utf-8")
+    quick = [str(leaky), "test_hypothesis.py"]
+    try:
+        module.write_text(TOY.replace("x < 3", "x < 3 and x != 1"), encoding="utf-8")  # test_small fails
+        assert kill_tier(server.path, module, pristine, verified, quick, 60.0, "toy_tier") is None
+        assert "mutation-tier:test_leaky.py::test_leaky" in json.loads(verified.read_text())["fail"]
+        capfd.readouterr()
+        assert kill_tier(server.path, module, pristine, verified, quick, 60.0, "toy_tier") == 1
+        assert "its quick tests" in capfd.readouterr().out
+    finally:
+        module.write_text(TOY, encoding="utf-8")
+        leaky.unlink()
+
+
 def test_a_mutants_tests_cannot_take_the_machines_memory(server: ForkServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """A child of the server may take MUTATION_MEMORY_LIMIT_GB of address space (default 8): a test that needs
     1.5 GB fails under a 1 GB limit (a MemoryError, not a machine out of memory) and passes under the default."""
