@@ -405,15 +405,17 @@ def test_a_test_failing_unmutated_in_its_own_process_never_kills(tmp_path: Path,
     verified = tmp_path / "verified.json"
     args = ["-q", "-p", "no:cacheprovider", "-x", "test_env.py", "test_m.py"]
     (tmp_path / "m.py").write_text(TOY.replace("x * 2", "x * 3"), encoding="utf-8")  # no test reads in_child
-    assert in_own_process(args, tmp_path / "m.py", tmp_path / "pristine.py", verified, 60) == 0
+    status = in_own_process(args, tmp_path / "m.py", tmp_path / "pristine.py", verified, 60)
     out = capfd.readouterr().out
-    assert f"{LEFT_OUT_MARK} test_env.py::test_needs_a_variable" in out and "checking test_env.py" in out
+    assert status == 0, out
+    assert f"{LEFT_OUT_MARK} test_env.py::test_needs_a_variable" in out and "checking test_env.py" in out, out
     assert json.loads(verified.read_text())["fail"] == ["own:test_env.py::test_needs_a_variable"]
     assert (tmp_path / "m.py").read_text() == TOY.replace("x * 2", "x * 3")  # the mutant written back
     (tmp_path / "m.py").write_text(TOY.replace("x < 3", "x < 6"), encoding="utf-8")  # test_below fails
-    assert in_own_process(args, tmp_path / "m.py", tmp_path / "pristine.py", verified, 60) == 1
+    status = in_own_process(args, tmp_path / "m.py", tmp_path / "pristine.py", verified, 60)
     out = capfd.readouterr().out
-    assert "checking test_m.py::test_below" in out and "test_env.py" not in out  # left out from the start
+    assert status == 1, out
+    assert "checking test_m.py::test_below" in out and "test_env.py" not in out, out  # left out from the start
     assert "own:test_m.py::test_below" in json.loads(verified.read_text())["pass"]
     assert in_own_process(args, tmp_path / "m.py", tmp_path / "pristine.py", None, 60) == 1  # no verified file
 
