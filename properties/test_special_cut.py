@@ -35,6 +35,8 @@ from spec.admission import admission_of
 from spec.cut import ACCEPTED_SPECIAL, CutRules, explain_cut, is_safe_cut
 from spec.reference import reference_encode, reference_encode_batch
 from spec.special_cut import (
+    clear_left,
+    clear_right,
     no_strip_or_single_word,
     normalized_tokens_under_identity,
     reference_selection,
@@ -140,6 +142,19 @@ def test_a_token_declared_without_its_normalized_flag_is_raw_as_the_reference_ad
     assert normalized_tokens_under_identity(tok)
     text = "ab<|x|>cd"
     assert two_stage_scan(tok, text) == reference_selection(tok, text) == [(2, 7)]
+
+
+def test_the_clear_positions_are_the_nearest_ones(tmp_path) -> None:
+    """clear_left and clear_right give the nearest position at or beside p that no special-token occurrence strictly
+    contains: p itself when it is clear, else the edge of the occurrences around it (so the selection is computed
+    on a window that grows with the stretch asked about, not with the text)."""
+    tok = load_tokenizer_file(write(tmp_path, base_config())[0], name="clear_positions")
+    text = "ab<|end|>cd<|end|>ef"  # occurrences [2, 9) and [11, 18)
+    n = len(text)
+    assert [clear_right(tok, text, p) for p in range(n + 1)] == \
+        [0, 1, 2, *[9] * 7, 10, 11, *[18] * 7, 19, 20]
+    assert [clear_left(tok, text, p) for p in range(n + 1)] == \
+        [0, 1, 2, *[2] * 6, 9, 10, 11, *[11] * 6, 18, 19, 20]
 
 
 def _chat_texts(tok) -> list[tuple[str, str]]:
