@@ -155,6 +155,15 @@ def test_repeated_letter_document_encoded_whole(ledger) -> None:
         assert same
 
 
+def test_an_unknown_core_count_is_taken_as_one_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a worker count the default policy asks the machine; when it cannot say (os.cpu_count() is None),
+    one worker is assumed: a long text is encoded whole, never split for workers that may not exist."""
+    monkeypatch.setattr("delta.cuts.os.cpu_count", lambda: None)
+    assert default_chunks(10**6) == 1
+    monkeypatch.setattr("delta.cuts.os.cpu_count", lambda: 4)
+    assert default_chunks(10**6) == 4
+
+
 def test_planner_size_rules_and_default_policy() -> None:
     """Minimum chunk is max(16, min(1024, N // 4k)); the stateless default cuts only from 131,072 characters, into
     at most 16 chunks, as many as the workers, at least one."""

@@ -157,6 +157,18 @@ def test_the_clear_positions_are_the_nearest_ones(tmp_path) -> None:
         [0, 1, 2, *[2] * 6, 9, 10, 11, *[11] * 6, 18, 19, 20]
 
 
+def test_a_token_declared_without_its_special_flag_is_non_special_as_the_reference_adds_it(tmp_path) -> None:
+    """A token declared only in tokenizer_config.json without "special" is added to the reference as non-special,
+    so with `encode_special_tokens` on it is still matched while the special strings are text (P4); the spec's
+    scan reads the missing flag the same way and selects what the reference selects."""
+    path, cfg_path = write(tmp_path, base_config(), {"added_tokens_decoder": {"259": {"content": "<|x|>"}}})
+    tok = load_tokenizer_file(path, cfg_path, name="config_token_without_special_flag")
+    tok.tokenizer.encode_special_tokens = True
+    assert tok.tokenizer.get_added_tokens_decoder()[259].special is False
+    text = "a<|end|>b<|x|>c"
+    assert two_stage_scan(tok, text) == reference_selection(tok, text) == [(9, 14)]
+
+
 def _chat_texts(tok) -> list[tuple[str, str]]:
     """(name, rendered text) of every built-in chat, clean and with one decomposed accent in its first message."""
     out = []
