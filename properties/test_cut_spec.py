@@ -176,6 +176,8 @@ def test_planner_size_rules_and_default_policy() -> None:
     assert default_chunks(10**7, 64) == 16
     # never more chunks than workers, and never fewer than one: one worker (or none counted) encodes whole
     assert default_chunks(10**6, 1) == 1 and default_chunks(10**6, 0) == 1
+    # a chunk per 65,536 characters begun: three whole targets are 3 chunks, one character more is 4
+    assert default_chunks(3 * 65_536, 16) == 3 and default_chunks(3 * 65_536 + 1, 16) == 4
     tok = _tok(ADMITTED[0])
     text = "word " * 2000
     cuts = plan_cuts(tok, text, 4)
