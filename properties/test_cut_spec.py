@@ -179,6 +179,9 @@ def test_planner_size_rules_and_default_policy() -> None:
     # a chunk per 65,536 characters begun: three whole targets are 3 chunks, one character more is 4
     assert default_chunks(3 * 65_536, 16) == 3 and default_chunks(3 * 65_536 + 1, 16) == 4
     tok = _tok(ADMITTED[0])
+    # the documented floor, as a number (the other tests follow MIN_TEXT wherever it moves): 256 characters
+    words = "word " * 100
+    assert plan_cuts(tok, words[:255], 2) == [] and plan_cuts(tok, words[:256], 2) != []
     text = "word " * 2000
     cuts = plan_cuts(tok, text, 4)
     assert len(cuts) == 3 and all(is_safe_cut(tok, text, b, DEFAULT_CUT_RULES) for b in cuts)
