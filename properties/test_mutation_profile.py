@@ -402,6 +402,7 @@ def test_a_test_failing_unmutated_in_its_own_process_never_kills(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(repo)]))
     monkeypatch.delenv("MISSING_HERE", raising=False)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # as in a session: a same-size mutant must not reuse a .pyc
     verified = tmp_path / "verified.json"
     args = ["-q", "-p", "no:cacheprovider", "-x", "test_env.py", "test_m.py"]
     (tmp_path / "m.py").write_text(TOY.replace("x * 2", "x * 3"), encoding="utf-8")  # no test reads in_child
