@@ -200,6 +200,18 @@ def test_targets_closer_than_the_floor_are_skipped_and_later_ones_cut() -> None:
     assert all(hi - lo >= floor for lo, hi in zip([0, *cuts], [*cuts, len(text)], strict=True))
 
 
+def test_the_scan_goes_on_past_the_quick_window() -> None:
+    """When the 48 characters below a target hold no accepted cut, the scan goes on down to 4,096 characters below
+    it: a target 200 characters into a run of 400 letters is cut before the run, not skipped."""
+    tok = _tok(ADMITTED[0])
+    text = "word " * 200 + "a" * 400 + " word" * 200
+    target = len(text) // 2
+    assert text[target - 200: target + 200] == "a" * 400
+    cuts = plan_cuts(tok, text, 2)
+    assert len(cuts) == 1 and is_safe_cut(tok, text, cuts[0])
+    assert target - 4096 <= cuts[0] < target - 48
+
+
 def test_missed_cut_stays_with_preceding_chunk() -> None:
     """When no accepted cut lies within 4,096 characters below a target, that target is skipped."""
     tok = _tok(ADMITTED[0])

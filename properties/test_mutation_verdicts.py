@@ -145,9 +145,10 @@ def test_an_empty_trie_finds_nothing_whatever_its_longest() -> None:
 
 def test_an_empty_literal_is_skipped_and_the_others_kept() -> None:
     """spec/guard.py, `if not lit: continue`: an empty special-token string occurs nowhere and is left out of the
-    trie; the literals after it are still in it (`continue` -> `break` would drop them)."""
+    trie; the literals after it are still in it (`continue` -> `break` would drop them). So the scan of an empty
+    stretch selects nothing (spec/special_cut.py, `if start > at` -> `>=` in the two-stage scan)."""
     trie = LiteralTrie(("", "ab", "", "b"))
-    assert trie.longest == 2
+    assert trie.longest == 2 and trie.selected("") == [] and trie.occurrences("") == []
     assert trie.occurrences("xab") == [(1, 3), (2, 3)] and trie.selected("xab") == [(1, 3)]
 
 
