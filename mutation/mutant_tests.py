@@ -414,19 +414,27 @@ def in_own_process(pytest_args: list[str], module: Path, pristine: Path, verifie
         left_out += failing_unmutated
 
 
-def _failing_unmutated(tests: list[str], module: Path, pristine: Path, limit: float) -> list[str]:
-    """Those of `tests` (node ids, or files that failed at collection) that fail on the unmutated module in a process
-    of their own; the mutant is written back afterwards."""
+@contextlib.contextmanager
+def unmutated(module: Path, pristine: Path) -> Iterator[None]:
+    """The unmutated module in the mutant's place for the block; the mutant is written back afterwards, whatever
+    the block raises, so the tests after it see the mutant again."""
     mutant = module.read_text(encoding="utf-8")
     module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
     try:
+        yield
+    finally:
+        module.write_text(mutant, encoding="utf-8")
+
+
+def _failing_unmutated(tests: list[str], module: Path, pristine: Path, limit: float) -> list[str]:
+    """Those of `tests` (node ids, or files that failed at collection) that fail on the unmutated module in a process
+    of their own; the mutant is written back afterwards."""
+    with unmutated(module, pristine):
         print(f"mutation.mutant_tests: checking {' '.join(tests)} on the unmutated module in a process of its own",
               flush=True)
         return [t for t in tests if run_with_limit(
             [sys.executable, "-m", "pytest", *PYTEST_ARGS, *([] if "::" in t else ["--collect-only"]), t],
             limit) not in (0, 5)]
-    finally:
-        module.write_text(mutant, encoding="utf-8")
 
 
 def before_tier(tests: list[str], seconds: Callable[[str], float], tier: float | None
@@ -511,15 +519,11 @@ def kill_tier(server: Path | None, module: Path, pristine: Path, verified: Path 
 def _tier_baseline(server: Path, module: Path, pristine: Path, tier_module: str) -> dict:
     """The kill tier on the unmutated module, through the server: whether it finds nothing there (usable) and its
     time."""
-    mutant = module.read_text(encoding="utf-8")
-    module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
-    try:
+    with unmutated(module, pristine):
         print("mutation.mutant_tests: running the kill tier on the unmutated module", flush=True)
         t0 = time.monotonic()
         status = run_tests(server, [], Path.cwd(), TIER_LIMIT_SECONDS, call=tier_module)
         seconds = time.monotonic() - t0
-    finally:
-        module.write_text(mutant, encoding="utf-8")
     if status != 0:
         print("mutation.mutant_tests: the kill tier finds a difference on the unmutated module: no tier this session",
               flush=True)
@@ -607,17 +611,13 @@ def _failures_hold(server: Path, failed: list[str], module: Path, pristine: Path
     unchecked = [t for t in failed if prefix + t not in known["pass"]]
     if not unchecked:
         return True
-    mutant = module.read_text(encoding="utf-8")
-    module.write_text(pristine.read_text(encoding="utf-8"), encoding="utf-8")
-    try:
+    with unmutated(module, pristine):
         print(f"mutation.mutant_tests: checking {' '.join(unchecked)} on the unmutated module", flush=True)
         files = [t for t in unchecked if "::" not in t]  # failed at collection: collecting them is the check
         tests = [t for t in unchecked if "::" in t]
         passes = all(run_tests(server, [*profile_plugin, *PYTEST_ARGS, *extra, *ids], Path.cwd(), limit,
                                env=env) == 0
                      for extra, ids in ((["--collect-only"], files), ([], tests)) if ids)
-    finally:
-        module.write_text(mutant, encoding="utf-8")
     known["pass" if passes else "fail"].extend(prefix + t for t in unchecked)
     verified.write_text(json.dumps(known), encoding="utf-8")
     if not passes:

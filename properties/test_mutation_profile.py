@@ -59,6 +59,7 @@ from mutation.mutant_tests import (
     mutant_selection,
     mutant_time_limit,
     run_with_limit,
+    unmutated,
 )
 from mutation.operators import EXCLUDED_OPERATORS, KEPT_BINARY, KEPT_COMPARISON, is_excluded
 from mutation.results import (
@@ -385,6 +386,21 @@ def test_read_dump_names_the_mutated_line() -> None:
     assert [m.outcome for m in mutants] == ["survived", "timeout", "timeout", "killed", "skipped", "pending"]
     assert mutants[0].line == "return x < 3" and mutants[0].line_number == 2 and mutants[0].column == 15
     assert mutants[0].equivalent == ""
+
+
+def test_the_unmutated_module_stands_in_for_the_block_and_the_mutant_comes_back(tmp_path: Path) -> None:
+    """Every check on the unmutated module (a failing test's, the tier's baseline) runs with the pristine text in the
+    mutant's place, and the mutant is back afterwards, also when the check raises: the tests after it see the
+    mutant."""
+    module, pristine = tmp_path / "m.py", tmp_path / "pristine.py"
+    module.write_text("x = 2\n", encoding="utf-8")
+    pristine.write_text("x = 1\n", encoding="utf-8")
+    with unmutated(module, pristine):
+        assert module.read_text(encoding="utf-8") == "x = 1\n"
+    assert module.read_text(encoding="utf-8") == "x = 2\n"
+    with pytest.raises(KeyboardInterrupt), unmutated(module, pristine):
+        raise KeyboardInterrupt
+    assert module.read_text(encoding="utf-8") == "x = 2\n" and pristine.read_text(encoding="utf-8") == "x = 1\n"
 
 
 def test_a_test_failing_unmutated_in_its_own_process_never_kills(tmp_path: Path, monkeypatch, capfd) -> None:
