@@ -202,14 +202,18 @@ def test_targets_closer_than_the_floor_are_skipped_and_later_ones_cut() -> None:
 
 def test_the_scan_goes_on_past_the_quick_window() -> None:
     """When the 48 characters below a target hold no accepted cut, the scan goes on down to 4,096 characters below
-    it: a target 200 characters into a run of 400 letters is cut before the run, not skipped."""
+    it and takes the highest accepted offset there: a target 49 or 200 characters into a run of letters is cut at
+    the highest accepted offset before the run, neither skipped nor cut lower."""
     tok = _tok(ADMITTED[0])
-    text = "word " * 200 + "a" * 400 + " word" * 200
-    target = len(text) // 2
-    assert text[target - 200: target + 200] == "a" * 400
-    cuts = plan_cuts(tok, text, 2)
-    assert len(cuts) == 1 and is_safe_cut(tok, text, cuts[0])
-    assert target - 4096 <= cuts[0] < target - 48
+    base = "word " * 200 + "a" * 400 + " word" * 400
+    highest = max(b for b in range(1, 1001) if is_safe_cut(tok, base, b))  # the letters from 1,000 have none
+    for gap in (49, 200):
+        text = base[: 2 * (highest + gap)]
+        target = len(text) // 2
+        assert target - highest == gap and set(text[1000: target + 1]) == {"a"}
+        assert is_safe_cut(tok, text, highest)
+        assert not any(is_safe_cut(tok, text, b) for b in range(highest + 1, target + 1))
+        assert plan_cuts(tok, text, 2) == [highest], gap
 
 
 def test_missed_cut_stays_with_preceding_chunk() -> None:
