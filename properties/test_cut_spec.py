@@ -198,6 +198,11 @@ def test_targets_closer_than_the_floor_are_skipped_and_later_ones_cut() -> None:
     cuts = plan_cuts(tok, text, 64)
     assert floor == 16 and len(cuts) > 1 and all(is_safe_cut(tok, text, b) for b in cuts)
     assert all(hi - lo >= floor for lo, hi in zip([0, *cuts], [*cuts, len(text)], strict=True))
+    # a target exactly at the floor is not below it: 256 characters in 16 chunks put the first target at 16, the
+    # floor, and a word ends there, so the first cut is 16 (a target skipped there would be cut at 31, lower down)
+    text = "word" * 4 + " word" * 48
+    assert len(text) == 256 and min_chunk(256, 16) == 16 and is_safe_cut(tok, text, 16)
+    assert plan_cuts(tok, text, 16)[0] == 16
 
 
 def test_the_scan_goes_on_past_the_quick_window() -> None:
