@@ -222,12 +222,21 @@ def test_the_scan_goes_on_past_the_quick_window() -> None:
 
 
 def test_missed_cut_stays_with_preceding_chunk() -> None:
-    """When no accepted cut lies within 4,096 characters below a target, that target is skipped."""
+    """When no accepted cut lies within 4,096 characters below a target, that target is skipped; one exactly 4,096
+    below is within reach."""
     tok = _tok(ADMITTED[0])
     text = "ab " * 100 + "a" * 10_000 + " cd" * 100
     cuts = plan_cuts(tok, text, 4)
     assert all(is_safe_cut(tok, text, b) for b in cuts)
     assert len(cuts) < 3
+    # the reach is 4,096 characters, as documented: an accepted offset exactly that far below the target is cut,
+    # one a character further is not (the letters after it have none)
+    base = "word " * 400 + "a" * 4200 + " word" * 1300
+    highest = max(b for b in range(1, 2001) if is_safe_cut(tok, base, b))
+    for gap, expected in ((4096, [highest]), (4097, [])):
+        text = base[: 2 * (highest + gap)]
+        assert set(text[2000: highest + gap + 1]) == {"a"} and min_chunk(len(text), 2) < highest
+        assert plan_cuts(tok, text, 2) == expected, gap
 
 
 def test_inadmissible_or_post_processed(ledger) -> None:
