@@ -9,7 +9,7 @@ from frozen.loader import load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED
 from spec.admission import admission_of
 from spec.classes import L, N, O, S, class_table
-from spec.cut import DEFAULT_CUT_RULES, CutRules, explain_cut, is_safe_cut
+from spec.cut import ACCEPTED_SPECIAL, DEFAULT_CUT_RULES, CutRules, accepted_cuts, explain_cut, is_safe_cut
 from spec.guard import LiteralTrie, occurrences_near
 from spec.normalization import COUNTEREXAMPLE, anchors_around, is_anchor, nfc
 from spec.reference import reference_encode, reference_encode_full
@@ -55,6 +55,8 @@ def test_accepted_pairs_and_carveouts() -> None:
     assert explain_cut(tok, "a\u0301", 1, floor) == "transition_refused:LM"
     assert explain_cut(tok, "ab", 0, floor) == "out_of_range"
     assert explain_cut(tok, "ab", 2, floor) == "out_of_range"
+    # every offset strictly inside the text is a candidate, the first included
+    assert accepted_cuts(tok, "a b c", floor) == [1, 3]
 
 
 def test_guard_reasons_and_overlaps() -> None:
@@ -219,6 +221,20 @@ def test_the_scan_goes_on_past_the_quick_window() -> None:
         assert is_safe_cut(tok, text, highest)
         assert not any(is_safe_cut(tok, text, b) for b in range(highest + 1, target + 1))
         assert plan_cuts(tok, text, 2) == [highest], gap
+
+
+def test_the_highest_marker_edge_in_reach_is_the_cut() -> None:
+    """Of the role-marker edges within the scan's reach below a target, the planner takes the highest (the chunk
+    before the target as long as the markers allow): two markers below a target, the cut is the later one's end."""
+    tok = _tok(ADMITTED[0])
+    marker = sorted(tok.special_strings)[0]
+    head = "word " * 300 + marker + " word" * 100 + marker
+    second_end = len(head)
+    base = head + "a" * 300 + " word" * 600
+    text = base[: 2 * (second_end + 150)]
+    marker_edges = [b for b in range(1, second_end + 151) if explain_cut(tok, text, b) == ACCEPTED_SPECIAL]
+    assert marker_edges == [1500, 1500 + len(marker), second_end - len(marker), second_end]
+    assert plan_cuts(tok, text, 2) == [second_end]
 
 
 def test_missed_cut_stays_with_preceding_chunk() -> None:
