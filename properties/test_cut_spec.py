@@ -34,6 +34,17 @@ def test_u0958_slash_refused_under_nfc(ledger) -> None:
     assert all(verdicts.values()), verdicts
 
 
+def test_the_nfc_recheck_reads_the_pair_at_the_cut() -> None:
+    """Under NFC the pair at b is checked again after normalizing: the last character before b and the first after
+    it. In ".1\u0301 x" at 1 the window after b normalizes to "1\u0301" (no precomposed form), so the pair is
+    O->N, accepted, and the cut is exact; the window's last character, the mark, would make it O->M, refused."""
+    qwen = _tok("qwen3_8b")
+    text = ".1\u0301 x"
+    assert nfc(text[1:3]) == "1\u0301" and explain_cut(qwen, ".\u0301", 1) == "transition_refused:OM"
+    assert explain_cut(qwen, text, 1) == "accepted:transition"
+    assert reference_encode(qwen, text) == reference_encode(qwen, text[:1]) + reference_encode(qwen, text[1:])
+
+
 def test_accepted_pairs_and_carveouts() -> None:
     """The floor is exactly the eight pairs; CR/LF after O and the apostrophe after L are carved out (the floor
     alone: pattern_pairs="floor"; the pattern's proved pairs are properties/test_pattern_pairs.py's)."""
