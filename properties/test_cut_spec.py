@@ -9,7 +9,15 @@ from frozen.loader import load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED
 from spec.admission import admission_of
 from spec.classes import L, N, O, S, class_table
-from spec.cut import ACCEPTED_SPECIAL, DEFAULT_CUT_RULES, CutRules, accepted_cuts, explain_cut, is_safe_cut
+from spec.cut import (
+    ACCEPTED_SPECIAL,
+    DEFAULT_CUT_RULES,
+    CutRules,
+    accepted_cuts,
+    explain_cut,
+    is_safe_cut,
+    rules_for_family,
+)
 from spec.guard import LiteralTrie, occurrences_near
 from spec.normalization import COUNTEREXAMPLE, anchors_around, is_anchor, nfc
 from spec.reference import reference_encode, reference_encode_full
@@ -68,6 +76,16 @@ def test_accepted_pairs_and_carveouts() -> None:
     assert explain_cut(tok, "ab", 2, floor) == "out_of_range"
     # every offset strictly inside the text is a candidate, the first included
     assert accepted_cuts(tok, "a b c", floor) == [1, 3]
+
+
+def test_named_pattern_pairs_apply_whatever_the_family() -> None:
+    """Rules naming a family's pairs (the control cut.pattern_pairs_of_qwen2) apply those pairs to every family:
+    for each other family they are qwen2's rules, not the family's own (so the control is not its own proof on a
+    family whose pairs differ)."""
+    qwen2 = rules_for_family("qwen2")
+    for family in ("qwen3_5", "llama3", "o200k", "tekken", "deepseek"):
+        named = rules_for_family(family, CutRules(pattern_pairs="qwen2"))
+        assert named == qwen2 and named != rules_for_family(family), family
 
 
 def test_guard_reasons_and_overlaps() -> None:
