@@ -234,6 +234,10 @@ def test_targets_closer_than_the_floor_are_skipped_and_later_ones_cut() -> None:
     text = "word" * 4 + " word" * 48
     assert len(text) == 256 and min_chunk(256, 16) == 16 and is_safe_cut(tok, text, 16)
     assert plan_cuts(tok, text, 16)[0] == 16
+    # a last chunk exactly the floor long is allowed: with an accepted cut at every 16th offset, all 15 targets
+    # are cut, the last leaving 16 characters
+    text = ("a" * 15 + "1") * 16
+    assert plan_cuts(tok, text, 16) == list(range(16, 256, 16))
 
 
 def test_the_scan_goes_on_past_the_quick_window() -> None:
