@@ -134,6 +134,16 @@ def test_nfc_anchors() -> None:
     assert anchors_around("\u0301" * 10 + "a", 5, table) == (0, 10)  # likewise the start
 
 
+def test_the_default_rules_probe_hangul_anchors() -> None:
+    """The default rules take the anchor predicate with its Hangul probes: a run of 300 V jamo (letters that NFC
+    composes with a preceding L jamo) offers no left anchor, so a cut after it is refused; without the probes (the
+    control cut.anchor_no_hangul, proven exact, not the specification) the jamo next to the cut is its anchor."""
+    qwen = _tok("qwen3_8b")
+    text = "." + "\u1161" * 300 + "1"
+    assert explain_cut(qwen, text, 301) == "nfc_no_left_anchor"
+    assert explain_cut(qwen, text, 301, CutRules(anchor_hangul_probes=False)) == "accepted:transition"
+
+
 def test_nfc_window_touching_special_is_a_conservative_refusal(ledger) -> None:
     """Under NFC the spec refuses a cut whose anchor window touches a special-token occurrence. On the facts this
     refusal is conservative, not necessary: at 8 of "<think>\u037e b" (U+037E normalizes to ";" and is no anchor,
