@@ -20,10 +20,11 @@ import pytest
 
 import controls
 from checks.battery import battery
-from delta.cut_map import FAULTS, cut_map
+from delta.cut_map import FAULTS, cut_map, selected_occurrences
 from frozen.loader import FrozenTokenizer, load_tokenizer
 from properties.conftest import ADMITTED, PROVISIONED, checked_scalars, sampling_note
 from spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
+from spec.special_cut import stage_tries, two_stage_scan
 
 CODE_SPACE = 0x110000
 RANGE_SIZE = 0x11000  # sixteen ranges of 69,632 code points: each a few seconds on one core
@@ -144,6 +145,28 @@ def test_window_maps_equal_the_whole_map(name: str, ledger) -> None:
     ledger.record("battery", "cut_map.windows", tok, comparisons=compared, differences=differing, unit="offsets",
                   oracle="self")
     assert compared > 1000 and differing == 0
+
+
+@pytest.mark.parametrize("name", TABLE_TOKENIZERS)
+def test_the_array_selection_is_the_two_stage_scan(name: str, ledger) -> None:
+    """The array evaluation's own selection of special-token occurrences (`delta.cut_map.selected_occurrences`,
+    whose edges are the special-token cuts) equals the specification's two-stage scan (`spec.special_cut`, premise
+    P1) on every `ci` battery text and on the texts joining the tokenizer's strings of either stage, so no
+    occurrence is added, lost or moved: an empty one at the end of the text included."""
+    tok = load_tokenizer(name)
+    raw, normalized = stage_tries(tok)
+    joined = [f"a{s} {t}b" for s, t in zip(sorted(tok.special_strings)[:40], sorted(tok.special_strings)[1:41],
+                                                strict=False)]
+    compared = differing = second_stage = 0
+    for text in [*battery_texts(tok), *joined]:
+        spec = two_stage_scan(tok, text)
+        compared += 1
+        differing += selected_occurrences(tok, text) != spec
+        second_stage += len(spec) > len(raw.selected(text))
+    ledger.record("battery", "cut_map.selection", tok, comparisons=compared, differences=differing, unit="texts",
+                  details={"texts_with_a_second_stage_selection": second_stage}, oracle="spec")
+    assert compared > 100 and differing == 0
+    assert second_stage > 0 or not normalized.root, "the normalized stage was never exercised"
 
 
 def _applies(fault: str, tok: FrozenTokenizer) -> bool:

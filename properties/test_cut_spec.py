@@ -281,13 +281,18 @@ def test_the_highest_marker_edge_in_reach_is_the_cut() -> None:
 
 
 def test_missed_cut_stays_with_preceding_chunk() -> None:
-    """When no accepted cut lies within 4,096 characters below a target, that target is skipped; one exactly 4,096
-    below is within reach."""
+    """When no accepted cut lies within 4,096 characters below a target, that target is skipped and the next one
+    planned; one exactly 4,096 below is within reach."""
     tok = _tok(ADMITTED[0])
     text = "ab " * 100 + "a" * 10_000 + " cd" * 100
     cuts = plan_cuts(tok, text, 4)
     assert all(is_safe_cut(tok, text, b) for b in cuts)
     assert len(cuts) < 3
+    # a missed target does not end the plan: the first of 3 targets, 4,000 characters into a run of 6,000 letters,
+    # has no cut in reach, and the second, among words, is still cut
+    text = "a" * 6000 + " word" * 1200
+    cuts = plan_cuts(tok, text, 3)
+    assert len(cuts) == 1 and 8000 - 48 <= cuts[0] <= 8000
     # the reach is 4,096 characters, as documented: an accepted offset exactly that far below the target is cut,
     # one a character further is not (the letters after it have none)
     base = "word " * 400 + "a" * 4200 + " word" * 1300

@@ -60,6 +60,7 @@ CHECKS: dict[str, str] = {
     "battery.nfc_seams": "adversarial battery: NFC seams vs the reference",
     "cut_map.battery": "array cut evaluation vs the specification at every offset of the ci battery",
     "cut_map.control_rules": "array cut evaluation vs the specification under every cut control's rules",
+    "cut_map.selection": "array evaluation's special-token selection vs the specification's two-stage scan, per text",
     "cut_map.windows": "array cut evaluation on a scan window equals the whole text's map there",
     "special_cut.any_set_concatenates": "marker-dense texts: every set of accepted cuts concatenates to the reference",
     "special_cut.non_special_chat_replay": "chat replay with the non-special added tokens, turn by turn",
