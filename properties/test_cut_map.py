@@ -21,8 +21,9 @@ import pytest
 import controls
 from checks.battery import battery
 from delta.cut_map import FAULTS, cut_map, selected_occurrences
-from frozen.loader import FrozenTokenizer, load_tokenizer
+from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED, PROVISIONED, checked_scalars, sampling_note
+from properties.synthetic import base_config, write
 from spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
 from spec.special_cut import stage_tries, two_stage_scan
 
@@ -167,6 +168,19 @@ def test_the_array_selection_is_the_two_stage_scan(name: str, ledger) -> None:
                   details={"texts_with_a_second_stage_selection": second_stage}, oracle="spec")
     assert compared > 100 and differing == 0
     assert second_stage > 0 or not normalized.root, "the normalized stage was never exercised"
+
+
+def test_a_window_sees_a_one_character_special_token_at_its_end(tmp_path) -> None:
+    """A window's map reads the selection far enough past its last offset to see an occurrence starting there,
+    also when the longest special-token string is one character: with "§" as the only special token, the window
+    1..k ending where "§" starts gives the spec's verdict at k (a special-token cut), as the whole map does."""
+    cfg = base_config()
+    cfg["added_tokens"][0]["content"] = "\u00a7"
+    tok = load_tokenizer_file(write(tmp_path, cfg)[0], name="one_character_special")
+    text = "ab \u00a7 cd \u00a7"
+    for k in (3, 8):
+        assert text[k] == "\u00a7" and explain_cut(tok, text, k) == "accepted:special_token"
+        assert cut_map(tok, text, lo=1, hi=k).name(k) == cut_map(tok, text).name(k) == "accepted:special_token"
 
 
 def _applies(fault: str, tok: FrozenTokenizer) -> bool:
