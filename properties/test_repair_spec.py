@@ -200,7 +200,7 @@ def test_invalid_prior_state_and_inadmissible(tok) -> None:
 
 def test_nfc_window_start_moves_to_an_anchor() -> None:
     """NFC: a window start inside a run of marks moves left to an anchor; a run longer than ANCHOR_SCAN skips the
-    window ("nfc_no_anchor"); both end equal to the reference."""
+    window ("nfc_no_anchor"); one that reaches the text's start encodes it whole; all end equal to the reference."""
     for name in NFC_TOKS:
         tok = load_tokenizer(name)
         old = PROSE * 8 + "e" + "\u0301\u0316" * 20 + PROSE * 6
@@ -211,6 +211,11 @@ def test_nfc_window_start_moves_to_an_anchor() -> None:
         marks = PROSE * 2 + "a" + "\u0301" * (ANCHOR_SCAN + 400) + PROSE * 3
         result = _repair_from_scratch(tok, marks, "end")
         assert "window=0:nfc_no_anchor" in result.rejections
+        assert result.ids == reference_encode(tok, marks + "end")
+        # a start that moves all the way to 0 is a window covering all of S: encoded whole, not repaired from 0
+        marks = "\u0301" * 520
+        result = _repair_from_scratch(tok, marks, "end")
+        assert result.path == "fallback:window_covers_all" and result.rejections == ()
         assert result.ids == reference_encode(tok, marks + "end")
 
 
