@@ -72,6 +72,7 @@ from mutation.results import (
 )
 from mutation.sample import sample_entry, stratified_choice
 from mutation.session import SessionError, checkpoint, run_module, sigterm_as_interrupt
+from mutation.settle import judged_keys
 from mutation.tree import commit_of, python_digest
 from mutation.verdicts import VERDICTS_FILE, VerdictFileError, read_verdicts
 
@@ -234,7 +235,8 @@ def _sample(args: argparse.Namespace, verdicts: dict) -> int:
         with FolderLock(work):
             run = run_module(module, cmap, work, resume=not args.fresh, use_server=not args.no_server,
                              tier=args.tier, choose=stratified_choice(args.seed, args.per_module, module),
-                             budget=args.budget)
+                             budget=args.budget,
+                             judged_elsewhere=lambda sha, m=module: judged_keys(read_results(args.results), m, sha))
         entry = sample_entry(run, version, args.budget)
         update_sample(args.seed, args.per_module, entry, args.results)
         print(f"[mutation] sample {module}: {entry['killed']} of {entry['judged']} judged killed "
@@ -304,11 +306,13 @@ def _print_status(data: dict, verdicts: dict) -> int:
               f"judged, drawn from a population of {o['population']} in {len(sample['modules'])} modules; not drawn "
               f"yet: {len(sample['not_drawn'])} modules; an estimate, apart from the complete runs above"
               + (f"; a lower bound: {o['unfinished']} mutants unfinished within the budget count as not killed"
-                 if o.get("lower_bound") else ""))
+                 if o.get("lower_bound") else "")
+              + (f"; {o['settled']} mutants it left unfinished were judged by a run of the same module source"
+                 if o.get("settled") else ""))
         for row in sample["modules"]:
             print(f"  {row['module']:32} {_bound(row)}{_interval(row):26} killed {row['killed']} of {row['judged']} "
                   f"judged ({row['drawn']} drawn of {row['population']}; {row['kill_tier']['kills']} by the kill "
-                  f"tier{_unfinished(row)})  verdicts: {row['survivors']}  "
+                  f"tier{_unfinished(row)}{_settled(row)})  verdicts: {row['survivors']}  "
                   f"[{row['commit']}, {row['date']}, {row['seconds']} s]")
             for m in row.get("unfinished_mutants", []):
                 print(f"    unfinished: {row['module']}:{m['line_number']}:{m['column']} {m['operator']}  {m['line']}")
@@ -329,6 +333,16 @@ def _bound(x: dict) -> str:
 def _unfinished(row: dict) -> str:
     """'; 2 unfinished within 60 s' for a sampled module with mutants left unfinished, else ''."""
     return f"; {row['unfinished']} unfinished within {row['budget']:g} s" if row.get("unfinished") else ""
+
+
+def _settled(row: dict) -> str:
+    """'; 6 settled by complete run at 14315cb: 5 killed, 1 survived' for a sampled module whose unfinished
+    mutants a run of the same module source judged (mutation.settle), else ''."""
+    s = row.get("settled")
+    if not s:
+        return ""
+    return (f"; {s['killed'] + s['survived'] + s['incompetent']} settled by {', '.join(s['by'])}: {s['killed']} "
+            f"killed, {s['survived']} survived" + (f", {s['incompetent']} incompetent" if s["incompetent"] else ""))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,6 +38,16 @@ def module_estimate(killed: int, judged: int, population: int) -> dict:
     return {"score": p, "interval": [lo, hi], "exact": False}
 
 
+def bounded_estimate(killed: int, unfinished: int, judged: int, population: int) -> dict:
+    """A module's sampled score counting its `unfinished` mutants (among `judged`) as not killed; with any, never
+    exact, and the interval from the lower end of that count's to the upper end of the count with them killed."""
+    low = module_estimate(killed, judged, population)
+    if not unfinished:
+        return low
+    high = module_estimate(killed + unfinished, judged, population)
+    return {"score": low["score"], "interval": [low["interval"][0], high["interval"][1]], "exact": False}
+
+
 def overall(strata: list[dict]) -> dict:
     """The stratified estimate over the modules' entries (each with `killed`, `judged`, `population`): the score
     weighted by population, its 95% interval (see the module docstring), the mutants judged and the population."""

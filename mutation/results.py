@@ -7,11 +7,12 @@ left out of both. A survivor carries the verdict matched from mutation/verdicts.
 of an unfinished session (the "partial" section): it survived the tests already, whatever the rest of its module does.
 The "samples" section holds the stated samples (mutation.sample): per sample (seed, mutants per module) and module,
 what was drawn from which population, the outcomes and the survivors; a sample's score is an estimate with its
-interval, shown apart from the complete runs and never added to their score. The "confirmations" section holds what
-`python -m mutation confirm` found of each 'killed' verdict (mutation.confirm: the survivor's place, mutated line
-and diff, the test, the outcome, the commit). A record counts for a survivor only while the survivor's diff is the
-one it checked; a module run again keeps the records of the survivors it still has (a session with older tests lets
-them survive again) and drops the others.
+interval, shown apart from the complete runs and never added to their score; a sampled mutant left unfinished within
+its budget takes the outcome a run of the same module source recorded for it (mutation.settle). The "confirmations"
+section holds what `python -m mutation confirm` found of each 'killed' verdict (mutation.confirm: the survivor's
+place, mutated line and diff, the test, the outcome, the commit). A record counts for a survivor only while the
+survivor's diff is the one it checked; a module run again keeps the records of the survivors it still has (a session
+with older tests lets them survive again) and drops the others.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from mutation.estimate import overall
 from mutation.modules import mutated_modules
+from mutation.settle import settle
 from mutation.verdicts import Key, Verdict, find_verdict, mutated_line, read_verdicts
 
 RESULTS_FILE = Path(__file__).resolve().parent / "results.json"
@@ -276,14 +278,17 @@ def summary(data: dict, verdicts: dict | None = None) -> dict:
     for key, sample in data.get("samples", {}).items():
         sampled = []
         for module, e in sample.get("modules", {}).items():
+            e = settle(e, data.get("modules", {}).get(module), data.get("partial", {}).get(module))
             survivors = judged_survivors(e, verdicts, confirmed)
-            claims += [s for s in survivors if s["verdict"] == "killed"]
-            unjudged += [{"module": module, "sample": key, **s} for s in survivors if s["verdict"] is None]
+            own = [s for s in survivors if not s.get("settled")]  # a settled one is listed with its own run
+            claims += [s for s in own if s["verdict"] == "killed"]
+            unjudged += [{"module": module, "sample": key, **s} for s in own if s["verdict"] is None]
             by_verdict = {k: sum(s["verdict"] == k for s in survivors) for k in ("killed", "equivalent", "open")}
             by_verdict["none"] = sum(s["verdict"] is None for s in survivors)
             sampled.append({**{k: v for k, v in e.items() if k != "survivors"}, "survivors": by_verdict})
+        settled = sum(len(e.get("settled", {}).get("mutants", [])) for e in sampled)
         samples.append({"key": key, "seed": sample.get("seed"), "per_module": sample.get("per_module"),
-                        "modules": sampled, "overall": bounded_overall(sampled),
+                        "modules": sampled, "overall": {**bounded_overall(sampled), "settled": settled},
                         "not_drawn": [m for m in mutated_modules() if m not in sample.get("modules", {})]})
     equivalent = sum(r["survivors"]["equivalent"] for r in rows)
     return {"modules": rows, "total": total, "score": score(total), "unjudged": unjudged, "not_run": not_run,

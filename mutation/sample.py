@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from mutation.estimate import module_estimate
+from mutation.estimate import bounded_estimate
 from mutation.operators import operator_kind
 from mutation.session import Candidate, ModuleRun, Selection
 
@@ -59,16 +59,6 @@ def stratified_choice(seed: int, per_module: int, module: str) -> Selection:
     return choose
 
 
-def _estimate(killed: int, unfinished: int, judged: int, population: int) -> dict:
-    """The module's estimate counting unfinished mutants as not killed; with any unfinished, never exact, and the
-    interval from the lower end of that count's to the upper end of the count with them killed."""
-    low = module_estimate(killed, judged, population)
-    if not unfinished:
-        return low
-    high = module_estimate(killed + unfinished, judged, population)
-    return {"score": low["score"], "interval": [low["interval"][0], high["interval"][1]], "exact": False}
-
-
 def sample_entry(run: ModuleRun, tool: str, budget: float | None = None) -> dict:
     """A module's entry in a sample: what was drawn from which population, what the tests made of it, the estimate,
     and every survivor (shaped as a complete run's survivors, so verdicts match them the same way); with a
@@ -84,9 +74,10 @@ def sample_entry(run: ModuleRun, tool: str, budget: float | None = None) -> dict
         "timeouts": run.count("timeout"), "survived": run.count("survived"),
         "incompetent": run.count("incompetent"), "pending": run.count("pending"),
         "unfinished": unfinished, "lower_bound": unfinished > 0, "budget": budget,
-        "unfinished_mutants": [{"operator": m.operator, "line_number": m.line_number, "column": m.column,
-                                "line": m.line, "diff": m.diff} for m in run.mutants if m.outcome == "unfinished"],
-        **_estimate(killed, unfinished, judged, population),
+        "unfinished_mutants": [{"operator": m.operator, "occurrence": m.occurrence, "line_number": m.line_number,
+                                "column": m.column, "line": m.line, "diff": m.diff}
+                               for m in run.mutants if m.outcome == "unfinished"],
+        **bounded_estimate(killed, unfinished, judged, population),
         "kill_tier": full["kill_tier"], "seconds": run.seconds, "commit": run.commit, "date": full["date"],
-        "tool": tool, "runner": run.runner, "survivors": full["survivors"],
+        "tool": tool, "runner": run.runner, "module_sha": run.module_sha, "survivors": full["survivors"],
     }

@@ -26,7 +26,7 @@ from pathlib import Path
 from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
-from mutation.carry import partial_entry, seed
+from mutation.carry import partial_entry, seed, source_sha
 from mutation.coverage_map import CoverageMap, load_map, save_map, statement_lines
 from mutation.fork_server import SERVER_VARIABLE
 from mutation.modules import ROOT
@@ -64,6 +64,7 @@ class Mutant:
     # observe it, which it ran instead of `executed_by` (mutation.observers; None: that rule did not apply)
     equivalent: str = ""  # why it is equivalent when that is decided mechanically (annotations only), else empty
     by_tier: bool = False  # killed by the kill tier (mutation.kill_tier), before its covering tests
+    occurrence: int = -1  # cosmic-ray's occurrence of the operator in the module (with the position: which mutant)
 
 
 @dataclass
@@ -81,6 +82,7 @@ class ModuleRun:
     carried: list[str] = field(default_factory=list)  # per mutant carried from an earlier session, its commit
     runner: str = "a process per mutant"  # or "fork server" (mutation.fork_server), when its baseline passed
     tier: str = "auto"  # when each mutant met the kill tier before its covering tests (mutation.kill_tier)
+    module_sha: str = ""  # SHA-256 of the unmutated module's source (mutation.carry.source_sha)
 
     def count(self, outcome: str) -> int:
         return sum(m.outcome == outcome for m in self.mutants)
@@ -100,7 +102,7 @@ class ModuleRun:
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "tool": tool_version,
             "survivors": [{k: v for k, v in asdict(m).items()
-                           if k not in ("outcome", "by_tier") and (k != "equivalent" or v)
+                           if k not in ("outcome", "by_tier", "occurrence") and (k != "equivalent" or v)
                            and (k != "observed_by" or v is not None)}
                           for m in self.mutants if m.outcome == "survived"],
             "kill_tier": {"used": self.tier != "off", "mode": self.tier,
@@ -108,7 +110,19 @@ class ModuleRun:
             "carried": len(self.carried),  # judged in an earlier session (mutation.carry), by these commits' tests
             "carried_from": sorted(set(self.carried)),
             "runner": self.runner,
+            "module_sha": self.module_sha,
+            "outcomes": judged_outcomes(self.mutants),
         }
+
+
+JUDGED = ("killed", "timeout", "survived", "incompetent")
+
+
+def judged_outcomes(mutants: list[Mutant]) -> dict[str, list[list]]:
+    """Every judged mutant of a run by outcome, each as [operator, occurrence, line, column]: what settles a sample's
+    mutant left unfinished within its budget when the same module source was run whole (mutation.settle)."""
+    return {o: [[m.operator, m.occurrence, m.line_number, m.column] for m in mutants if m.outcome == o]
+            for o in JUDGED}
 
 
 def test_command(module: str, map_path: Path, pristine: Path, every_file: bool = False,
@@ -283,7 +297,7 @@ def select_mutants(db: Path, choose: Selection) -> int:
 def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, root: Path = ROOT,
                every_file: bool = False, partial: dict | None = None, use_server: bool = True,
                tier: str = "auto", choose: Selection | None = None, budget: float | None = None,
-               jobs: int = 1) -> ModuleRun:
+               jobs: int = 1, judged_elsewhere: Callable[[str], set] | None = None) -> ModuleRun:
     """Run (or resume) the mutation session of `module` of the checkout at `root` in `work`, each mutant tested by
     the files of `cmap` that execute its statement; the mutants with their outcomes. The session keeps its own copy
     of the map and of the module's unmutated source, so measuring a new map meanwhile does not change it. A fresh
@@ -297,7 +311,10 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     "unselected". With `budget`, each mutant's covering tests get at most that many seconds after the tier; a mutant
     past it is "unfinished" (mutation.mutant_tests.BUDGET_MARK), and a later run with a larger budget or none runs
     it again (`forget_unfinished`). With `jobs` above 1 (and the server), each mutant's covering tests are split
-    over that many children side by side (mutation.mutant_tests.through_server_parts)."""
+    over that many children side by side (mutation.mutant_tests.through_server_parts). `judged_elsewhere` gives,
+    for the module's source digest, the mutants (operator, occurrence, line, column) another run of that source
+    judged (mutation.settle.judged_keys): an unfinished one of those is left unfinished, not run again, since the
+    summary takes that run's outcome for it."""
     tree, db, pristine, map_path = (work / "tree", work / "session.sqlite", work / "pristine.py",
                                     work / "coverage-map.json")
     fresh = not (resume and db.exists() and tree.exists() and pristine.exists() and map_path.exists())
@@ -333,7 +350,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
         if choose is not None:
             select_mutants(db, choose)
     forget_interrupted(db)
-    forget_unfinished(db, budget)
+    forget_unfinished(db, budget, judged_elsewhere(source_sha(pristine)) if judged_elsewhere else set())
     server = ForkServer(work / "tests.sock", tree, env) if use_server else None
     try:
         if server is not None and not server.started():
@@ -358,7 +375,7 @@ def run_module(module: str, cmap: CoverageMap, work: Path, resume: bool = True, 
     carried = json.loads(carried_file.read_text(encoding="utf-8")) if carried_file.exists() else []
     return ModuleRun(module, tests, round(tests_seconds, 1), timeout, round(time.monotonic() - t0, 1), mutants,
                      commit, every_file, carried, "fork server" if server is not None else "a process per mutant",
-                     tier if server is not None else "off")
+                     tier if server is not None else "off", source_sha(pristine))
 
 
 class ForkServer:
@@ -418,14 +435,16 @@ def unfinished_budget(output: str) -> float | None:
         return 0.0  # a mark without a readable budget: any run judges it again
 
 
-def forget_unfinished(db: Path, budget: float | None) -> int:
+def forget_unfinished(db: Path, budget: float | None, keep: set | frozenset = frozenset()) -> int:
     """Remove the results of the mutants left unfinished within a budget smaller than `budget` (None: no budget,
-    larger than any), so `exec` runs them again with the larger one; how many."""
+    larger than any), so `exec` runs them again with the larger one, except those in `keep` (operator, occurrence,
+    line, column: judged by another run of the same source); how many."""
     with contextlib.closing(sqlite3.connect(db)) as conn, conn:
-        rows = conn.execute("SELECT job_id, output FROM work_results WHERE output LIKE ?",
-                            (f"%{BUDGET_MARK}%",)).fetchall()
-        again = [job for job, output in rows
-                 if budget is None or (unfinished_budget(output) or 0.0) < budget]
+        rows = conn.execute("SELECT r.job_id, r.output, s.operator_name, s.occurrence, s.start_pos_row, "
+                            "s.start_pos_col FROM work_results r JOIN mutation_specs s ON r.job_id = s.job_id "
+                            "WHERE r.output LIKE ?", (f"%{BUDGET_MARK}%",)).fetchall()
+        again = [job for job, output, *key in rows
+                 if (budget is None or (unfinished_budget(output) or 0.0) < budget) and tuple(key) not in keep]
         conn.executemany("DELETE FROM work_results WHERE job_id = ?", [(job,) for job in again])
     return len(again)
 
@@ -469,5 +488,6 @@ def read_dump(dump: str, source_lines: list[str]) -> list[Mutant]:
         equivalent = mechanical_equivalence(output)
         by_tier = outcome in ("killed", "timeout") and TIER_KILL_MARK in ((result or {}).get("output") or "")
         mutants.append(Mutant(spec["operator_name"], line_number, column, line, outcome,
-                              (result or {}).get("diff") or "", equivalent=equivalent, by_tier=by_tier))
+                              (result or {}).get("diff") or "", equivalent=equivalent, by_tier=by_tier,
+                              occurrence=int(spec["occurrence"])))
     return sorted(mutants, key=lambda m: (m.line_number, m.column, m.operator))

@@ -22,6 +22,7 @@ from mutation.operators import operator_kind
 from mutation.results import read_results, summary, update_results, update_sample
 from mutation.sample import sample_entry, stratified_choice
 from mutation.session import Candidate, ModuleRun, Mutant, forget_unfinished, run_module, unfinished_budget
+from mutation.settle import judged_keys, settle
 from properties.mutation_toys import toy_checkout
 from reports.mutation_score import mutation_sentence, sample_rows, survivor_rows
 
@@ -161,19 +162,26 @@ def test_a_budget_leaves_slow_mutants_unfinished_and_a_later_run_judges_them(tmp
 
 def test_unfinished_results_are_run_again_only_under_a_larger_budget(tmp_path: Path) -> None:
     """A result unfinished within 60 s is forgotten (run again) under a budget of 120 s or none, kept under 60 s or
-    30 s; other results are never touched; the budget is read back from the mark."""
+    30 s; other results are never touched; the budget is read back from the mark; a mutant another run of the same
+    source judged (`keep`: operator, occurrence, line, column) is kept unfinished under any budget."""
     db = tmp_path / "session.sqlite"
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE work_results (job_id VARCHAR PRIMARY KEY, output TEXT)")
+        conn.execute("CREATE TABLE mutation_specs (job_id VARCHAR PRIMARY KEY, operator_name VARCHAR, "
+                     "occurrence INTEGER, start_pos_row INTEGER, start_pos_col INTEGER)")
         rows = [("a", f"{BUDGET_MARK} (60 s) after 60 s"), ("b", "killed"),
-                ("c", f"x\n{BUDGET_MARK} (30 s) after 30 s")]
+                ("c", f"x\n{BUDGET_MARK} (30 s) after 30 s"), ("d", f"{BUDGET_MARK} (30 s) after 30 s")]
         conn.executemany("INSERT INTO work_results VALUES (?, ?)", rows)
+        conn.executemany("INSERT INTO mutation_specs VALUES (?, 'core/NumberReplacer', ?, 5, 4)",
+                         [(job, i) for i, (job, _) in enumerate(rows)])
     assert unfinished_budget(rows[0][1]) == 60.0 and unfinished_budget("killed") is None
-    assert forget_unfinished(db, 30.0) == 0
-    assert forget_unfinished(db, 60.0) == 1  # only c (30 s)
-    assert forget_unfinished(db, None) == 1  # then a
+    keep = {("core/NumberReplacer", 3, 5, 4)}  # d
+    assert forget_unfinished(db, 30.0, keep) == 0
+    assert forget_unfinished(db, 60.0, keep) == 1  # only c (30 s)
+    assert forget_unfinished(db, None, keep) == 1  # then a
     with sqlite3.connect(db) as conn:
-        assert [r[0] for r in conn.execute("SELECT job_id FROM work_results")] == ["b"]
+        assert sorted(r[0] for r in conn.execute("SELECT job_id FROM work_results")) == ["b", "d"]
+    assert forget_unfinished(db, None) == 1  # d, when no other run judged it
 
 
 def test_over_the_budget_is_unfinished_not_a_timeout(capfd) -> None:
@@ -210,3 +218,57 @@ def test_an_unfinished_sample_is_shown_as_a_lower_bound(tmp_path: Path, capsys) 
                               "--work", str(tmp_path / "work")]) == 2
     assert parse_shard("2/3") == (2, 3) and parse_shard("0/3") is None
     assert not (tmp_path / "work").exists()
+
+
+def _sampled_run(module: str, outcomes: list[str], sha: str) -> ModuleRun:
+    """A run whose mutants are one NumberReplacer each on lines 3, 4, ... (occurrence = index), a survivor's diff
+    naming its line."""
+    mutants = [Mutant("core/NumberReplacer", 3 + i, 4, "x = 1", outcome, diff=f"-x = 1\n+x = {i}",
+                      occurrence=i) for i, outcome in enumerate(outcomes)]
+    return ModuleRun(module, ("properties/test_x.py",), 1.0, 60.0, 12.5, mutants, "abc1234", module_sha=sha)
+
+
+def test_an_unfinished_mutant_is_settled_by_a_run_of_the_same_source(tmp_path: Path, capsys) -> None:
+    """A sampled mutant left unfinished within its budget takes the outcome the complete run of the same module
+    source recorded for that mutant (killed, or survived with the run's survivor and its verdict), or the outcome a
+    checkpoint of the same source holds; the estimate is no longer a lower bound once none is left, and a settled
+    survivor is listed once, with its own run. Another source's run, or a run that recorded no per-mutant outcomes,
+    settles nothing."""
+    results, verdicts = tmp_path / "results.json", tmp_path / "verdicts.toml"
+    verdicts.write_text("", encoding="utf-8")
+    sample = sample_entry(_sampled_run("spec/cut.py", ["killed", "unfinished", "killed", "unfinished"], "s1"),
+                          "cosmic-ray test", 30.0)
+    assert sample["lower_bound"] and [m["occurrence"] for m in sample["unfinished_mutants"]] == [1, 3]
+    whole = _sampled_run("spec/cut.py", ["killed", "timeout", "killed", "survived"], "s1").entry("cosmic-ray test")
+    assert whole["outcomes"]["timeout"] == [["core/NumberReplacer", 1, 4, 4]]
+    assert settle(sample, {**whole, "module_sha": "s0"}) == sample  # another source: nothing settled
+    assert settle(sample, {k: v for k, v in whole.items() if k != "outcomes"}) == sample  # no outcomes recorded
+    settled = settle(sample, whole)
+    assert (settled["killed"], settled["timeouts"], settled["survived"], settled["judged"]) == (3, 1, 1, 4)
+    assert (settled["unfinished"], settled["lower_bound"], settled["score"]) == (0, False, 0.75)
+    assert settled["settled"]["by"] == ["complete run at abc1234"] and settled["settled"]["survived"] == 1
+    assert [s["line_number"] for s in settled["survivors"] if s.get("settled")] == [6]
+    checkpoint = {"module": "spec/cut.py", "module_sha": "s1", "commit": "def5678", "mutants": [
+        {"operator": "core/NumberReplacer", "occurrence": 1, "line": 4, "column": 4, "source": "x = 1",
+         "worker_outcome": "normal", "test_outcome": "killed", "timeout": False, "diff": "", "commit": "def5678"}]}
+    data = {"modules": {"spec/cut.py": whole}, "partial": {"spec/cut.py": checkpoint}}
+    assert judged_keys(data, "spec/cut.py", "s1") == {("core/NumberReplacer", i, 3 + i, 4) for i in range(4)}
+    assert judged_keys(data, "spec/cut.py", "s0") == set() and judged_keys(data, "spec/guard.py", "s1") == set()
+    partly = settle(sample, None, checkpoint)
+    assert (partly["killed"], partly["unfinished"], partly["lower_bound"]) == (3, 1, True)
+    assert partly["settled"]["by"] == ["checkpoint at def5678"]
+    assert [m["occurrence"] for m in partly["unfinished_mutants"]] == [3]
+
+    update_sample(3, 4, sample, results)
+    update_results(whole, results)
+    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 1
+    said = capsys.readouterr().out
+    assert "2 settled by complete run at abc1234: 1 killed, 1 survived" in said
+    assert said.count("no verdict: spec/cut.py:6:4") == 1  # the complete run's survivor, not again for the sample
+    assert "unfinished: spec/cut.py" not in said
+    s = summary(read_results(results), {})
+    assert s["samples"][0]["overall"]["settled"] == 2 and not s["samples"][0]["overall"]["lower_bound"]
+    assert "2 unfinished settled by complete run at abc1234" in sample_rows(s)[0][6]
+    verdicts.write_text('[[verdict]]\nmodule = "spec/cut.py"\noperator = "core/NumberReplacer"\nline = "x = 1"\n'
+                        'column = 4\nverdict = "equivalent"\nreason = "planted"\n', encoding="utf-8")
+    assert mutation_main(["--verdicts", str(verdicts), "status", "--results", str(results)]) == 0

@@ -94,7 +94,7 @@ def sample_rows(s: dict) -> list[list[str]]:
             rows.append([sample["key"], r["module"], f"{r['drawn']:,} of {r['population']:,}", f"{r['judged']:,}",
                          f"{r['killed']:,}", f"{r['kill_tier']['kills']:,}", f"{r['survived']:,}"
                          + (f" (+{r['unfinished']:,} unfinished within {r['budget']:g} s)" if r.get("unfinished")
-                            else ""),
+                            else "") + _settled_note(r),
                          _bounded(r), _interval_cell(r),
                          f"{v['killed']} / {v['equivalent']} / {v['open']} / {v['none']}",
                          f"{r['commit']} {r['date']}"])
@@ -104,6 +104,13 @@ def sample_rows(s: dict) -> list[list[str]]:
                      f"{o['judged']:,}", "", "", f"+{o['unfinished']:,} unfinished" if o.get("unfinished") else "",
                      _bounded(o), _interval_cell(o), "", ""])
     return rows
+
+
+def _settled_note(r: dict) -> str:
+    """' (6 unfinished settled by complete run at 14315cb)': how many of the module's unfinished mutants a run of the
+    same module source judged (mutation.settle), else ''."""
+    s = r.get("settled")
+    return f" ({len(s['mutants']):,} unfinished settled by {', '.join(s['by'])})" if s else ""
 
 
 def _bounded(x: dict) -> str:
@@ -144,6 +151,8 @@ def mutation_sentence(s: dict | None) -> str:
                       for p in s.get("partial", []))
             + "".join(f"; a stated sample ({p['key']}) estimates {_bounded(p['overall'])}"
                       f" ({_interval_cell(p['overall'])}, 95%) from {p['overall']['judged']:,} mutants judged of a"
-                      f" population of {p['overall']['population']:,} in {len(p['modules'])} modules, shown apart"
+                      f" population of {p['overall']['population']:,} in {len(p['modules'])} modules"
+                      + (f" ({p['overall']['settled']:,} of the mutants it left unfinished judged by a run of the"
+                         " same module source)" if p["overall"].get("settled") else "") + ", shown apart"
                       for p in s.get("samples", []))
             + ".")
