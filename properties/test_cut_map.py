@@ -23,7 +23,7 @@ from checks.battery import battery
 from delta.cut_map import FAULTS, cut_map, selected_occurrences
 from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED, PROVISIONED, checked_scalars, sampling_note
-from properties.synthetic import base_config, write
+from properties.synthetic import base_config, variant, write
 from spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
 from spec.special_cut import stage_tries, two_stage_scan
 
@@ -148,26 +148,59 @@ def test_window_maps_equal_the_whole_map(name: str, ledger) -> None:
     assert compared > 1000 and differing == 0
 
 
+def test_an_empty_range_is_an_empty_map() -> None:
+    """A range with no offset (the empty text, one character, hi below lo by any amount) gives a map that
+    accepts nothing and names no offset, without an error."""
+    tok = load_tokenizer(ADMITTED[0])
+    for text, lo, hi in (("", 1, None), ("a", 1, None), ("hello world", 8, 3), ("hello world", 5, 4)):
+        m = cut_map(tok, text, lo=lo, hi=hi)
+        assert m.accepted() == [] and m.specials() == [] and len(m.verdicts) == 0
+        assert all(m.name(b) is None for b in range(len(text) + 1))
+
+
+def test_a_range_past_the_text_is_clamped_to_its_last_offset() -> None:
+    """A hi at or past len(text) gives the map of lo..len(text) - 1, and a lo of 0 or below the map of 1..hi: the
+    same accepted offsets, special-token cuts and verdicts as the whole map, on texts that end with a special
+    string (whose end is len(text), never a cut)."""
+    tok = load_tokenizer(ADMITTED[0])
+    special = tok.special_strings[0]
+    for text in ("hello world" + special, special + "x" + special, "plain text, no marker"):
+        whole = cut_map(tok, text)
+        for hi in (len(text) - 1, len(text), len(text) + 3):
+            m = cut_map(tok, text, hi=hi)
+            assert m.hi == len(text) - 1 and m.specials() == whole.specials()
+            assert m.accepted() == whole.accepted()
+        for lo in (0, -3):
+            m = cut_map(tok, text, lo=lo)
+            assert (m.lo, m.hi) == (1, len(text) - 1) and m.specials() == whole.specials()
+            assert m.accepted() == whole.accepted()
+
+
 @pytest.mark.parametrize("name", TABLE_TOKENIZERS)
 def test_the_array_selection_is_the_two_stage_scan(name: str, ledger) -> None:
     """The array evaluation's own selection of special-token occurrences (`delta.cut_map.selected_occurrences`,
     whose edges are the special-token cuts) equals the specification's two-stage scan (`spec.special_cut`, premise
-    P1) on every `ci` battery text and on the texts joining the tokenizer's strings of either stage, so no
-    occurrence is added, lost or moved: an empty one at the end of the text included."""
+    P1) on every `ci` battery text, on the texts joining the tokenizer's strings of either stage and on texts that
+    start with each added token, so no occurrence is added, lost or moved: an empty one at the end of the text
+    included, one of the second stage at offset 0 too."""
     tok = load_tokenizer(name)
     raw, normalized = stage_tries(tok)
     joined = [f"a{s} {t}b" for s, t in zip(sorted(tok.special_strings)[:40], sorted(tok.special_strings)[1:41],
                                                 strict=False)]
-    compared = differing = second_stage = 0
-    for text in [*battery_texts(tok), *joined]:
+    leading = [f"{c} x" for c in sorted({t["content"] for t in tok.admission_inputs.added_tokens})[:200]]
+    compared = differing = second_stage = second_at_start = 0
+    for text in [*battery_texts(tok), *joined, *leading]:
         spec = two_stage_scan(tok, text)
         compared += 1
         differing += selected_occurrences(tok, text) != spec
         second_stage += len(spec) > len(raw.selected(text))
+        second_at_start += bool(spec) and spec[0][0] == 0 and all(start > 0 for start, _ in raw.selected(text))
     ledger.record("battery", "cut_map.selection", tok, comparisons=compared, differences=differing, unit="texts",
-                  details={"texts_with_a_second_stage_selection": second_stage}, oracle="spec")
+                  details={"texts_with_a_second_stage_selection": second_stage,
+                           "texts_starting_with_a_second_stage_selection": second_at_start}, oracle="spec")
     assert compared > 100 and differing == 0
     assert second_stage > 0 or not normalized.root, "the normalized stage was never exercised"
+    assert second_at_start > 0 or not normalized.root, "no normalized-stage occurrence at the text's start"
 
 
 def test_a_window_sees_a_one_character_special_token_at_its_end(tmp_path) -> None:
@@ -181,6 +214,75 @@ def test_a_window_sees_a_one_character_special_token_at_its_end(tmp_path) -> Non
     for k in (3, 8):
         assert text[k] == "\u00a7" and explain_cut(tok, text, k) == "accepted:special_token"
         assert cut_map(tok, text, lo=1, hi=k).name(k) == cut_map(tok, text).name(k) == "accepted:special_token"
+
+
+@pytest.mark.parametrize("special_rule", ["selected", "any_occurrence"])
+def test_a_window_ending_where_the_longest_special_string_starts_sees_it(special_rule: str) -> None:
+    """Under either special-token rule (the spec's selected occurrences, and the control rule's every occurrence),
+    the map of a window 1..k ending where an occurrence of the longest special string starts reads far enough past
+    k to see all of it: its verdict at k is the whole map's and the spec's (a special-token cut)."""
+    tok = load_tokenizer(ADMITTED[0])
+    rules = CutRules(special_rule=special_rule)
+    longest = max(tok.special_strings, key=len)
+    text = "ab " + longest + " cd " + longest
+    for k in (3, len(text) - len(longest)):
+        assert text.startswith(longest, k)
+        want = explain_cut(tok, text, k, rules)
+        assert want == "accepted:special_token"
+        assert cut_map(tok, text, rules, lo=1, hi=k).name(k) == cut_map(tok, text, rules).name(k) == want
+
+
+def test_the_nfc_window_rule_refuses_the_edge_of_an_occurrence_left_unselected(tmp_path) -> None:
+    """An NFC tokenizer whose special strings overlap ("<a|" and "|b>"): in "ab <a|b> cd" the scan selects "<a|",
+    so the end of "|b>" (offset 8) is no special-token cut, and the NFC window [7, 9) touches that occurrence: the
+    spec refuses the cut there (nfc_window_touches_special) and so does the map, at every offset as the spec does.
+    The provisioned NFC tokenizers have no overlapping special strings, so only a tokenizer like this one reaches
+    the rule on the map."""
+    cfg = base_config()
+    cfg["normalizer"] = {"type": "NFC"}
+    cfg["added_tokens"] += [{**cfg["added_tokens"][0], "id": 259, "content": "<a|"},
+                            {**cfg["added_tokens"][0], "id": 260, "content": "|b>"}]
+    tok = load_tokenizer_file(write(tmp_path, cfg)[0], name="nfc_overlapping_specials")
+    for text in ("ab <a|b> cd", "ab <a|b>1"):
+        assert explain_cut(tok, text, 8) == "nfc_window_touches_special"
+        m = cut_map(tok, text)
+        assert [m.name(b) for b in range(1, len(text))] == [
+            v if v in ACCEPTED_VERDICTS else None for v in (explain_cut(tok, text, b) for b in range(1, len(text)))]
+
+
+def test_a_refused_tokenizer_has_a_map_that_accepts_nothing(tmp_path) -> None:
+    """A tokenizer admission refuses (an NFKC normalizer) gets a map whose every offset is refused, as the spec
+    says (not_admitted): no accepted offset, no candidate, no name."""
+    tok = load_tokenizer_file(write(tmp_path, variant("nfkc"))[0], name="refused_nfkc")
+    text = "hello world, again <|end|> and more"
+    assert explain_cut(tok, text, 5) == "not_admitted"
+    m = cut_map(tok, text)
+    assert m.accepted() == [] and m.candidates(1, len(text)) == [] and m.specials() == []
+    assert all(m.name(b) is None for b in range(len(text) + 1))
+
+
+@pytest.mark.parametrize("name", [n for n in PROVISIONED if load_tokenizer(n).is_nfc] or [
+    pytest.param(None, marks=pytest.mark.skip(reason="no NFC tokenizer provisioned"))])
+def test_the_map_reads_the_character_after_each_of_the_last_offsets(name: str) -> None:
+    """NFC condition on the map's last offsets: where the character after b is not an anchor (a combining mark),
+    the map does not accept b outright but as the spec does, for the last few offsets of a text and of a window
+    (a window whose last offsets are followed by more marks than the anchor scan reaches)."""
+    tok = load_tokenizer(name)
+    compared = 0
+    for mark in ("\u0301", "\u0316", "\u05b4"):
+        for text in (f"ab cd e{mark}", f"ab, c{mark}d", f"x y{mark}", f"go to a{mark}{mark}b"):
+            whole = cut_map(tok, text)
+            for b in range(1, len(text)):
+                want = explain_cut(tok, text, b)
+                assert whole.name(b) == (want if want in ACCEPTED_VERDICTS else None), (text, b, want)
+                compared += 1
+    assert compared > 50
+    # a window ending just after b, where the marks after b run past the anchor scan: the spec finds no right
+    # anchor and refuses b; the window's map reads the character after b too and agrees with the whole map
+    text = "ab " + "\u0301" * 300 + " end"
+    assert explain_cut(tok, text, 2) == "nfc_no_right_anchor"
+    for hi in range(2, 7):
+        assert cut_map(tok, text, lo=1, hi=hi).name(2) is None and cut_map(tok, text).name(2) is None
 
 
 def _applies(fault: str, tok: FrozenTokenizer) -> bool:

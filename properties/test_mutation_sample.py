@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mutation.carry import source_sha
 from mutation.cli import main as mutation_main
 from mutation.cli import parse_shard
 from mutation.coverage_map import build_map
@@ -145,7 +146,7 @@ SLOW_TEST = ("import time\n\nfrom toy.below import below\n\n\ndef test_slow():\n
 def test_a_budget_leaves_slow_mutants_unfinished_and_a_later_run_judges_them(tmp_path: Path) -> None:
     """With a budget shorter than its covering tests, a drawn mutant is unfinished, not survived nor killed: the
     entry counts it as not killed (a lower bound) and lists it; the same sample run again without a budget judges
-    exactly those mutants."""
+    exactly those mutants, unless another run of the same source judged them (then they are left as they are)."""
     root = toy_checkout(tmp_path / "checkout", {"test_toy.py": SLOW_TEST})
     cmap = build_map(root, tmp_path / "map", tests=["test_toy.py"], sources=("toy",))
     choose = stratified_choice(1, 2, "toy")
@@ -155,6 +156,11 @@ def test_a_budget_leaves_slow_mutants_unfinished_and_a_later_run_judges_them(tmp
     entry = sample_entry(first, "test", BUDGET_SECONDS)
     assert (entry["judged"], entry["killed"], entry["unfinished"], entry["lower_bound"]) == (2, 0, 2, True)
     assert entry["score"] == 0.0 and len(entry["unfinished_mutants"]) == 2 and not entry["survivors"]
+    judged = {(m.operator, m.occurrence, m.line_number, m.column) for m in first.mutants if m.outcome == "unfinished"}
+    asked: list[str] = []
+    kept = run_module("toy/below.py", cmap, tmp_path / "work", root=root, choose=choose,
+                      judged_elsewhere=lambda sha: asked.append(sha) or judged)  # another run judged both
+    assert kept.count("unfinished") == 2 and asked == [source_sha(root / "toy/below.py")]
     again = run_module("toy/below.py", cmap, tmp_path / "work", root=root, choose=choose)
     assert again.count("unfinished") == 0 and again.count("killed") + again.count("survived") == 2
     assert not sample_entry(again, "test")["lower_bound"]

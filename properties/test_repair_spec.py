@@ -22,12 +22,15 @@ from spec.repair import (
     PAIR_BLOCK,
     RepairParams,
     _longest_run_general,
+    anchored_window_start,
     bound_premise,
+    first_token_from,
     is_nfc_anchor,
     judge_run,
     longest_common_run,
     longest_token_text,
     margin_premise,
+    overlap_keys,
     repair,
     sync_witness,
     window_start_premise,
@@ -179,6 +182,18 @@ def test_wide_bound_needs_a_wider_first_window(tok, ledger) -> None:
     assert same
 
 
+def test_the_window_doubles_five_times(tok) -> None:
+    """The default parameters double the first window (512) at most five times, the paper's setting: with a bound
+    of 8,200 characters every window up to 8,192 is rejected for the bound and the sixth, 16,384 characters, is
+    accepted; the result is the reference."""
+    old, delta = PROSE * 200, "Finally, the end."
+    assert len(old) > 16_384
+    result = _repair_from_scratch(tok, old, delta, dataclasses.replace(DEFAULT_REPAIR_PARAMS, bound=8_200))
+    assert result.rejections == tuple(f"window={k}:bound" for k in range(5)), result.rejections
+    assert result.path == "repaired:window=5"
+    assert result.ids == reference_encode(tok, old + delta)
+
+
 def test_last_window_then_whole_encode(tok) -> None:
     """When no window accepts, after the last doubling S + D is encoded whole ("fallback:no_match")."""
     old, delta = PROSE * 40, "x"
@@ -219,12 +234,63 @@ def test_nfc_window_start_moves_to_an_anchor() -> None:
         assert result.ids == reference_encode(tok, marks + "end")
 
 
+def test_the_anchor_scan_reaches_exactly_anchor_scan_code_points() -> None:
+    """anchored_window_start tries every ws' in [ws - ANCHOR_SCAN, ws]: an anchor exactly ANCHOR_SCAN code points
+    below the start is found, one a code point further is not (None); the start itself, when an anchor, is kept."""
+    for name in NFC_TOKS:
+        tok = load_tokenizer(name)
+        text = PROSE + "a" + "\u0301" * (ANCHOR_SCAN + 10) + PROSE
+        anchor = len(PROSE)
+        assert anchored_window_start(tok, text, anchor + ANCHOR_SCAN) == anchor
+        assert anchored_window_start(tok, text, anchor + ANCHOR_SCAN + 1) is None
+        assert anchored_window_start(tok, text, anchor) == anchor
+
+
+def _same_span_before(spans: list[tuple[int, int]], i: int) -> int:
+    """How many tokens just before token i share its span (the byte pieces of one character before it)."""
+    k = 0
+    while i - k - 1 >= 0 and spans[i - k - 1] == spans[i]:
+        k += 1
+    return k
+
+
+def test_overlap_keys_are_the_tokens_inside_the_range(tok, ledger) -> None:
+    """first_token_from(spans, lo) is the number of tokens starting before lo, and overlap_keys keys exactly the
+    tokens whose non-empty span lies inside [lo, hi], the full key's ordinal counting the tokens before it that
+    share its span; on a reference encode whose byte pieces share spans, for lo every 3 code points and four hi,
+    and on one private-use character, whose byte pieces are all the tokens (the first and the last share a span)."""
+    long_text = PROSE + "\U0001f999 \u4e2d\u6587 caf\u00e9 \U0001f9d1\u200d\U0001f91d\u200d\U0001f9d1 " * 3 + PROSE
+    compared = differing = 0
+    for text in (long_text, "\U0010fffd"):
+        ids, spans = reference_encode_with_offsets(tok, text)
+        shared = any(a == b for a, b in zip(spans, spans[1:], strict=False))
+        assert shared, f"no two tokens of {text[:20]!r} share a span: the ordinal is not reached"
+        for lo in range(0, len(text) + 1, 3):
+            compared += 1
+            differing += first_token_from(spans, lo) != sum(s < lo for s, _ in spans)
+            for hi in (lo, lo + 5, lo + 40, len(text)):
+                inside = [i for i, (s, e) in enumerate(spans) if lo <= s < e <= hi]
+                expected = {
+                    "spans": {i: spans[i] for i in inside},
+                    "ids": {i: (ids[i],) for i in inside},
+                    "full": {i: (*spans[i], _same_span_before(spans, i), ids[i]) for i in inside},
+                }
+                for key, want in expected.items():
+                    compared += 1
+                    differing += overlap_keys(ids, spans, lo, hi, key) != want
+    ledger.record("repair", "overlap_keys", tok, comparisons=compared, differences=differing, unit="ranges",
+                  oracle="spec")
+    assert compared > 400 and differing == 0
+
+
 def test_params_validation() -> None:
     """Unknown match keys and impossible sizes are refused when the parameters are built."""
     with pytest.raises(ValueError):
         RepairParams(match_key="bogus")
-    with pytest.raises(ValueError):
-        RepairParams(first_window=0)
+    for bad in ({"first_window": 0}, {"max_doublings": -1}, {"min_match_tokens": 0}):
+        with pytest.raises(ValueError):
+            RepairParams(**bad)
+    assert RepairParams(first_window=1, max_doublings=0, min_match_tokens=1).min_match_tokens == 1  # the least allowed
 
 
 def _adjacent_spans(widths: list[int]) -> list[tuple[int, int]]:
@@ -311,6 +377,19 @@ def test_general_run_search_equals_its_definition_exhaustively() -> None:
             want = _longest_run_by_definition(old_keys, new_keys, spans)
             assert _longest_run_general(old_keys, new_keys, spans) == want, (old_keys, new_keys)
             assert _longest_run_general(old_keys, new_keys, spans, pair_block=1) == want, (old_keys, new_keys)
+
+
+def test_general_run_search_keeps_diagonals_apart_when_they_span_more_than_16_bits() -> None:
+    """Invariant: two pairs on diagonals (j - i) exactly 1 << 16 apart are never one run, even at consecutive old
+    indices: the search's diagonal order (a 16-bit radix sort when the diagonals fit) must not fold them together.
+    Old indices 70,000 and 70,001 pair with new indices 0 and 65,537: diagonals -70,000 and -4,464, each a run of
+    one; the definition's answer is the later one."""
+    old_keys, new_keys = {70_000: (5,), 70_001: (6,)}, {0: (5,), 65_537: (6,)}
+    spans = _adjacent_spans([1] * 70_002)
+    want = _longest_run_by_definition(old_keys, new_keys, spans)
+    assert want == (70_001, 65_537, 1)
+    for block in (1, PAIR_BLOCK):
+        assert _longest_run_general(old_keys, new_keys, spans, pair_block=block) == want
 
 
 def test_general_run_search_equals_its_definition_on_random_long_streams() -> None:

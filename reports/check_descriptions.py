@@ -99,6 +99,7 @@ CHECKS: dict[str, str] = {
     # level 3: repair, sessions, the store
     "bound_premise": "the bound covers the longest decoded token (one below violates the premise)",
     "margin_premise": "margin = max(8, longest special string); one less violates the premise",
+    "overlap_keys": "repair's match keys: exactly the tokens inside a range, by the definition, on byte pieces",
     "wide_bound_second_window": "a bound of 512: the first window never accepts, the second does",
     "window_covers_all": "a window covering all of S: S + D encoded whole",
     "session_append": "a session given S then S + D returns the reference encode of S + D",
