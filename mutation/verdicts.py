@@ -3,7 +3,11 @@
 A survivor is named by what does not move when unrelated lines are edited: its module, the operator, the source
 line it mutates (stripped) and the column. One operator can make several mutants there (a number replaced by the
 next and by the previous one); a verdict with `mutant`, the mutated line as the survivor's diff shows it (stripped),
-judges that one only, and wins over a verdict without it, which judges them all. A verdict is one of
+judges that one only, and wins over a verdict without it, which judges them all. One line can also stand at
+several places of a module (two `@dataclass(frozen=True)`): a verdict on such a line names, as `context`, a line
+(stripped) its survivor's diff shows around the mutated one (the decorated `class RepairParams:`), and judges only
+survivors whose diff shows it; `ambiguous_verdicts` finds a verdict that would judge more than one place of the
+module's source. A verdict is one of
 - "killed": a test added since kills it (name the test; the next run of the module counts it as killed),
 - "equivalent": the mutant computes the same thing, or only refuses more (say why, and name the test or proof
   that checks the premise where there is one),
@@ -14,6 +18,7 @@ A survivor without a verdict is what the profile exists to find: `python -m muta
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,13 +47,16 @@ class Verdict:
     reason: str
     test: str = ""
     mutant: str = ""  # the mutated line (stripped): this verdict judges only that mutant of the place
+    context: str = ""  # a line (stripped) the survivor's diff shows around it: this verdict judges only that place
 
     @property
     def key(self) -> Key:
-        return (self.module, self.operator, self.line, self.column, self.mutant)
+        return (self.module, self.operator, self.line, self.column, self.mutant, self.context)
 
 
-Key = tuple[str, str, str, int, str]  # module, operator, source line (stripped), column, mutated line or ""
+Key = tuple[str, str, str, int, str, str]  # module, operator, source line (stripped), column, mutated line or "",
+# context line or ""
+CONTEXT_LINES = 3  # the unchanged lines a survivor's diff shows on each side of the mutated line
 
 
 def survivor_key(module: str, operator: str, line: str, column: int) -> tuple[str, str, str, int]:
@@ -63,11 +71,39 @@ def mutated_line(diff: str) -> str:
                 "")
 
 
+def context_lines(diff: str) -> set[str]:
+    """The unchanged lines a unified diff shows around its change, stripped."""
+    return {line[1:].strip() for line in diff.splitlines() if line.startswith(" ")}
+
+
 def find_verdict(verdicts: dict[Key, Verdict], module: str, survivor: dict) -> Verdict | None:
-    """The verdict on one survivor (operator, line, column, diff): the one naming its mutated line, else the one
-    naming its place only, else None."""
+    """The verdict on one survivor (operator, line, column, diff): of those on its place whose context (if any)
+    its diff shows, the one naming its mutated line and a context, else its mutated line, else a context, else
+    the place only; None when there is none."""
     place = survivor_key(module, survivor["operator"], survivor["line"], survivor["column"])
-    return verdicts.get((*place, mutated_line(survivor.get("diff", "")))) or verdicts.get((*place, ""))
+    diff = survivor.get("diff", "")
+    mutant, shown = mutated_line(diff), context_lines(diff)
+    found = [v for k, v in verdicts.items() if k[:4] == place and v.mutant in ("", mutant)
+             and (not v.context or v.context in shown)]
+    return max(found, key=lambda v: (bool(v.mutant), bool(v.context)), default=None)
+
+
+def ambiguous_verdicts(verdicts: dict[Key, Verdict], source_of: Callable[[str], str | None]) -> list[Verdict]:
+    """The verdicts that would judge more than one place of their module's current source (`source_of(module)`,
+    None when the module is gone): the line stands at several places and no context tells them apart, or the
+    context is within CONTEXT_LINES of more than one of them."""
+    out = []
+    for v in verdicts.values():
+        source = source_of(v.module)
+        if source is None:
+            continue
+        lines = [line.strip() for line in source.splitlines()]
+        places = [i for i, line in enumerate(lines) if line == v.line]
+        if v.context:
+            places = [i for i in places if v.context in lines[max(0, i - CONTEXT_LINES) : i + CONTEXT_LINES + 1]]
+        if len(places) > 1:
+            out.append(v)
+    return out
 
 
 def read_verdicts(path: Path = VERDICTS_FILE) -> dict[Key, Verdict]:
@@ -83,7 +119,8 @@ def read_verdicts(path: Path = VERDICTS_FILE) -> dict[Key, Verdict]:
         try:
             v = Verdict(module=entry["module"], operator=entry["operator"], line=entry["line"].strip(),
                         column=int(entry["column"]), verdict=entry["verdict"], reason=entry["reason"],
-                        test=entry.get("test", ""), mutant=entry.get("mutant", "").strip())
+                        test=entry.get("test", ""), mutant=entry.get("mutant", "").strip(),
+                        context=entry.get("context", "").strip())
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise VerdictFileError(f"{path}: verdict {i} lacks a field or has a wrong type: {exc}") from exc
         if v.verdict not in KINDS:

@@ -20,11 +20,12 @@ import pytest
 
 import controls
 from checks.battery import battery
-from delta.cut_map import FAULTS, cut_map, selected_occurrences
+from delta.cut_map import FAULTS, REFUSED, cut_map, occurrences, selected_occurrences
 from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED, PROVISIONED, checked_scalars, sampling_note
 from properties.synthetic import base_config, variant, write
 from spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
+from spec.guard import literal_trie
 from spec.special_cut import stage_tries, two_stage_scan
 
 CODE_SPACE = 0x110000
@@ -126,6 +127,32 @@ def test_map_equals_oracle_under_every_control_rule(control, ledger) -> None:
     assert differing == 0, f"{differing} offsets differ under {control.name}; first {first!r}"
 
 
+def test_map_equals_oracle_with_the_special_rule_off(ledger) -> None:
+    """With the special-token rule off (special_rule="off": a mode no control uses), the array verdicts still
+    equal the spec's on the battery strings that hold a special-token string (20 per admitted tokenizer), and
+    some edge the default rule accepts as a special-token edge is judged otherwise: the mode is seen to change
+    something, so a map that kept the rule on would differ."""
+    rules = CutRules(special_rule="off")
+    compared = differing = changed = 0
+    first = None
+    for name in ADMITTED:
+        tok = load_tokenizer(name)
+        texts = [t for t in battery_texts(tok)
+                 if len(t) <= CONTROL_TEXT_CHARS and any(s in t for s in tok.special_strings)][:20]
+        n, bad = disagreements(tok, texts, rules)
+        compared, differing = compared + n, differing + len(bad)
+        first = first or (bad[0] if bad else None)
+        for text in texts:
+            on, off = cut_map(tok, text), cut_map(tok, text, rules)
+            changed += sum(on.name(b) != off.name(b) for b in range(1, len(text)))
+    ledger.record("battery", "cut_map.no_special_rule", None, comparisons=compared, differences=differing,
+                  unit="offsets", details={"offsets_the_mode_changes": changed}, oracle="spec")
+    if not ADMITTED:
+        pytest.skip("no admitted tokenizer provisioned")
+    assert changed > 0, "the special rule off changed no verdict: the texts hold no special-token edge"
+    assert differing == 0, f"{differing} offsets differ with the special rule off; first {first!r}"
+
+
 @pytest.mark.parametrize("name", ADMITTED or [pytest.param(None, marks=pytest.mark.skip(reason="none provisioned"))])
 def test_window_maps_equal_the_whole_map(name: str, ledger) -> None:
     """A map of offsets lo..hi (what the planner builds per scan range) gives the whole map's verdicts there."""
@@ -176,6 +203,21 @@ def test_a_range_past_the_text_is_clamped_to_its_last_offset() -> None:
             assert m.accepted() == whole.accepted()
 
 
+def test_candidates_are_the_unrefused_offsets_of_the_range_asked() -> None:
+    """`CutMap.candidates(lo, hi)` is every offset of [lo, hi] within the map's range whose verdict is not refused
+    outright, for ranges inside, across and outside the range of a whole map and of a window map (the planner asks
+    for a window map's whole range only)."""
+    if not ADMITTED:
+        pytest.skip("no admitted tokenizer provisioned")
+    tok = load_tokenizer(ADMITTED[0])
+    text = "Hello, world! <|x|> 12 cafés, then\r\nmore text; and x = y + 1.\n" * 3
+    for cmap in (cut_map(tok, text), cut_map(tok, text, lo=20, hi=90)):
+        unrefused = [b for b in range(cmap.lo, cmap.hi + 1) if cmap.verdicts[b - cmap.lo] != REFUSED]
+        assert unrefused, "no offset of the text is a candidate"
+        for lo, hi in ((1, 10), (5, 60), (25, 40), (cmap.lo, cmap.hi), (0, len(text) + 5), (80, 200), (95, 99)):
+            assert cmap.candidates(lo, hi) == [b for b in unrefused if lo <= b <= hi], (cmap.lo, lo, hi)
+
+
 @pytest.mark.parametrize("name", TABLE_TOKENIZERS)
 def test_the_array_selection_is_the_two_stage_scan(name: str, ledger) -> None:
     """The array evaluation's own selection of special-token occurrences (`delta.cut_map.selected_occurrences`,
@@ -187,20 +229,32 @@ def test_the_array_selection_is_the_two_stage_scan(name: str, ledger) -> None:
     raw, normalized = stage_tries(tok)
     joined = [f"a{s} {t}b" for s, t in zip(sorted(tok.special_strings)[:40], sorted(tok.special_strings)[1:41],
                                                 strict=False)]
-    leading = [f"{c} x" for c in sorted({t["content"] for t in tok.admission_inputs.added_tokens})[:200]]
-    compared = differing = second_stage = second_at_start = 0
-    for text in [*battery_texts(tok), *joined, *leading]:
+    contents = sorted({t["content"] for t in tok.admission_inputs.added_tokens})
+    leading = [f"{c} x" for c in contents[:200]]
+    whole = [c for c in contents if c]
+    second_only = [c for c in whole if normalized.selected(c) == [(0, len(c))] and raw.selected(c) != [(0, len(c))]]
+    first_only = [c for c in whole if raw.selected(c) == [(0, len(c))]]
+    abutting = [f"a{n}{r}b" for n, r in zip(second_only[:40], first_only[:40] * 40, strict=False)]
+    compared = differing = second_stage = second_at_start = second_before_first = 0
+    for text in [*battery_texts(tok), *joined, *leading, *abutting]:
         spec = two_stage_scan(tok, text)
         compared += 1
         differing += selected_occurrences(tok, text) != spec
-        second_stage += len(spec) > len(raw.selected(text))
-        second_at_start += bool(spec) and spec[0][0] == 0 and all(start > 0 for start, _ in raw.selected(text))
+        first = raw.selected(text)
+        second_stage += len(spec) > len(first)
+        second_at_start += bool(spec) and spec[0][0] == 0 and all(start > 0 for start, _ in first)
+        first_starts = {start for start, _ in first}
+        second_before_first += any(end in first_starts for start, end in spec if (start, end) not in first)
     ledger.record("battery", "cut_map.selection", tok, comparisons=compared, differences=differing, unit="texts",
                   details={"texts_with_a_second_stage_selection": second_stage,
-                           "texts_starting_with_a_second_stage_selection": second_at_start}, oracle="spec")
+                           "texts_starting_with_a_second_stage_selection": second_at_start,
+                           "texts_with_a_second_stage_selection_ending_where_a_first_starts": second_before_first},
+                  oracle="spec")
     assert compared > 100 and differing == 0
     assert second_stage > 0 or not normalized.root, "the normalized stage was never exercised"
     assert second_at_start > 0 or not normalized.root, "no normalized-stage occurrence at the text's start"
+    assert second_before_first > 0 or not (normalized.root and raw.root), \
+        "no normalized-stage occurrence ends where a first-stage one starts"
 
 
 def test_a_window_sees_a_one_character_special_token_at_its_end(tmp_path) -> None:
@@ -232,6 +286,35 @@ def test_a_window_ending_where_the_longest_special_string_starts_sees_it(special
         assert cut_map(tok, text, rules, lo=1, hi=k).name(k) == cut_map(tok, text, rules).name(k) == want
 
 
+@pytest.mark.parametrize("special_rule", ["selected", "any_occurrence"])
+def test_a_window_starting_where_the_longest_special_string_ends_sees_it(special_rule: str) -> None:
+    """The mirror case: the map of a window k..k + 2 starting where an occurrence of the longest special string
+    ends reads far enough before k to see all of it: its verdict at k is the whole map's and the spec's (a
+    special-token cut)."""
+    tok = load_tokenizer(ADMITTED[0])
+    rules = CutRules(special_rule=special_rule)
+    longest = max(tok.special_strings, key=len)
+    text = longest + " ab " + longest + " cd"
+    for k in (len(longest), len(text) - 3):
+        assert text.endswith(longest, 0, k)
+        want = explain_cut(tok, text, k, rules)
+        assert want == "accepted:special_token"
+        assert cut_map(tok, text, rules, lo=k, hi=k + 2).name(k) == cut_map(tok, text, rules).name(k) == want
+
+
+def test_the_selection_skips_every_occurrence_inside_a_selected_one(tmp_path) -> None:
+    """Overlapping special strings ("<a|", "|b" and "|b>"): in "<a|b> then <a|" the scan selects "<a|" at 0, skips
+    both occurrences starting inside it (at 2, one of each length) and goes on to select "<a|" at 11, as the
+    specification's scan does. No provisioned tokenizer has special strings that overlap so."""
+    cfg = base_config()
+    cfg["added_tokens"] += [{**cfg["added_tokens"][0], "id": 259 + k, "content": c}
+                            for k, c in enumerate(("<a|", "|b", "|b>"))]
+    tok = load_tokenizer_file(write(tmp_path, cfg)[0], name="overlapping_specials")
+    text = "<a|b> then <a|"
+    assert selected_occurrences(tok, text) == two_stage_scan(tok, text) == [(0, 3), (11, 14)]
+    assert mapped(tok, text) == oracle(tok, text)
+
+
 def test_the_nfc_window_rule_refuses_the_edge_of_an_occurrence_left_unselected(tmp_path) -> None:
     """An NFC tokenizer whose special strings overlap ("<a|" and "|b>"): in "ab <a|b> cd" the scan selects "<a|",
     so the end of "|b>" (offset 8) is no special-token cut, and the NFC window [7, 9) touches that occurrence: the
@@ -250,15 +333,22 @@ def test_the_nfc_window_rule_refuses_the_edge_of_an_occurrence_left_unselected(t
             v if v in ACCEPTED_VERDICTS else None for v in (explain_cut(tok, text, b) for b in range(1, len(text)))]
 
 
-def test_a_refused_tokenizer_has_a_map_that_accepts_nothing(tmp_path) -> None:
-    """A tokenizer admission refuses (an NFKC normalizer) gets a map whose every offset is refused, as the spec
-    says (not_admitted): no accepted offset, no candidate, no name."""
-    tok = load_tokenizer_file(write(tmp_path, variant("nfkc"))[0], name="refused_nfkc")
+@pytest.mark.parametrize("kind,premises_off_maps", [("nfkc", False), ("lstrip", True)])
+def test_a_refused_tokenizer_has_a_map_that_accepts_nothing(tmp_path, kind: str, premises_off_maps: bool) -> None:
+    """A tokenizer admission refuses (an NFKC normalizer; a special token that strips whitespace) gets a map whose
+    every offset is refused, as the spec says (not_admitted): no accepted offset, no candidate, no name. With the
+    premise check off (check_premises=False, a control's rules) the map of the tokenizer refused only for the
+    strip is computed, and the other one's stays empty; at every offset as the spec says."""
+    tok = load_tokenizer_file(write(tmp_path, variant(kind))[0], name=f"refused_{kind}")
     text = "hello world, again <|end|> and more"
     assert explain_cut(tok, text, 5) == "not_admitted"
     m = cut_map(tok, text)
     assert m.accepted() == [] and m.candidates(1, len(text)) == [] and m.specials() == []
     assert all(m.name(b) is None for b in range(len(text) + 1))
+    rules = CutRules(check_premises=False)
+    off = cut_map(tok, text, rules)
+    assert bool(off.accepted()) == premises_off_maps
+    assert mapped(tok, text, rules) == oracle(tok, text, rules)
 
 
 @pytest.mark.parametrize("name", [n for n in PROVISIONED if load_tokenizer(n).is_nfc] or [
@@ -308,3 +398,28 @@ def test_each_broken_array_rule_is_seen(fault: str, ledger) -> None:
     if not seen:
         pytest.skip(f"no provisioned tokenizer where {fault} changes a verdict")
     assert all(seen.values()), f"{fault} went unseen on {[n for n, v in seen.items() if not v]}"
+
+
+def _fault_offsets(fault: str, tok: FrozenTokenizer, text: str) -> set[int]:
+    """The offsets a broken array rule is meant to misjudge in `text`: the last interior offset e - 1 of each
+    special-token occurrence [s, e) longer than one character, or each offset before a carriage return."""
+    if fault == "guard_misses_last_interior":
+        return {e - 1 for s, e in occurrences(literal_trie(tok), text) if e - 1 > s}
+    return {b for b in range(1, len(text)) if text[b] == "\r"}
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_each_broken_array_rule_changes_only_its_offsets(fault: str) -> None:
+    """Each broken variant is the error it names and no other: on the battery of every admitted tokenizer, its map
+    differs from the correct map only at the offsets that error reaches (`_fault_offsets`), and at some of them."""
+    changed = 0
+    for name in ADMITTED:
+        tok = load_tokenizer(name)
+        for text in battery_texts(tok):
+            right, broken = cut_map(tok, text), cut_map(tok, text, fault=fault)
+            differs = {b for b in range(1, len(text)) if right.name(b) != broken.name(b)}
+            assert differs <= _fault_offsets(fault, tok, text), (name, fault, sorted(differs)[:5], text[:80])
+            changed += len(differs)
+    if not ADMITTED:
+        pytest.skip("no admitted tokenizer provisioned")
+    assert changed > 0

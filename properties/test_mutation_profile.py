@@ -83,9 +83,10 @@ from mutation.session import (
     sigterm_as_interrupt,
 )
 from mutation.tree import python_digest
-from mutation.verdicts import VerdictFileError, find_verdict, mutated_line, read_verdicts
+from mutation.verdicts import VerdictFileError, ambiguous_verdicts, find_verdict, mutated_line, read_verdicts
 from reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
 
+ROOT = Path(__file__).resolve().parents[1]
 TOY = "def below(x):\n    return x < 3\n\n\ndef unused(x):\n    return x + 1\n\n\ndef in_child(x):\n    return x * 2\n"
 TOY_TEST = "from toy.below import below\n\n\ndef test_below():\n    assert below(2) and not below(5)\n"
 CHILD_TEST = ("import subprocess\nimport sys\n\n\ndef test_child():\n    code = 'from toy.below import in_child; "
@@ -656,6 +657,45 @@ def test_a_verdict_can_name_one_of_the_mutants_at_a_place(tmp_path: Path) -> Non
     (tmp_path / "v.toml").write_text((place + 'verdict = "open"\nreason = "r"\n\n') * 2, encoding="utf-8")
     with pytest.raises(VerdictFileError, match="same mutants"):
         read_verdicts(tmp_path / "v.toml")
+
+
+def test_a_verdict_can_name_one_of_the_places_of_a_line(tmp_path: Path) -> None:
+    """One line at two places of a module (two `@dataclass(frozen=True)`): a verdict naming a context line judges
+    only the survivor whose diff shows that line, and wins over one naming the place only; without a context the
+    verdict is ambiguous (`ambiguous_verdicts` names it), with one it is not, unless the context stands near both."""
+    source = "@dataclass(frozen=True)\nclass Params:\n    a: int = 1\n\n\n\n\n@dataclass(frozen=True)\nclass Result:\n"
+    diff = ("--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-@dataclass(frozen=True)\n+@dataclass(frozen=False)\n"
+            " class {}:\n")
+    params = {"operator": "core/ReplaceTrueWithFalse", "line": "@dataclass(frozen=True)", "column": 18,
+              "diff": diff.format("Params")}
+    result = {**params, "diff": diff.format("Result")}
+    place = '[[verdict]]\nmodule = "m.py"\noperator = "core/ReplaceTrueWithFalse"\nline = "@dataclass(frozen=True)"\n' \
+            'column = 18\n'
+    (tmp_path / "v.toml").write_text(
+        place + 'context = "class Params:"\nverdict = "killed"\ntest = "t.py::t"\nreason = "r"\n\n'
+        + place + 'verdict = "equivalent"\nreason = "any other"\n', encoding="utf-8")
+    verdicts = read_verdicts(tmp_path / "v.toml")
+    assert find_verdict(verdicts, "m.py", params).verdict == "killed"
+    assert find_verdict(verdicts, "m.py", result).verdict == "equivalent"
+    assert [v.verdict for v in ambiguous_verdicts(verdicts, {"m.py": source}.get)] == ["equivalent"]
+    only = {k: v for k, v in verdicts.items() if v.context}
+    assert find_verdict(only, "m.py", result) is None
+    assert ambiguous_verdicts(only, {"m.py": source}.get) == []
+    assert ambiguous_verdicts(only, {}.get) == []  # a module no longer there: nothing to tell apart
+    assert len(ambiguous_verdicts(only, {"m.py": source.replace("Result", "Params")}.get)) == 1
+
+
+def test_no_committed_verdict_judges_two_places() -> None:
+    """Every verdict of mutation/verdicts.toml names one place of its module as the module stands: a line found at
+    several places carries a context that picks one (a verdict on one `@dataclass(frozen=True)` must not judge
+    another class's)."""
+    verdicts = read_verdicts()
+
+    def source_of(module: str) -> str | None:
+        path = ROOT / module
+        return path.read_text(encoding="utf-8") if path.exists() else None
+
+    assert [(v.module, v.line, v.column) for v in ambiguous_verdicts(verdicts, source_of)] == []
 
 
 def test_a_mutant_that_hangs_is_stopped_at_its_tests_limit(capfd) -> None:

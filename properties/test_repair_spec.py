@@ -30,8 +30,10 @@ from spec.repair import (
     longest_common_run,
     longest_token_text,
     margin_premise,
+    normalized_length,
     overlap_keys,
     repair,
+    repair_window,
     sync_witness,
     window_start_premise,
 )
@@ -119,7 +121,8 @@ def test_window_start_premise() -> None:
 @pytest.mark.parametrize(
     "text, b, accepted",
     [("a1", 1, True), ("1 ", 1, True), ("a.", 1, True), (".1", 1, True), (" a", 1, False), ("a'", 1, False),
-     (".\n", 1, False), ("ab", 1, False), ("a\u0301", 1, False), (".a", 1, False), ("a", 0, False), ("a", 1, False)],
+     (".\n", 1, False), ("ab", 1, False), ("a\u0301", 1, False), (".a", 1, False), ("a", 0, False), ("a", 1, False),
+     ("1a", 0, False), ("a1", 2, False)],  # b outside 0 < b < len: no pair (the accepted "a1" would wrap around)
 )
 def test_sync_witness_on_input_characters(text: str, b: int, accepted: bool) -> None:
     """The witness is the accepted-transition predicate of spec/transitions.py, read on input characters."""
@@ -146,6 +149,53 @@ def test_single_token_run_is_never_accepted(tok) -> None:
     assert {judge_run(tok, text, spans, (i, i, 1), no_bound, tok.bound) for i in range(len(spans))} == {"witness"}
 
 
+def test_normalized_length_counts_after_the_tokenizers_normalizer(tok) -> None:
+    """The bound is in normalized characters: an NFC tokenizer counts a decomposed "e" + U+0301 as the one "é" NFC
+    makes of it (the reference's NFC normalizer), any other counts the input as it is."""
+    text = "cafe\u0301 and A\u030a " * 3
+    composed = NFC().normalize_str(text)
+    assert len(composed) < len(text)
+    assert normalized_length(tok, text) == (len(composed) if tok.is_nfc else len(text))
+
+
+def test_a_witness_at_the_texts_second_offset_counts(tok) -> None:
+    """The witness may be the boundary at offset 1 (a run starting with a one-character token): over the spans
+    "a" | "1bb" of "a1bb", the one internal boundary, "a" before "1", is an accepted transition, so the run is
+    accepted (the bound made 0), and with "ab" in place of "a1" it is refused for want of a witness."""
+    run, spans = (0, 0, 2), [(0, 1), (1, 4)]
+    assert judge_run(tok, "a1bb", spans, run, DEFAULT_REPAIR_PARAMS, 0) == "accepted"
+    assert judge_run(tok, "abbb", spans, run, DEFAULT_REPAIR_PARAMS, 0) == "witness"
+
+
+def test_a_run_must_cover_more_than_the_bound(tok) -> None:
+    """The bound condition is strict: a matched run whose normalized text is exactly `bound` characters long is
+    refused ("bound"), one character more passes it (then the witness decides), for runs of 2 to 4 tokens."""
+    text = PROSE * 4
+    _, spans = reference_encode_with_offsets(tok, text)
+    judged = 0
+    for length in (2, 3, 4):
+        for first in range(0, len(spans) - length, 7):
+            covered = normalized_length(tok, text[spans[first][0] : spans[first + length - 1][1]])
+            run = (first, first, length)
+            assert judge_run(tok, text, spans, run, DEFAULT_REPAIR_PARAMS, covered) == "bound"
+            assert judge_run(tok, text, spans, run, DEFAULT_REPAIR_PARAMS, covered - 1) in ("witness", "accepted")
+            judged += 1
+    assert judged > 10
+
+
+def test_the_overlap_starts_margin_characters_into_the_window(tok) -> None:
+    """repair_window matches only the tokens of [ws + margin, len(S)]: with the margin reaching past S's end there
+    is nothing to match ("no_run"), though the window repeats S's tokens from ws on; with the margin inside S, a
+    run is found and accepted there (the bound made small so that it is the run that decides)."""
+    old, delta = PROSE * 6, " Then the next turn."
+    ids, spans = reference_encode_with_offsets(tok, old)
+    ws = len(old) - 60
+    loose = RepairParams(require_witness=False)
+    assert repair_window(tok, old, delta, ids, spans, ws, 61, 1, loose) == "no_run"
+    kept = repair_window(tok, old, delta, ids, spans, ws, 10, 1, loose)
+    assert isinstance(kept, tuple) and spans[kept[0] - 1][1] <= len(old) and spans[kept[0] - 1][0] >= ws + 10
+
+
 # --- edge cases ------------------------------------------------------------------------------------------------
 
 
@@ -157,16 +207,30 @@ def test_empty_delta_returns_stored_ids(tok) -> None:
     assert result.path == "noop:empty_delta" and result.ids == ids and result.spans == spans
 
 
+def test_unchecked_reuse_is_the_stored_stream_then_the_delta_alone(tok) -> None:
+    """The broken variant check_seam=False (what a front end that never re-encodes the seam returns) is exactly
+    the stored IDs and spans followed by the encode of D alone, its spans moved to D's place in S + D: the
+    variant the controls judge is the known failure, not some other error."""
+    old, delta = PROSE * 3, " and then, the next turn"
+    ids, spans = reference_encode_with_offsets(tok, old)
+    d_ids, d_spans = reference_encode_with_offsets(tok, delta)
+    result = repair(tok, old, ids, spans, delta, RepairParams(check_seam=False))
+    assert result.path == "unchecked:reuse"
+    assert result.ids == ids + d_ids
+    assert result.spans == spans + [(s + len(old), e + len(old)) for s, e in d_spans]
+    assert (old + delta)[result.spans[-1][0] : result.spans[-1][1]] == delta[d_spans[-1][0] : d_spans[-1][1]]
+
+
 def test_window_covering_all_encodes_whole(tok, ledger) -> None:
-    """len(S) <= W: the window would cover all of S, so S + D is encoded whole."""
-    old = PROSE * 3  # under 512 characters
-    assert len(old) <= 512
-    result = _repair_from_scratch(tok, old, " and more")
-    assert result.path == "fallback:window_covers_all"
-    same = result.ids == reference_encode(tok, old + " and more")
-    ledger.record("repair", "window_covers_all", tok, comparisons=1, differences=int(not same), fallbacks=1,
-                  fast_path=0, oracle="reference")
-    assert same
+    """len(S) <= W: the window would cover all of S, so S + D is encoded whole; also when len(S) is exactly W."""
+    olds = (PROSE * 3, (PROSE * 6)[:512])  # under 512 characters, and exactly 512
+    assert len(olds[0]) < 512 and len(olds[1]) == 512
+    results = [_repair_from_scratch(tok, old, " and more") for old in olds]
+    assert [r.path for r in results] == ["fallback:window_covers_all"] * 2
+    differing = sum(r.ids != reference_encode(tok, old + " and more") for r, old in zip(results, olds, strict=True))
+    ledger.record("repair", "window_covers_all", tok, comparisons=len(olds), differences=differing,
+                  fallbacks=len(olds), fast_path=0, oracle="reference")
+    assert differing == 0
 
 
 def test_wide_bound_needs_a_wider_first_window(tok, ledger) -> None:
@@ -236,7 +300,8 @@ def test_nfc_window_start_moves_to_an_anchor() -> None:
 
 def test_the_anchor_scan_reaches_exactly_anchor_scan_code_points() -> None:
     """anchored_window_start tries every ws' in [ws - ANCHOR_SCAN, ws]: an anchor exactly ANCHOR_SCAN code points
-    below the start is found, one a code point further is not (None); the start itself, when an anchor, is kept."""
+    below the start is found, one a code point further is not (None); the start itself, when an anchor, is kept;
+    and from every start in between (odd distances too) the anchor found is the nearest one."""
     for name in NFC_TOKS:
         tok = load_tokenizer(name)
         text = PROSE + "a" + "\u0301" * (ANCHOR_SCAN + 10) + PROSE
@@ -244,6 +309,9 @@ def test_the_anchor_scan_reaches_exactly_anchor_scan_code_points() -> None:
         assert anchored_window_start(tok, text, anchor + ANCHOR_SCAN) == anchor
         assert anchored_window_start(tok, text, anchor + ANCHOR_SCAN + 1) is None
         assert anchored_window_start(tok, text, anchor) == anchor
+        found = [anchored_window_start(tok, text, anchor + k) for k in range(ANCHOR_SCAN + 1)]
+        assert found == [anchor] * (ANCHOR_SCAN + 1)
+        assert [anchored_window_start(tok, text, anchor - k) for k in range(1, 4)] == [anchor - k for k in range(1, 4)]
 
 
 def _same_span_before(spans: list[tuple[int, int]], i: int) -> int:
@@ -291,6 +359,16 @@ def test_params_validation() -> None:
         with pytest.raises(ValueError):
             RepairParams(**bad)
     assert RepairParams(first_window=1, max_doublings=0, min_match_tokens=1).min_match_tokens == 1  # the least allowed
+
+
+def test_params_stay_as_validated() -> None:
+    """Parameters are checked once, when built, so they cannot change afterwards: a field of the shared default
+    (every repair's default argument) or of any other parameter set refuses a write, which would otherwise turn
+    the correct spec into a broken variant for every later caller, or slip an unknown match key past the check."""
+    for params in (DEFAULT_REPAIR_PARAMS, RepairParams(margin=3)):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            params.match_key = "bogus"  # type: ignore[misc]
+    assert DEFAULT_REPAIR_PARAMS == RepairParams() and DEFAULT_REPAIR_PARAMS.match_key == "full"
 
 
 def _adjacent_spans(widths: list[int]) -> list[tuple[int, int]]:

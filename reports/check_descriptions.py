@@ -60,6 +60,8 @@ CHECKS: dict[str, str] = {
     "battery.nfc_seams": "adversarial battery: NFC seams vs the reference",
     "cut_map.battery": "array cut evaluation vs the specification at every offset of the ci battery",
     "cut_map.control_rules": "array cut evaluation vs the specification under every cut control's rules",
+    "cut_map.no_special_rule": "array cut evaluation vs the specification with the special-token rule off, on texts "
+                               "holding special tokens",
     "cut_map.selection": "array evaluation's special-token selection vs the specification's two-stage scan, per text",
     "cut_map.windows": "array cut evaluation on a scan window equals the whole text's map there",
     "special_cut.any_set_concatenates": "marker-dense texts: every set of accepted cuts concatenates to the reference",
