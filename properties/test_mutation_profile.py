@@ -633,6 +633,12 @@ reason = "judged by hand"
     assert judged_survivors(entry, read_verdicts(tmp_path / "v.toml"))[0]["verdict"] == "open"
 
 
+def _read_entries(tmp_path: Path, *entries: str) -> dict:
+    """The verdicts of a file made of `entries` (TOML text, one [[verdict]] each)."""
+    (tmp_path / "v.toml").write_text("\n".join(entries), encoding="utf-8")
+    return read_verdicts(tmp_path / "v.toml")
+
+
 def test_a_verdict_can_name_one_of_the_mutants_at_a_place(tmp_path: Path) -> None:
     """Two mutants of one operator at one place (`+ 1` -> `+ 0` and `+ 2`) share module, operator, line and column;
     a verdict naming the mutated line judges that one only and wins over one naming the place; a verdict matching no
@@ -645,10 +651,8 @@ def test_a_verdict_can_name_one_of_the_mutants_at_a_place(tmp_path: Path) -> Non
     assert mutated_line(zero["diff"]) == "first = max(0, lo - self.longest + 0)"
     assert mutated_line("--- a/m.py\n+++ b/m.py\n-@cache\n") == ""
     place = f'[[verdict]]\nmodule = "m.py"\noperator = "core/NumberReplacer"\nline = "{line}"\ncolumn = 43\n'
-    (tmp_path / "v.toml").write_text(
-        place + 'mutant = "first = max(0, lo - self.longest + 0)"\nverdict = "equivalent"\nreason = "r"\n\n'
-        + place + 'verdict = "open"\nreason = "any other"\n', encoding="utf-8")
-    verdicts = read_verdicts(tmp_path / "v.toml")
+    one = 'mutant = "first = max(0, lo - self.longest + 0)"\nverdict = "equivalent"\nreason = "r"\n'
+    verdicts = _read_entries(tmp_path, place + one, place + 'verdict = "open"\nreason = "any other"\n')
     assert find_verdict(verdicts, "m.py", zero).verdict == "equivalent"
     assert find_verdict(verdicts, "m.py", two).verdict == "open"
     assert find_verdict(verdicts, "other.py", zero) is None
@@ -671,10 +675,8 @@ def test_a_verdict_can_name_one_of_the_places_of_a_line(tmp_path: Path) -> None:
     result = {**params, "diff": diff.format("Result")}
     place = '[[verdict]]\nmodule = "m.py"\noperator = "core/ReplaceTrueWithFalse"\nline = "@dataclass(frozen=True)"\n' \
             'column = 18\n'
-    (tmp_path / "v.toml").write_text(
-        place + 'context = "class Params:"\nverdict = "killed"\ntest = "t.py::t"\nreason = "r"\n\n'
-        + place + 'verdict = "equivalent"\nreason = "any other"\n', encoding="utf-8")
-    verdicts = read_verdicts(tmp_path / "v.toml")
+    one = 'context = "class Params:"\nverdict = "killed"\ntest = "t.py::t"\nreason = "r"\n'
+    verdicts = _read_entries(tmp_path, place + one, place + 'verdict = "equivalent"\nreason = "any other"\n')
     assert find_verdict(verdicts, "m.py", params).verdict == "killed"
     assert find_verdict(verdicts, "m.py", result).verdict == "equivalent"
     assert [v.verdict for v in ambiguous_verdicts(verdicts, {"m.py": source}.get)] == ["equivalent"]
