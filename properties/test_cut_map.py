@@ -15,6 +15,7 @@ from __future__ import annotations
 import os  # noqa: F401  (used by the skipif condition string)
 import random
 from functools import lru_cache
+from itertools import cycle
 
 import pytest
 
@@ -234,7 +235,7 @@ def test_the_array_selection_is_the_two_stage_scan(name: str, ledger) -> None:
     whole = [c for c in contents if c]
     second_only = [c for c in whole if normalized.selected(c) == [(0, len(c))] and raw.selected(c) != [(0, len(c))]]
     first_only = [c for c in whole if raw.selected(c) == [(0, len(c))]]
-    abutting = [f"a{n}{r}b" for n, r in zip(second_only[:40], first_only[:40] * 40, strict=False)]
+    abutting = [f"a{n}{r}b" for n, r in zip(second_only[:40], cycle(first_only))]  # each joined to a first-stage one
     compared = differing = second_stage = second_at_start = second_before_first = 0
     for text in [*battery_texts(tok), *joined, *leading, *abutting]:
         spec = two_stage_scan(tok, text)
