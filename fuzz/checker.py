@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -29,7 +30,7 @@ from frozen.errors import SuiteError
 from frozen.loader import FrozenTokenizer
 from fuzz.cases import CaseOutcome, Difference, FuzzCase, first_difference
 from spec.cut import DEFAULT_CUT_RULES
-from spec.reference import reference_encode, reference_encode_batch
+from spec.reference import LIBRARY, reference_encode, reference_encode_batch
 from spec.repair import DEFAULT_REPAIR_PARAMS
 from subjects import wiring
 from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, parse_subject
@@ -55,23 +56,34 @@ class CaseChecker(Protocol):
 
 @dataclass
 class ReferenceClock:
-    """Time spent inside reference encode calls (the floor a campaign cannot avoid)."""
+    """Time the reference library spent in the oracle's encodes (the floor a campaign cannot avoid).
 
-    seconds: float = 0.0
+    It adds the library meter's increment (`spec.reference.LIBRARY`) over each oracle encode, never a wall clock
+    around it: the oracle's time is then part of the library's time by construction, integer nanoseconds of one
+    meter, so a batch's `reference_seconds` never exceeds its `library_seconds` however loaded the machine."""
+
+    nanoseconds: int = 0
+
+    @property
+    def seconds(self) -> float:
+        return self.nanoseconds / 1e9
+
+    @contextmanager
+    def metering(self) -> Iterator[None]:
+        """Count the library's time during the block as the oracle's."""
+        before = LIBRARY.nanoseconds
+        try:
+            yield
+        finally:
+            self.nanoseconds += LIBRARY.nanoseconds - before
 
     def encode(self, tok: FrozenTokenizer, text: str) -> list[int]:
-        t0 = time.perf_counter()
-        try:
+        with self.metering():
             return reference_encode(tok, text)
-        finally:
-            self.seconds += time.perf_counter() - t0
 
     def encode_batch(self, tok: FrozenTokenizer, texts: list[str]) -> list[list[int]]:
-        t0 = time.perf_counter()
-        try:
+        with self.metering():
             return reference_encode_batch(tok, texts)
-        finally:
-            self.seconds += time.perf_counter() - t0
 
 
 class DirectCutChecker:
@@ -126,13 +138,11 @@ class DirectRepairChecker:
     def check(self, case: FuzzCase) -> CaseOutcome:
         assert case.split is not None
         session = Session(self.tok, params=self.params)
-        t0 = time.perf_counter()
-        session.encode(case.text[: case.split])  # initialization: one reference encode of S with offsets (the floor)
+        with self.clock.metering():
+            session.encode(case.text[: case.split])  # initialization: one reference encode of S with offsets
         t1 = time.perf_counter()
         got = list(session.encode(case.text))  # the repair under test
-        t2 = time.perf_counter()
-        self.clock.seconds += t1 - t0
-        self.subject_seconds += t2 - t1
+        self.subject_seconds += time.perf_counter() - t1
         path = str(session.last_path)
         expected = self.clock.encode(self.tok, case.text)
         served_fast = path.startswith(("repaired", "unchecked"))  # anything else re-encoded through the reference
@@ -151,18 +161,12 @@ class TimedMemo(differential.ReferenceMemo):
         self.clock = clock
 
     def encoded(self, text: str):
-        t0 = time.perf_counter()
-        try:
+        with self.clock.metering():
             return super().encoded(text)
-        finally:
-            self.clock.seconds += time.perf_counter() - t0
 
     def with_offsets(self, text: str):
-        t0 = time.perf_counter()
-        try:
+        with self.clock.metering():
             return super().with_offsets(text)
-        finally:
-            self.clock.seconds += time.perf_counter() - t0
 
 
 class BatteryCutChecker:
@@ -179,10 +183,10 @@ class BatteryCutChecker:
     def check(self, case: FuzzCase) -> CaseOutcome:
         bcase = BatteryCase(0, case.origin or "fuzz", case.text, tuple(case.cuts), ())
         memo = TimedMemo(self.tok, self.clock)
-        t0, ref0 = time.perf_counter(), self.clock.seconds
+        t0, ref0 = time.perf_counter(), self.clock.nanoseconds
         result = differential.check_cut_case(self.tok, bcase, self.rules, memo=memo, fault=self.fault)
         # the cut decisions and encode_chunked: everything in the check that is not a timed reference encode
-        self.subject_seconds += time.perf_counter() - t0 - (self.clock.seconds - ref0)
+        self.subject_seconds += time.perf_counter() - t0 - (self.clock.nanoseconds - ref0) / 1e9
         out = CaseOutcome(cuts_checked=result.paths.get("accepted", 0), fast_path=result.fast_path,
                           fallbacks=result.fallbacks, paths=Counter(result.paths))
         if result.first is not None:
@@ -304,7 +308,7 @@ class SubjectChecker:
             out = CaseOutcome(cuts_checked=comparisons)
             where = {"chunks": chunks} if chunks else {"path": "encoder"}
         self.subject_seconds += timing.get("subject", 0.0)
-        self.clock.seconds += timing.get("reference", 0.0)
+        self.clock.nanoseconds += timing.get("reference_library_ns", 0)
         out.paths[f"subject:{self.path if self.cut_path == 'chunked' or self.path == 'repair' else 'encoder'}"] += \
             comparisons
         if differences and bad is not None:

@@ -5,7 +5,9 @@
 - Campaigns judge cuts by the array evaluation (`delta.cut_map`): a campaign against each control that breaks
   one array rule is killed by reference IDs (exit 1), on a tokenizer where the rule matters.
 - The campaign's clock says where its time went: `library_seconds` (every encode inside the reference library)
-  is recorded per batch and in the summary, at least the oracle's `reference_seconds`, and both positive.
+  is recorded per batch and in the summary, at least the oracle's `reference_seconds`, and both positive. The
+  oracle's time is the library meter's time inside the oracle's encodes, so it is part of the library's time
+  however loaded the machine: time spent around a library call (checking the text, a wrapper) is not counted.
 """
 
 from __future__ import annotations
@@ -14,15 +16,20 @@ import json
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import controls
+import spec.reference as reference
 from frozen.loader import load_tokenizer
+from fuzz.checker import checker_for
+from fuzz.generate import PROFILES, generate_batch
 from fuzz.seam_sampler import SeamSampler
 from fuzz.strategies import CR_LF, HANGUL, MARKS
 from properties.conftest import ADMITTED, REPO
+from properties.expectations import Expectations
 from spec.classes import CLASS_NAMES, class_table
 
 VECTOR_CONTROLS = [c for c in (controls.get(n) for n in controls.names()) if c.cut_fault]
@@ -82,3 +89,42 @@ def test_campaign_records_library_time(tmp_path: Path) -> None:
     batches = [r for r in batches if r.get("kind") == "fuzz"]
     assert batches and all(r["details"]["library_seconds"] >= r["details"]["reference_seconds"] for r in batches)
     assert "inside the reference library in all" in proc.stdout + proc.stderr
+
+
+AROUND_THE_LIBRARY = 0.02  # seconds added to each reference call outside the library's own encode (its text check)
+
+
+@pytest.mark.skipif(not ADMITTED, reason="no admitted tokenizer provisioned")
+@pytest.mark.parametrize(("path", "control", "subject"), [
+    ("cut", None, None),  # the battery's cut check, its reference encodes through a memo
+    ("cut", "internal.accept_every_cut", None),  # the direct cut check, one batch encode per case
+    ("repair", None, None),  # a session's initialization and the whole encode it is compared with
+    ("cut", None, "lopt"),  # a third-party subject: the reference encodes of the subject wiring
+], ids=["battery-cut", "direct-cut", "repair", "subject"])
+def test_oracle_time_is_the_library_time_inside_it(path: str, control: str | None, subject: str | None,
+                                                   monkeypatch: pytest.MonkeyPatch, ledger) -> None:
+    """Every checker's clock adds the library meter's time inside the oracle's encodes, not the time around them.
+    With each reference call made 20 ms slower outside the library (its text check), the clock's increment over a
+    batch of 6 cases is positive and at most the library meter's increment (exactly: integer nanoseconds of one
+    meter). A clock that timed the oracle's calls from outside would count 20 ms per call, far more than the
+    library's own time in these small encodes, and exceed the library (shown on such a clock: 30 to 320 times)."""
+    expect = Expectations()
+    tok = load_tokenizer(ADMITTED[0])
+    checker = checker_for(tok, path, control, subject)
+    cases = generate_batch(tok, path, 7, 1, PROFILES["ci"], 6)
+    check_text = reference.check_text
+
+    def slow_check_text(text: str) -> str:
+        time.sleep(AROUND_THE_LIBRARY)
+        return check_text(text)
+
+    monkeypatch.setattr(reference, "check_text", slow_check_text)
+    clock0, library0 = checker.clock.nanoseconds, reference.LIBRARY.nanoseconds
+    for case in cases:
+        checker.check(case)
+    clock, library = checker.clock.nanoseconds - clock0, reference.LIBRARY.nanoseconds - library0
+    expect.check(0 < clock <= library, f"clock {clock} ns, library {library} ns")
+    expect.record(ledger, "harness", "campaign.oracle_time_in_library", tok,
+                  details={"checker": type(checker).__name__, "cases": len(cases), "clock_ns": clock,
+                           "library_ns": library, "delay_seconds": AROUND_THE_LIBRARY}, oracle="self")
+    expect.assert_all()

@@ -58,6 +58,8 @@ CHECKS: dict[str, str] = {
     "battery.determinism": "the battery regenerated with its seed is identical byte for byte (its digest too)",
     "battery.apostrophe": "adversarial battery: apostrophe seams vs the reference",
     "battery.nfc_seams": "adversarial battery: NFC seams vs the reference",
+    "campaign.oracle_time_in_library": "fuzz campaign: the oracle's time is counted inside the library meter, "
+                                       "never around the library call",
     "cut_map.battery": "array cut evaluation vs the specification at every offset of the ci battery",
     "cut_map.control_rules": "array cut evaluation vs the specification under every cut control's rules",
     "cut_map.no_special_rule": "array cut evaluation vs the specification with the special-token rule off, on texts "

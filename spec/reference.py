@@ -8,8 +8,10 @@ prefix and suffix IDs that the reference's own post-processor puts around a sing
 from __future__ import annotations
 
 import operator
+import os
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import version
 from itertools import compress, count, islice
@@ -25,19 +27,33 @@ PROBE_TEXT = "probe"
 
 @dataclass
 class LibraryMeter:
-    """Seconds and calls this process spent inside the reference library's encode calls, whoever asked: the
+    """Time and calls this process spent inside the reference library's encode calls, whoever asked: the
     oracle's whole encodes and the minimal implementation's chunk and window encodes alike (every library encode
-    of the suite goes through this module). Campaigns and benchmarks read it before and after a piece of work."""
+    of the suite goes through this module). Campaigns and benchmarks read it before and after a piece of work.
 
-    seconds: float = 0.0
+    Time is kept in integer nanoseconds, added under a lock: a reader that sums the meter's increments over some
+    calls inside a window gets at most the meter's increment over the whole window, exactly (no float rounding,
+    no lost update between threads)."""
+
+    nanoseconds: int = 0
     calls: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, since: float) -> None:
-        self.seconds += time.perf_counter() - since
-        self.calls += 1
+    @property
+    def seconds(self) -> float:
+        return self.nanoseconds / 1e9
+
+    def add(self, since_ns: int) -> None:
+        """Count one call that started at `since_ns` (a `time.perf_counter_ns()` reading) and ends now."""
+        spent = time.perf_counter_ns() - since_ns
+        with self._lock:
+            self.nanoseconds += spent
+            self.calls += 1
 
 
 LIBRARY = LibraryMeter()
+# a child forked while another thread held the lock would wait on it forever: the child starts with a free lock
+os.register_at_fork(after_in_child=lambda: setattr(LIBRARY, "_lock", threading.Lock()))
 
 
 def reference_version() -> str:
@@ -59,7 +75,7 @@ def check_text(text: str) -> str:
 def reference_encode(tok: FrozenTokenizer, text: str) -> list[int]:
     """The reference IDs of `text`: one whole encode, no post-processing (add_special_tokens=False)."""
     text = check_text(text)
-    t0 = time.perf_counter()
+    t0 = time.perf_counter_ns()
     try:
         return tok.tokenizer.encode(text, add_special_tokens=False).ids
     finally:
@@ -69,7 +85,7 @@ def reference_encode(tok: FrozenTokenizer, text: str) -> list[int]:
 def reference_encode_with_offsets(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """Reference IDs with each token's character span in the original (un-normalized) text."""
     text = check_text(text)
-    t0 = time.perf_counter()
+    t0 = time.perf_counter_ns()
     try:
         enc = tok.tokenizer.encode(text, add_special_tokens=False)
     finally:
@@ -80,7 +96,7 @@ def reference_encode_with_offsets(tok: FrozenTokenizer, text: str) -> tuple[list
 def reference_encode_batch(tok: FrozenTokenizer, texts: list[str]) -> list[list[int]]:
     """Reference IDs of many texts at once (the reference's own batch path), no post-processing."""
     texts = [check_text(t) for t in texts]
-    t0 = time.perf_counter()
+    t0 = time.perf_counter_ns()
     try:
         encodings = tok.tokenizer.encode_batch(texts, add_special_tokens=False)
     finally:
@@ -95,7 +111,7 @@ def reference_ids_batch(tok: FrozenTokenizer, texts: list[str]) -> list[list[int
     if fast is None:
         return reference_encode_batch(tok, texts)
     texts = [check_text(t) for t in texts]
-    t0 = time.perf_counter()
+    t0 = time.perf_counter_ns()
     try:
         encodings = fast(texts, add_special_tokens=False)
     finally:
@@ -122,7 +138,12 @@ def post_process(tok: FrozenTokenizer, ids: list[int]) -> list[int]:
 
 def reference_encode_full(tok: FrozenTokenizer, text: str) -> list[int]:
     """The reference IDs with post-processing (add_special_tokens=True), for checking `post_process`."""
-    return tok.tokenizer.encode(check_text(text), add_special_tokens=True).ids
+    text = check_text(text)
+    t0 = time.perf_counter_ns()
+    try:
+        return tok.tokenizer.encode(text, add_special_tokens=True).ids
+    finally:
+        LIBRARY.add(t0)
 
 
 def reference_encode_units(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, ...]]]:
@@ -130,7 +151,12 @@ def reference_encode_units(tok: FrozenTokenizer, text: str) -> tuple[list[int], 
 
     The cut proposition holds at this level too: the units of S equal the units of its pieces, concatenated.
     Special-token strings are units of their own."""
-    enc = tok.tokenizer.encode(check_text(text), add_special_tokens=False)
+    text = check_text(text)
+    t0 = time.perf_counter_ns()
+    try:
+        enc = tok.tokenizer.encode(text, add_special_tokens=False)
+    finally:
+        LIBRARY.add(t0)
     units: list[tuple[int, ...]] = []
     current: list[int] = []
     last = object()
@@ -170,7 +196,7 @@ def units_from_lengths(ids: list[int], lengths: list[int]) -> list[tuple[int, ..
 def reference_encode_unit_lengths(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[int]]:
     """Reference IDs and their `unit_lengths` (the units of `reference_encode_units` in compact form)."""
     text = check_text(text)
-    t0 = time.perf_counter()
+    t0 = time.perf_counter_ns()
     try:
         enc = tok.tokenizer.encode(text, add_special_tokens=False)
     finally:

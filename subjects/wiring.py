@@ -15,7 +15,7 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from spec.reference import reference_encode
+from spec.reference import LIBRARY, reference_encode
 from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, get_subject, has_chunked, has_session, names
 from subjects.replay import first_difference
 
@@ -71,7 +71,8 @@ def check_on_subject(
     A repair counterexample says whether a new session given only its text returns the reference
     ("single_call_matches": False means the subject differs on that text whatever came before; True means the
     earlier call changed the answer). `timing`, when given, accumulates seconds in "subject" (every call into the
-    subject, opening and closing sessions included) and in "reference" (the reference encodes) separately.
+    subject, opening and closing sessions included) and in "reference" (the reference encodes) separately, and in
+    "reference_library_ns" the library meter's nanoseconds within those reference encodes (`spec.reference.LIBRARY`).
     """
     if not supports(subject, path):
         raise SubjectUnavailable(subject.name, f"offers no {path} path")
@@ -89,14 +90,15 @@ def check_on_subject(
             if callable(close):
                 close()
     subject_seconds = time.perf_counter() - t0
-    reference_seconds = 0.0
+    reference_seconds, reference_library_ns = 0.0, 0
     bad = None
     differences = 0
     bad_want: list[int] = []
     for t, got in pairs:
-        t1 = time.perf_counter()
+        t1, library1 = time.perf_counter(), LIBRARY.nanoseconds
         want = reference_encode(tok, t)
         reference_seconds += time.perf_counter() - t1
+        reference_library_ns += LIBRARY.nanoseconds - library1
         if got != want:
             differences += 1
             if bad is None:
@@ -115,6 +117,7 @@ def check_on_subject(
     if timing is not None:
         timing["subject"] = timing.get("subject", 0.0) + subject_seconds
         timing["reference"] = timing.get("reference", 0.0) + reference_seconds
+        timing["reference_library_ns"] = timing.get("reference_library_ns", 0) + reference_library_ns
     return len(pairs), differences, bad
 
 
