@@ -326,7 +326,8 @@ def test_overlap_keys_are_the_tokens_inside_the_range(tok, ledger) -> None:
     """first_token_from(spans, lo) is the number of tokens starting before lo, and overlap_keys keys exactly the
     tokens whose non-empty span lies inside [lo, hi], the full key's ordinal counting the tokens before it that
     share its span; on a reference encode whose byte pieces share spans, for lo every 3 code points and four hi,
-    and on one private-use character, whose byte pieces are all the tokens (the first and the last share a span)."""
+    and on one private-use character, whose byte pieces are all the tokens (the first and the last share a span);
+    and a stream with zero-width tokens inside the range, which are never keys."""
     long_text = PROSE + "\U0001f999 \u4e2d\u6587 caf\u00e9 \U0001f9d1\u200d\U0001f91d\u200d\U0001f9d1 " * 3 + PROSE
     compared = differing = 0
     for text in (long_text, "\U0010fffd"):
@@ -346,6 +347,12 @@ def test_overlap_keys_are_the_tokens_inside_the_range(tok, ledger) -> None:
                 for key, want in expected.items():
                     compared += 1
                     differing += overlap_keys(ids, spans, lo, hi, key) != want
+    # a zero-width token (as a normalizer that prepends a character gives its first token) has no character of the
+    # text to anchor a splice at: inside the range or not, it is never a key
+    zero_width = [(0, 2), (2, 2), (2, 4), (4, 4)]
+    for key in ("spans", "ids", "full"):
+        compared += 1
+        differing += sorted(overlap_keys([5, 6, 7, 8], zero_width, 0, 4, key)) != [0, 2]
     ledger.record("repair", "overlap_keys", tok, comparisons=compared, differences=differing, unit="ranges",
                   oracle="spec")
     assert compared > 400 and differing == 0
