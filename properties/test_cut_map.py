@@ -207,15 +207,18 @@ def test_a_range_past_the_text_is_clamped_to_its_last_offset() -> None:
 def test_candidates_are_the_unrefused_offsets_of_the_range_asked() -> None:
     """`CutMap.candidates(lo, hi)` is every offset of [lo, hi] within the map's range whose verdict is not refused
     outright, for ranges inside, across and outside the range of a whole map and of a window map (the planner asks
-    for a window map's whole range only)."""
+    for a window map's whole range only), among them ranges that end just before or start just after such an
+    offset."""
     if not ADMITTED:
         pytest.skip("no admitted tokenizer provisioned")
     tok = load_tokenizer(ADMITTED[0])
     text = "Hello, world! <|x|> 12 cafés, then\r\nmore text; and x = y + 1.\n" * 3
     for cmap in (cut_map(tok, text), cut_map(tok, text, lo=20, hi=90)):
         unrefused = [b for b in range(cmap.lo, cmap.hi + 1) if cmap.verdicts[b - cmap.lo] != REFUSED]
-        assert unrefused, "no offset of the text is a candidate"
-        for lo, hi in ((1, 10), (5, 60), (25, 40), (cmap.lo, cmap.hi), (0, len(text) + 5), (80, 200), (95, 99)):
+        # (5, 59) and (25, 44) end just before an unrefused offset (60 and 45), (21, 40) starts just after one (20)
+        assert {20, 45, 60} <= set(unrefused), "the offsets the last three ranges sit beside are refused"
+        for lo, hi in ((1, 10), (5, 60), (25, 40), (cmap.lo, cmap.hi), (0, len(text) + 5), (80, 200), (95, 99),
+                       (5, 59), (25, 44), (21, 40)):
             assert cmap.candidates(lo, hi) == [b for b in unrefused if lo <= b <= hi], (cmap.lo, lo, hi)
 
 
