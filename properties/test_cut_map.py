@@ -24,7 +24,8 @@ from checks.battery import battery
 from delta.cut_map import FAULTS, REFUSED, cut_map, occurrences, selected_occurrences
 from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED, PROVISIONED, checked_scalars, sampling_note
-from properties.synthetic import base_config, variant, write
+from properties.synthetic import added_token, base_config, power_config, variant, write
+from spec.admission import admission_of
 from spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
 from spec.guard import literal_trie
 from spec.special_cut import stage_tries, two_stage_scan
@@ -174,6 +175,58 @@ def test_window_maps_equal_the_whole_map(name: str, ledger) -> None:
     ledger.record("battery", "cut_map.windows", tok, comparisons=compared, differences=differing, unit="offsets",
                   oracle="self")
     assert compared > 1000 and differing == 0
+
+
+@pytest.fixture(scope="module")
+def one_char_specials(tmp_path_factory: pytest.TempPathFactory) -> FrozenTokenizer:
+    """An admitted synthetic tokenizer (NFC, the shared vocabulary) whose special-token strings are one character
+    each ("@" and "§"): the longest special string is as short as it can be."""
+    cfg = power_config("nfc")
+    n = len(cfg["model"]["vocab"])
+    cfg["added_tokens"] = [added_token("@", n), added_token("\u00a7", n + 1)]
+    tok = load_tokenizer_file(write(tmp_path_factory.mktemp("one_char"), cfg, name="one_char_specials")[0],
+                              name="one_char_specials")
+    assert admission_of(tok).admitted, admission_of(tok)
+    return tok
+
+
+@pytest.mark.parametrize("rules", [DEFAULT_CUT_RULES, CutRules(special_rule="off"),
+                                   CutRules(guard="selected", special_rule="off")],
+                         ids=["default", "special-rule-off", "guard-selected"])
+def test_windows_that_end_or_start_at_a_special_string_equal_the_whole_map(
+        rules: CutRules, one_char_specials: FrozenTokenizer, ledger) -> None:
+    """A window map whose last offset is where a special-token string starts, or whose first offset is where one
+    ends, gives the whole map's verdicts there (the occurrence scan must reach an occurrence that begins at the
+    window's last offset, however long or short), under the default rules, the special-token rule off, and the
+    guard on selected strings only (with the rule off, which would otherwise accept a selected string's edges
+    outright); on the battery texts that hold a special-token string (20 per tokenizer) and each longest
+    special-token string between two letters, on every admitted tokenizer and on one whose special strings are
+    one character long."""
+    compared = differing = edges = 0
+    first = None
+    for tok in [*(load_tokenizer(name) for name in ADMITTED), one_char_specials]:
+        trie = literal_trie(tok)
+        longest = [f"a{w}b" for w in tok.special_strings if len(w) == trie.longest]
+        texts = [t for t in battery_texts(tok) if any(s in t for s in tok.special_strings)][:20] + longest
+        for text in texts:
+            n = len(text)
+            whole = cut_map(tok, text, rules)
+            for s, e in occurrences(trie, text):
+                for lo, hi in ((s - 6, s), (s, s), (e, e + 6), (e, e)):
+                    lo, hi = max(1, lo), min(n - 1, hi)
+                    if lo > hi:
+                        continue
+                    edges += 1
+                    window = cut_map(tok, text, rules, lo=lo, hi=hi)
+                    for b in range(lo, hi + 1):
+                        compared += 1
+                        if window.name(b) != whole.name(b):
+                            differing += 1
+                            first = first or (tok.name, text, lo, hi, b, window.name(b), whole.name(b))
+    ledger.record("battery", "cut_map.windows_at_specials", None, comparisons=compared, differences=differing,
+                  unit="offsets", details={"windows": edges, "special_rule": rules.special_rule,
+                                           "guard": rules.guard}, oracle="self")
+    assert edges > 100 and differing == 0, f"{differing} offsets differ; first {first!r}"
 
 
 def test_an_empty_range_is_an_empty_map() -> None:

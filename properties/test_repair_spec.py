@@ -249,12 +249,19 @@ def test_wide_bound_needs_a_wider_first_window(tok, ledger) -> None:
 def test_the_window_doubles_five_times(tok) -> None:
     """The default parameters double the first window (512) at most five times, the paper's setting: with a bound
     of 8,200 characters every window up to 8,192 is rejected for the bound and the sixth, 16,384 characters, is
-    accepted; the result is the reference."""
+    accepted; with a bound of 16,400 that sixth window is rejected too and, though the old text is longer than a
+    seventh window would be, S + D is encoded whole; the result is the reference."""
     old, delta = PROSE * 200, "Finally, the end."
     assert len(old) > 16_384
     result = _repair_from_scratch(tok, old, delta, dataclasses.replace(DEFAULT_REPAIR_PARAMS, bound=8_200))
     assert result.rejections == tuple(f"window={k}:bound" for k in range(5)), result.rejections
     assert result.path == "repaired:window=5"
+    assert result.ids == reference_encode(tok, old + delta)
+    old = PROSE * 400
+    assert len(old) > 32_768
+    result = _repair_from_scratch(tok, old, delta, dataclasses.replace(DEFAULT_REPAIR_PARAMS, bound=16_400))
+    assert result.rejections == tuple(f"window={k}:bound" for k in range(6)), result.rejections
+    assert result.path == "fallback:no_match"
     assert result.ids == reference_encode(tok, old + delta)
 
 

@@ -65,6 +65,8 @@ CHECKS: dict[str, str] = {
     "cut_map.no_special_rule": "array cut evaluation vs the specification with the special-token rule off, on texts "
                                "holding special tokens",
     "cut_map.selection": "array evaluation's special-token selection vs the specification's two-stage scan, per text",
+    "cut_map.windows_at_specials": "array cut evaluation on windows that end where a special-token string starts, "
+                                   "or start where one ends, equals the whole text's map there",
     "cut_map.windows": "array cut evaluation on a scan window equals the whole text's map there",
     "special_cut.any_set_concatenates": "marker-dense texts: every set of accepted cuts concatenates to the reference",
     "special_cut.non_special_chat_replay": "chat replay with the non-special added tokens, turn by turn",
