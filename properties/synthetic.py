@@ -189,8 +189,7 @@ def power_vocabulary() -> tuple[dict[str, int], list[list[str]]]:
     return vocab, merges
 
 
-def added_token(content: str, token_id: int) -> dict:
-    """An added special token (not normalized, no stripping), as the loader reads it from tokenizer.json."""
+def _added(content: str, token_id: int) -> dict:
     return {"id": token_id, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
             "normalized": False, "special": True}
 
@@ -223,7 +222,7 @@ def power_config(kind: str) -> dict:
         specials += CHAT_MARKERS
     if kind == "post_processor":
         specials.append(BOS)
-    cfg["added_tokens"] = [added_token(s, len(vocab) + i) for i, s in enumerate(specials)]
+    cfg["added_tokens"] = [_added(s, len(vocab) + i) for i, s in enumerate(specials)]
     if kind == "post_processor":
         cfg["post_processor"] = _template(len(vocab) + specials.index(BOS))
     if kind == "nfc":
@@ -255,7 +254,7 @@ def stages_config(regexes: tuple[str, ...], use_regex: bool = False, add_prefix_
     byte_level = {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": False,
                   "use_regex": use_regex}
     cfg["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [*splits, byte_level]}
-    cfg["added_tokens"] = [added_token(END, len(vocab))]
+    cfg["added_tokens"] = [_added(END, len(vocab))]
     return cfg
 
 

@@ -24,7 +24,7 @@ from checks.battery import battery
 from delta.cut_map import FAULTS, REFUSED, cut_map, occurrences, selected_occurrences
 from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED, PROVISIONED, checked_scalars, sampling_note
-from properties.synthetic import added_token, base_config, power_config, variant, write
+from properties.synthetic import base_config, variant, write
 from spec.admission import admission_of
 from spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
 from spec.guard import literal_trie
@@ -179,11 +179,11 @@ def test_window_maps_equal_the_whole_map(name: str, ledger) -> None:
 
 @pytest.fixture(scope="module")
 def one_char_specials(tmp_path_factory: pytest.TempPathFactory) -> FrozenTokenizer:
-    """An admitted synthetic tokenizer (NFC, the shared vocabulary) whose special-token strings are one character
-    each ("@" and "§"): the longest special string is as short as it can be."""
-    cfg = power_config("nfc")
-    n = len(cfg["model"]["vocab"])
-    cfg["added_tokens"] = [added_token("@", n), added_token("\u00a7", n + 1)]
+    """An admitted synthetic tokenizer with an NFC normalizer whose only special-token string is one character
+    ("§"): the longest special string is as short as it can be, and occurrences touch normalization windows."""
+    cfg = base_config()
+    cfg["added_tokens"][0]["content"] = "\u00a7"
+    cfg["normalizer"] = {"type": "NFC"}
     tok = load_tokenizer_file(write(tmp_path_factory.mktemp("one_char"), cfg, name="one_char_specials")[0],
                               name="one_char_specials")
     assert admission_of(tok).admitted, admission_of(tok)
