@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from checks.differential import joined, unit_difference
@@ -9,6 +11,8 @@ from corpora.samples import SAMPLES
 from delta.cuts import encode_rows
 from frozen.errors import InvalidText
 from spec.reference import (
+    LIBRARY,
+    LibraryMeter,
     post_process,
     reference_encode,
     reference_encode_batch,
@@ -16,6 +20,7 @@ from spec.reference import (
     reference_encode_unit_lengths,
     reference_encode_units,
     reference_encode_with_offsets,
+    reference_ids_batch,
     units_from_lengths,
 )
 
@@ -79,3 +84,26 @@ def test_chunk_rows_equal_reference_batch(tok, ledger) -> None:
     assert len(rows) == len(texts) and diffs == 0
     ledger.record("encoder", "reference.chunk_rows_vs_batch", tok, comparisons=len(texts), differences=diffs,
                   unit="encodes", oracle="self")
+
+
+def test_the_library_meter_counts_each_library_call_and_its_time(tok, ledger) -> None:
+    """Each entry point of the reference that calls the library adds one call to `LIBRARY` and the time the call
+    took, in integer nanoseconds (above 0, at most the wall time around it); a new meter starts at zero, and
+    `seconds` is its nanoseconds / 10^9."""
+    fresh = LibraryMeter()
+    assert (fresh.nanoseconds, fresh.calls, fresh.seconds) == (0, 0, 0.0)
+    assert LibraryMeter(nanoseconds=1_500_000_000).seconds == 1.5
+    text = SAMPLES[0]
+    entry_points = [reference_encode, reference_encode_with_offsets, reference_encode_full, reference_encode_units,
+                    reference_encode_unit_lengths, lambda t, s: reference_encode_batch(t, [s, s]),
+                    lambda t, s: reference_ids_batch(t, [s, s])]
+    wrong = []
+    for call in entry_points:
+        calls, ns, t0 = LIBRARY.calls, LIBRARY.nanoseconds, time.perf_counter_ns()
+        call(tok, text)
+        wall = time.perf_counter_ns() - t0
+        if LIBRARY.calls - calls != 1 or not 0 < LIBRARY.nanoseconds - ns <= wall:
+            wrong.append((getattr(call, "__name__", "batch"), LIBRARY.calls - calls, LIBRARY.nanoseconds - ns, wall))
+    ledger.record("encoder", "reference.library_meter", tok, comparisons=len(entry_points), differences=len(wrong),
+                  unit="entry points", oracle="self")
+    assert wrong == []

@@ -27,6 +27,7 @@ CHECKS: dict[str, str] = {
                                  "single encode (the library against itself, not an independent reference)",
     "corpus.whole_encode.reference-batch": "corpus documents: the library's batch encode vs its single encode (the "
                                            "library against itself)",
+    "reference.library_meter": "the reference library meter: one call and its time per library encode",
     "reference.batch_vs_single": "reference oracle: the batch encode equals one encode per text",
     "reference.chunk_rows_vs_batch": "reference oracle: the chunked encoder's IDs-only batch call equals the batch "
                                      "encode",
