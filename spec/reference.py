@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 from frozen.errors import InvalidText
 
 if TYPE_CHECKING:
+    from tokenizers import Encoding
+
     from frozen.loader import FrozenTokenizer
 
 PROBE_TEXT = "probe"
@@ -72,24 +74,23 @@ def check_text(text: str) -> str:
     return text
 
 
-def reference_encode(tok: FrozenTokenizer, text: str) -> list[int]:
-    """The reference IDs of `text`: one whole encode, no post-processing (add_special_tokens=False)."""
-    text = check_text(text)
+def _encode(tok: FrozenTokenizer, text: str, add_special_tokens: bool = False) -> Encoding:
+    """One library encode of an already checked text, counted on `LIBRARY` (one call, the time it took)."""
     t0 = time.perf_counter_ns()
     try:
-        return tok.tokenizer.encode(text, add_special_tokens=False).ids
+        return tok.tokenizer.encode(text, add_special_tokens=add_special_tokens)
     finally:
         LIBRARY.add(t0)
+
+
+def reference_encode(tok: FrozenTokenizer, text: str) -> list[int]:
+    """The reference IDs of `text`: one whole encode, no post-processing (add_special_tokens=False)."""
+    return _encode(tok, check_text(text)).ids
 
 
 def reference_encode_with_offsets(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """Reference IDs with each token's character span in the original (un-normalized) text."""
-    text = check_text(text)
-    t0 = time.perf_counter_ns()
-    try:
-        enc = tok.tokenizer.encode(text, add_special_tokens=False)
-    finally:
-        LIBRARY.add(t0)
+    enc = _encode(tok, check_text(text))
     return enc.ids, list(map(tuple, enc.offsets))
 
 
@@ -138,12 +139,7 @@ def post_process(tok: FrozenTokenizer, ids: list[int]) -> list[int]:
 
 def reference_encode_full(tok: FrozenTokenizer, text: str) -> list[int]:
     """The reference IDs with post-processing (add_special_tokens=True), for checking `post_process`."""
-    text = check_text(text)
-    t0 = time.perf_counter_ns()
-    try:
-        return tok.tokenizer.encode(text, add_special_tokens=True).ids
-    finally:
-        LIBRARY.add(t0)
+    return _encode(tok, check_text(text), add_special_tokens=True).ids
 
 
 def reference_encode_units(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, ...]]]:
@@ -151,12 +147,7 @@ def reference_encode_units(tok: FrozenTokenizer, text: str) -> tuple[list[int], 
 
     The cut proposition holds at this level too: the units of S equal the units of its pieces, concatenated.
     Special-token strings are units of their own."""
-    text = check_text(text)
-    t0 = time.perf_counter_ns()
-    try:
-        enc = tok.tokenizer.encode(text, add_special_tokens=False)
-    finally:
-        LIBRARY.add(t0)
+    enc = _encode(tok, check_text(text))
     units: list[tuple[int, ...]] = []
     current: list[int] = []
     last = object()
@@ -195,10 +186,5 @@ def units_from_lengths(ids: list[int], lengths: list[int]) -> list[tuple[int, ..
 
 def reference_encode_unit_lengths(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[int]]:
     """Reference IDs and their `unit_lengths` (the units of `reference_encode_units` in compact form)."""
-    text = check_text(text)
-    t0 = time.perf_counter_ns()
-    try:
-        enc = tok.tokenizer.encode(text, add_special_tokens=False)
-    finally:
-        LIBRARY.add(t0)
+    enc = _encode(tok, check_text(text))
     return enc.ids, unit_lengths(enc.word_ids)
