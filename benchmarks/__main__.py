@@ -1,4 +1,4 @@
-"""`python -m benchmarks`: run the benchmark figures and append their records to a ledger.
+"""`python -m delta_suite.benchmarks`: run the benchmark figures and append their records to a ledger.
 
 Figures: repair (repair vs whole encode), chunked (chunked encode at 1 and 2 workers, each in its own process),
 fallback (fallback confinement), suite (differential-check throughput; with --with-gate also the exhaustive
@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import campaign, gate_durations, scale, suite
-from frozen.errors import SuiteError
-from frozen.loader import load_tokenizer
-from ledger.records import append_records
+from delta_suite.benchmarks import campaign, gate_durations, scale, suite
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.ledger.records import append_records
 
 FIGURES = ("repair", "chunked", "fallback", "suite", "peer", "scale", "campaign")
 DEFAULT_OUT = Path("out/ledgers/benchmarks")
@@ -26,8 +26,8 @@ NFC_FALLBACK_TOKENIZER = "qwen3_8b"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line of `python -m benchmarks`."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    """The command line of `python -m delta_suite.benchmarks`."""
+    parser = argparse.ArgumentParser(prog="python -m delta_suite.benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repetitions (for tests)")
     parser.add_argument("--only", choices=FIGURES, action="append", help="run only this figure (repeatable)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="ledger directory (default %(default)s)")

@@ -31,10 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.suite import REPO, record
-from frozen.loader import FrozenTokenizer
-from fuzz.generate import PROFILES, generate_batch
-from spec.reference import LIBRARY, reference_encode
+from delta_suite.benchmarks.suite import REPO, record
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.fuzz.generate import PROFILES, generate_batch
+from delta_suite.spec.reference import LIBRARY, reference_encode
 
 BASELINE_COMMIT = "dad58aa"  # main before the array cut evaluation (issue 22's "today"), whose campaign is rerun
 BASELINE_SOURCE = (f"the same fuzz command run from {BASELINE_COMMIT} (main before the array cut evaluation), "
@@ -65,7 +65,7 @@ def run_campaign(tok: FrozenTokenizer, budget: str, workers: int, tree: Path = R
     wall time and exit status."""
     with tempfile.TemporaryDirectory(prefix="delta-bench-campaign-") as tmp:
         env = {**os.environ, "RAYON_NUM_THREADS": "1", "PYTHONPATH": str(tree)}
-        cmd = [sys.executable, "-m", "fuzz.cli", "--tokenizer", tok.name, "--budget", budget, "--workers",
+        cmd = [sys.executable, "-m", "delta_suite.fuzz.cli", "--tokenizer", tok.name, "--budget", budget, "--workers",
                str(workers), "--out", tmp]
         start = time.perf_counter()
         proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
@@ -160,7 +160,8 @@ def run_compare(workers: int, tokenizer: str) -> dict:
     exit status, and the characters and comparisons its records hold."""
     with tempfile.TemporaryDirectory(prefix="delta-bench-compare-") as tmp:
         env = {**os.environ, "RAYON_NUM_THREADS": "1"}
-        cmd = [sys.executable, "-m", "corpora.cli", "compare", "--profile", "small", "--tokenizer", tokenizer,
+        cmd = [sys.executable, "-m", "delta_suite.corpora.cli", "compare", "--profile", "small", "--tokenizer",
+               tokenizer,
                "--levels", "1,2", "--transcripts", "none", "--workers", str(workers), "--out", tmp]
         start = time.perf_counter()
         proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)

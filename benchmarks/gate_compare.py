@@ -1,6 +1,7 @@
 """Two runs of the gate side by side, from their JUnit XML: the figures of each, and the tests the later run lost.
 
-`python -m benchmarks.gate_compare BEFORE.xml AFTER.xml` prints a Markdown table: tests, outcomes, total test time,
+`python -m delta_suite.benchmarks.gate_compare BEFORE.xml AFTER.xml` prints a Markdown table: tests, outcomes, total
+test time,
 the per-code-point files' test time (`PER_CODE_POINT_FILES`), the longest test, the tests over `LIMIT_S`, and
 the 64-worker bounds of `benchmarks.gate_durations` (without collection): the lower bound max(longest, total / 64)
 and the worst case of a greedy scheduler, longest + total / 64. Then it lists every test id of BEFORE
@@ -18,7 +19,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from benchmarks.gate_durations import GOAL_WORKERS, _outcome
+from delta_suite.benchmarks.gate_durations import GOAL_WORKERS, _outcome
 
 PER_CODE_POINT_FILES = ("properties.test_cut_exhaustive", "properties.test_cut_map")
 LIMIT_S = 20.0
@@ -77,7 +78,8 @@ def table(before: dict, after: dict, names: tuple[str, str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.gate_compare", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m delta_suite.benchmarks.gate_compare",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("before", type=Path, help="the earlier run's JUnit XML (pytest --junitxml)")
     parser.add_argument("after", type=Path, help="the later run's JUnit XML")
     parser.add_argument("--names", nargs=2, default=("before", "after"), metavar=("BEFORE", "AFTER"),

@@ -21,7 +21,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from benchmarks.suite import record
+from delta_suite.benchmarks.suite import record
 
 REPO = Path(__file__).resolve().parent.parent
 CHECK = "benchmark.gate_durations"

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from frozen.loader import FrozenTokenizer
+from delta_suite.frozen.loader import FrozenTokenizer
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The child process of a chunked-family figure: runs it under the thread pool its parent set, prints JSON records.
 
-Usage (by suite.run_in_pool only): python -m benchmarks.pool_child FIGURE[,FIGURE] TOKENIZER WORKERS [--quick]
+Usage (by suite.run_in_pool only): python -m delta_suite.benchmarks.pool_child FIGURE[,FIGURE] TOKENIZER WORKERS
+[--quick]
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from benchmarks.suite import child_main
+from delta_suite.benchmarks.suite import child_main
 
 
 def main(argv: list[str]) -> int:

@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from benchmarks.measure import machine, tokenizer_facts
-from benchmarks.suite import record
-from benchmarks.texts import text_of
-from corpora.build import MANIFEST, default_out
-from corpora.compare import (
+from delta_suite.benchmarks.measure import machine, tokenizer_facts
+from delta_suite.benchmarks.suite import record
+from delta_suite.benchmarks.texts import text_of
+from delta_suite.corpora.build import MANIFEST, default_out
+from delta_suite.corpora.compare import (
     CHUNK_COUNTS,
     LEVEL_NAMES,
     MAX_CHUNKED_CHARS,
@@ -51,8 +51,8 @@ from corpora.compare import (
     shards_of_files,
     shards_of_manifest,
 )
-from corpora.readers import read_documents
-from frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.corpora.readers import read_documents
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
 
 CORPUS_PROFILE = "small"  # the main job's embedded default (scripts/main-job.sh: corpora compare --profile small)
 SAMPLE_SIZES = (600, 1_500, 3_000, 6_000, 12_000, 24_000)  # fallback documents when the corpus is not built
@@ -195,7 +195,8 @@ def level_rate(tok: FrozenTokenizer, dset: DocumentSet, level: int, repetitions:
         "chars_per_s_per_core": per_core(chars), "encodes_per_s_per_core": per_core(encodes),
         "docs_per_s_per_core": per_core(documents), "comparisons_per_s_per_core": per_core(per_rep),
         "differing_documents": pointers,
-        "timed": f"corpora.compare.run_unit on each shard at level {level} (subject delta), one after another in "
+        "timed": f"delta_suite.corpora.compare.run_unit on each shard at level {level} (subject delta), one after "
+                 f"another in "
                  "this process; seconds = median over repetitions of this process's CPU seconds (all threads)",
         "encodes_of": "level 1: the subject's whole encode + the reference's whole encode per document; level 2: "
                       f"one whole reference encode + one chunked encode per chunk count {list(CHUNK_COUNTS)}",
@@ -258,7 +259,8 @@ def efficiency(tok: FrozenTokenizer, dset: DocumentSet, level: int, plan: ScaleP
     facts = {**tokenizer_facts(tok), "figure": "scale", "comparison_level": level, "level_name": LEVEL_NAMES[level],
              "documents_set": dset.name, "shard": shard.name, "shard_sha256": shard.sha256[:16],
              "workers": [one, two], "tasks_per_worker": plan.efficiency_tasks_per_worker,
-             "timed": "identical corpora.compare.run_unit tasks on a spawned process pool, from the moment every "
+             "timed": "identical delta_suite.corpora.compare.run_unit tasks on a spawned process pool, from the "
+                      "moment every "
                       "worker has loaded the tokenizer and run the unit once to the last result"}
     try:
         runs = [pool_run(unit, n, n * plan.efficiency_tasks_per_worker) for n in (one, two)]
@@ -318,10 +320,11 @@ def scale_figures(tok: FrozenTokenizer, quick: bool) -> list[dict]:
     out: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="delta-scale-") as tmp:
         folder = Path(tmp)
-        sets = [corpus_set() or written_set("samples", "benchmarks.texts (the corpus is not built here)",
+        sets = [corpus_set() or written_set("samples", "delta_suite.benchmarks.texts (the corpus is not built here)",
                                             sample_docs(), folder, (1, 2))]
         if plan.long_sizes:
-            sets.append(written_set("long-prose", f"benchmarks.texts prose of {', '.join(map(str, plan.long_sizes))} "
+            sets.append(written_set("long-prose",
+                                    f"delta_suite.benchmarks.texts prose of {', '.join(map(str, plan.long_sizes))} "
                                     "characters", long_docs(plan.long_sizes), folder, (2,)))
         for level in (1, 2):
             for dset in sets:

@@ -23,18 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from benchmarks.measure import Candidate, Timing, interleaved, machine, ratio, tokenizer_facts
-from benchmarks.texts import appended, source, text_digest, text_of
-from checks.battery import case_bytes, iter_battery
-from checks.differential import ReferenceMemo, check_cut_case, check_repair_case
-from delta.cuts import encode_chunked, encode_rows, plan_cuts
-from delta.session import Session, SessionStats
-from frozen.loader import FrozenTokenizer, load_tokenizer
-from ledger.records import make_record
-from spec.reference import check_text, reference_encode, unit_lengths
-from spec.repair import repair_splice
-from subjects.protocol import SubjectUnavailable, get_subject
+from delta_suite.benchmarks.measure import Candidate, Timing, interleaved, machine, ratio, tokenizer_facts
+from delta_suite.benchmarks.texts import appended, source, text_digest, text_of
+from delta_suite.checks.battery import case_bytes, iter_battery
+from delta_suite.checks.differential import ReferenceMemo, check_cut_case, check_repair_case
+from delta_suite.delta.cuts import encode_chunked, encode_rows, plan_cuts
+from delta_suite.delta.session import Session, SessionStats
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.ledger.records import make_record
+from delta_suite.spec.reference import check_text, reference_encode, unit_lengths
+from delta_suite.spec.repair import repair_splice
+from delta_suite.subjects.by_name import get_subject
+from delta_suite.subjects.protocol import SubjectUnavailable
 
 KIND = LEVEL = "benchmark"
 REPO = Path(__file__).resolve().parent.parent
@@ -197,8 +197,9 @@ def _repair_point(tok: FrozenTokenizer, plan: Plan, base, kind: str, old: str, l
          "context_chars": len(old), "append_chars": length, "tokens": len(base.ids),
          "text_sha256": text_digest(old), "repetitions": plan.repair_reps,
          "timed": {"repair": "Session.encode(old + append) on a session holding old",
-                   "whole": "spec.reference.reference_encode(old + append)",
-                   "splice": "spec.repair.repair_splice alone: the edit of the stored stream, without confirming "
+                   "whole": "delta_suite.spec.reference.reference_encode(old + append)",
+                   "splice": "delta_suite.spec.repair.repair_splice alone: the edit of the stored stream, without "
+                             "confirming "
                              "the prefix and building the returned list (timed beside the repair call, "
                              "repair_beside_splice, in a second interleaved run)"},
          "timings": _timings(t), "ratio": ratio(t["whole"], t["repair"]),
@@ -264,10 +265,12 @@ def chunked_figure(tok: FrozenTokenizer, plan: Plan, workers: int) -> list[dict]
                  "cuts_found": len(cuts), "text_kind": "prose", "text_sha256": text_digest(text),
                  "tokens": len(want), "repetitions": reps,
                  "timed": {"serial": "reference_encode(text)",
-                           "serial_ids": "delta.cuts.encode_rows([text]): the chunked encoder's own library call "
+                           "serial_ids": "delta_suite.delta.cuts.encode_rows([text]): the chunked encoder's own "
+                                         "library call "
                                          "(IDs only) on the whole text, serially",
-                           "chunked": f"delta.cuts.encode_chunked(text, chunks={k}) with RAYON_NUM_THREADS={workers}",
-                           "plan": f"delta.cuts.plan_cuts(text, {k}) alone"},
+                           "chunked": f"delta_suite.delta.cuts.encode_chunked(text, chunks={k}) with "
+                                      f"RAYON_NUM_THREADS={workers}",
+                           "plan": f"delta_suite.delta.cuts.plan_cuts(text, {k}) alone"},
                  "timings": {"serial": t["serial"].as_json(), "serial_ids": t["serial_ids"].as_json(),
                              "chunked": chunked.as_json(), "plan": planning.as_json()},
                  "ratio": ratio(t["serial"], chunked), "ratio_of": "median(serial) / median(chunked)",
@@ -540,7 +543,7 @@ def run_in_pool(figures: list[str], tokenizer: str, quick: bool, workers: int) -
     """Run chunked-family figures in one fresh process whose Rust thread pool has exactly `workers` threads
     (RAYON_NUM_THREADS is read once, when the pool starts, so it must be set before the process starts)."""
     env = {**os.environ, "RAYON_NUM_THREADS": str(workers), "TOKENIZERS_PARALLELISM": "true"}
-    cmd = [sys.executable, "-m", "benchmarks.pool_child", ",".join(figures), tokenizer, str(workers)]
+    cmd = [sys.executable, "-m", "delta_suite.benchmarks.pool_child", ",".join(figures), tokenizer, str(workers)]
     cmd += ["--quick"] if quick else []
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
     if proc.returncode != 0:

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from corpora.build import default_out
-from corpora.samples import SAMPLES
-from delta.chat import render
-from delta.chat_samples import CHATS
-from frozen.loader import FrozenTokenizer
+from delta_suite.corpora.build import default_out
+from delta_suite.corpora.samples import SAMPLES
+from delta_suite.delta.chat import render
+from delta_suite.delta.chat_samples import CHATS
+from delta_suite.frozen.loader import FrozenTokenizer
 
 KINDS = ("prose", "code", "chat")
 CORPUS_PROFILE = "small"

@@ -42,11 +42,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from checks import palette as P
-from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer
-from spec.classes import L, M, N, O, S, class_table
-from spec.repair import MARK_TAIL_PAIRS
+from delta_suite.checks import palette as P
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.classes import L, M, N, O, S, class_table
+from delta_suite.spec.repair import MARK_TAIL_PAIRS
 
 BATTERY_VERSION = "delta-suite.battery.v7"  # v2: periodic_tail; v3: its contraction units; v4: role_marker;
 # v5: digit_phase; v6: newline_tail, nfc_mark_order's composing branch, special_overlap's chains; v7: mark_tail

@@ -25,15 +25,15 @@ from itertools import chain
 from time import perf_counter
 from typing import TYPE_CHECKING
 
-from delta.cut_map import cut_map
-from delta.cuts import encode_chunked
-from spec.cut import DEFAULT_CUT_RULES
-from spec.reference import reference_encode_unit_lengths, reference_encode_with_offsets, units_from_lengths
-from spec.repair import DEFAULT_REPAIR_PARAMS, repair
+from delta_suite.delta.cut_map import cut_map
+from delta_suite.delta.cuts import encode_chunked
+from delta_suite.spec.cut import DEFAULT_CUT_RULES
+from delta_suite.spec.reference import reference_encode_unit_lengths, reference_encode_with_offsets, units_from_lengths
+from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS, repair
 
 if TYPE_CHECKING:
-    from checks.battery import BatteryCase
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.checks.battery import BatteryCase
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 CHUNKED_MIN_CHARS = 0  # short texts too: the chunked encoder serves them whole, and that path must be exact as well
 CHUNKED_MAX_CHARS = 4096  # the planner scans every offset near its targets; the long repair strings are left out

@@ -15,12 +15,11 @@ import unicodedata
 from functools import cache, lru_cache
 
 import numpy as np
+from delta_suite.frozen.loader import FrozenTokenizer, byte_level_bytes
+from delta_suite.spec.classes import CLASS_NAMES, L, M, N, class_table
+from delta_suite.spec.engine_classes import engine_mask
+from delta_suite.spec.reference import reference_encode_with_offsets
 from tokenizers.normalizers import NFC
-
-from frozen.loader import FrozenTokenizer, byte_level_bytes
-from spec.classes import CLASS_NAMES, L, M, N, class_table
-from spec.engine_classes import engine_mask
-from spec.reference import reference_encode_with_offsets
 
 GENERAL_CATEGORIES = (
     "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po",

@@ -12,12 +12,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from delta.cut_map import cut_map
-from frozen.loader import FrozenTokenizer
-from spec.classes import CLASS_NAMES, L, O, class_table
-from spec.cut import DEFAULT_CUT_RULES, CutRules
-from spec.reference import reference_ids_batch
-from spec.transitions import APOSTROPHE
+from delta_suite.delta.cut_map import cut_map
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.classes import CLASS_NAMES, L, O, class_table
+from delta_suite.spec.cut import DEFAULT_CUT_RULES, CutRules
+from delta_suite.spec.reference import reference_ids_batch
+from delta_suite.spec.transitions import APOSTROPHE
 
 FLOOR = CutRules(pattern_pairs="floor")
 

@@ -8,11 +8,11 @@ or a session gets wrong (the gate's short-text tests and the mutation profile's 
 
 from __future__ import annotations
 
-from delta import cuts
-from delta.session import Session
-from frozen.loader import FrozenTokenizer
-from spec.classes import CLASS_NAMES, class_table
-from spec.reference import reference_encode
+from delta_suite.delta import cuts
+from delta_suite.delta.session import Session
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.classes import CLASS_NAMES, class_table
+from delta_suite.spec.reference import reference_encode
 
 SHORT_MAX = 255  # the longest text the planner serves whole
 

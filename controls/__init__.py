@@ -4,6 +4,6 @@
 planter that break exactly one thing). `controls.kill_matrix` runs the battery against each.
 """
 
-from controls.registry import Control, get, names, unbroken
+from delta_suite.controls.registry import Control, get, names, unbroken
 
 __all__ = ["Control", "get", "names", "unbroken"]

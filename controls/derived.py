@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from frozen.loader import FrozenTokenizer, build
+from delta_suite.frozen.loader import FrozenTokenizer, build
 
 
 @lru_cache(maxsize=16)

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable
 from functools import lru_cache
 
-from frozen.loader import FrozenTokenizer, byte_level_bytes
+from delta_suite.frozen.loader import FrozenTokenizer, byte_level_bytes
 
 TAIL_TOKENS = 64
 Planter = Callable[[FrozenTokenizer, list[int], random.Random], "list[int] | None"]

@@ -10,7 +10,7 @@ any other survival is "survived", a finding.
 
 Run from the command line for one profile, tokenizer and control (or all), e.g. the full profile on Qwen3 with
 the normalization condition removed:
-    python -m controls.kill_matrix --profile full --tokenizer qwen3_8b --control cut.no_normalization
+    python -m delta_suite.controls.kill_matrix --profile full --tokenizer qwen3_8b --control cut.no_normalization
 Progress lines (strings done, failing, rate) go to stderr; the final rows are JSON lines on stdout and, with
 --ledger, ledger records.
 """
@@ -25,8 +25,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from checks.battery import BATTERY_VERSION, BatteryCase, battery_digest, get_profile, iter_battery
-from checks.differential import (
+from delta_suite.checks.battery import BATTERY_VERSION, BatteryCase, battery_digest, get_profile, iter_battery
+from delta_suite.checks.differential import (
     CHUNKED_PIECES,
     CheckResult,
     Difference,
@@ -35,19 +35,19 @@ from checks.differential import (
     check_repair_case,
     first_difference,
 )
-from checks.palette import derived_seed
-from controls.findings import open_finding
-from controls.registry import Control, get, names
-from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer
-from frozen.user_files import resolve_tokenizer
-from ledger.records import append_records, make_record
-from spec.admission import admission_of
-from spec.proofs.obligations import declare
-from spec.refusals import refusal_message
-from subjects.protocol import SubjectFault, SubjectUnavailable
-from subjects.records import subject_record, unavailable_record
-from subjects.wiring import PATHS, check_on_subject, open_subject, supports
+from delta_suite.checks.palette import derived_seed
+from delta_suite.controls.findings import open_finding
+from delta_suite.controls.registry import Control, get, names
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.frozen.user_files import resolve_tokenizer
+from delta_suite.ledger.records import append_records, make_record
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.proofs.obligations import declare
+from delta_suite.spec.refusals import refusal_message
+from delta_suite.subjects.protocol import SubjectFault, SubjectUnavailable
+from delta_suite.subjects.records import subject_record, unavailable_record
+from delta_suite.subjects.wiring import PATHS, check_on_subject, open_subject, supports
 
 UNBROKEN = {"cut": "unbroken.cut", "repair": "unbroken.repair"}
 
@@ -370,7 +370,7 @@ def admitted_tokenizer(arg: str, name: str | None = None) -> FrozenTokenizer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m controls.kill_matrix", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m delta_suite.controls.kill_matrix", description=__doc__.splitlines()[0])
     p.add_argument("--profile", default="ci", help="battery profile: ci or full")
     p.add_argument("--tokenizer", action="append", required=True, help="tokenizer name or alias, or a path to a "
                    "tokenizer.json or a folder holding one (a user file) (repeatable)")

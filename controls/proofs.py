@@ -12,17 +12,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
 
-from tokenizers.normalizers import NFC, NFD
-
-from checks.palette import class_pool
-from frozen.loader import FrozenTokenizer
-from spec.admission import admission_of
-from spec.classes import L, M, N, O, class_table
-from spec.cut import DEFAULT_CUT_RULES, CutRules, rules_for
-from spec.guard import literal_trie
-from spec.normalization import is_anchor, nfc
-from spec.reference import reference_encode_with_offsets
-from spec.repair import (
+from delta_suite.checks.palette import class_pool
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.classes import L, M, N, O, class_table
+from delta_suite.spec.cut import DEFAULT_CUT_RULES, CutRules, rules_for
+from delta_suite.spec.guard import literal_trie
+from delta_suite.spec.normalization import is_anchor, nfc
+from delta_suite.spec.reference import reference_encode_with_offsets
+from delta_suite.spec.repair import (
     RepairParams,
     anchored_window_start,
     judge_run,
@@ -31,7 +29,8 @@ from spec.repair import (
     repair,
     sync_witness,
 )
-from spec.transitions import is_accepted_transition
+from delta_suite.spec.transitions import is_accepted_transition
+from tokenizers.normalizers import NFC, NFD
 
 _NFC = NFC()
 _NFD = NFD()
@@ -346,7 +345,8 @@ def accepted_runs_resynchronize(tok: FrozenTokenizer, cases: list, params) -> Pr
     characters i - 1, i with i = b - a and k < i < len(O) - 1, which `overlap_interiors_without_witness` rules out.
     Step 2: R and U are free at p, so by S2 they select the same occurrences from p on; T and R select the same
     before p (S1, as R's first differing occurrence ends past len(S)). Step 3: at b, the pre-tokenizer ends a piece
-    whatever precedes it (an accepted transition, proved per pattern by `python -m spec.proofs`) and NFC splits the
+    whatever precedes it (an accepted transition, proved per pattern by `python -m delta_suite.spec.proofs`) and NFC
+    splits the
     text (anchors), so R's tokens from b are U's and R's tokens before b are T's: the splice is R. Neither the
     window-start anchor nor the witness being a cut of the window text alone enters the argument: with anchors on
     both sides of b, NFC splits the window text at b whatever its first characters normalize to

@@ -17,21 +17,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from controls.derived import stripping_markers
-from controls.faults import FAULTS, Planter
-from controls.proofs import (
+from delta_suite.controls.derived import stripping_markers
+from delta_suite.controls.faults import FAULTS, Planter
+from delta_suite.controls.proofs import (
     bound_covers_margin,
     nfc_specials_edged_by_anchors,
     overlap_interiors_without_witness,
     overlapping_specials,
 )
-from frozen.loader import FrozenTokenizer
-from spec.admission import admission_of
-from spec.classes import L, M, N, O, S, class_table
-from spec.cut import ACCEPTED_TRANSITION, DEFAULT_CUT_RULES, CutRules, pair_verdict, rules_for_family
-from spec.families import is_derived
-from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
-from spec.transitions import ACCEPTED_PAIRS
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.classes import L, M, N, O, S, class_table
+from delta_suite.spec.cut import ACCEPTED_TRANSITION, DEFAULT_CUT_RULES, CutRules, pair_verdict, rules_for_family
+from delta_suite.spec.families import is_derived
+from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
+from delta_suite.spec.transitions import ACCEPTED_PAIRS
 
 PATHS = ("cut", "repair", "harness")
 ALL_FAMILIES = frozenset({"qwen2", "qwen3_5", "llama3", "o200k", "tekken", "deepseek"})
@@ -176,11 +176,13 @@ _CONTROLS: tuple[Control, ...] = (
     _cut("cut.anchor_no_reorder", "the anchor predicate without the reordering probes",
          CutRules(anchor_reorder_probes=False), applies=_nfc_only, redundant_for=ALL_FAMILIES,
          proof="reorder_probes_implied"),
-    _cut("cut.vector_guard_misses_last_interior", "the array cut evaluation (delta.cut_map) forgets the last "
+    _cut("cut.vector_guard_misses_last_interior",
+         "the array cut evaluation (delta_suite.delta.cut_map) forgets the last "
          "interior offset of each special-token occurrence (the specification itself unchanged; under NFC the "
          "normalization window refuses that offset too)", DEFAULT_CUT_RULES,
          cut_fault="guard_misses_last_interior", applies=_last_interior_is_transition),
-    _cut("cut.vector_crlf_misses_cr", "the array cut evaluation (delta.cut_map) applies the CR/LF carve-out to LF "
+    _cut("cut.vector_crlf_misses_cr",
+         "the array cut evaluation (delta_suite.delta.cut_map) applies the CR/LF carve-out to LF "
          "only (the specification itself unchanged)", DEFAULT_CUT_RULES, cut_fault="crlf_carveout_misses_cr"),
     _cut("cut.python_class_table", "the class table from Python's unicodedata instead of the reference",
          CutRules(class_source="python")),

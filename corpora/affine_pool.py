@@ -20,7 +20,7 @@ import signal
 from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 
-from corpora.compare import Options, Unit, run_unit
+from delta_suite.corpora.compare import Options, Unit, run_unit
 
 
 class WorkerDied(RuntimeError):

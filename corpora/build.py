@@ -26,12 +26,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corpora.extract import Doc, SkippedFile, extract_file
-from corpora.fetch import Fetched, _locked, fetch_source
-from corpora.scripts import dominant_group, script_counts
-from frozen.cache import cache_root, ensure_writable
-from frozen.digests import sha256_bytes, sha256_file
-from frozen.errors import SuiteError
+from delta_suite.corpora.extract import Doc, SkippedFile, extract_file
+from delta_suite.corpora.fetch import Fetched, _locked, fetch_source
+from delta_suite.corpora.scripts import dominant_group, script_counts
+from delta_suite.frozen.cache import cache_root, ensure_writable
+from delta_suite.frozen.digests import sha256_bytes, sha256_file
+from delta_suite.frozen.errors import SuiteError
 
 SOURCES_FILE = Path(__file__).with_name("sources.json")
 MANIFEST = "manifest.json"

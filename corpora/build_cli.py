@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from corpora.build import PROFILES, build_corpus
+from delta_suite.corpora.build import PROFILES, build_corpus
 
 
 def _cmd(args: argparse.Namespace) -> int:

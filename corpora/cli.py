@@ -8,10 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from corpora import build_cli, compare_cli, cut_gain, smoke
-from frozen import provision
-from frozen.errors import run_command
-from frozen.registry import lookup, rows
+from delta_suite.corpora import build_cli, compare_cli, cut_gain, smoke
+from delta_suite.frozen import provision
+from delta_suite.frozen.errors import run_command
+from delta_suite.frozen.registry import lookup, rows
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:

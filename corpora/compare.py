@@ -58,23 +58,23 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from corpora.readers import Refused, read_documents
-from corpora.remote import fetched, is_url, url_blocks, url_name, url_shard_digest
-from delta.chat import render, render_turns, template_for
-from delta.cuts import MAX_DEFAULT_CHUNKS, TARGET_CHUNK, encode_chunked, encode_planned, plan_cuts
-from delta.session import Session
-from frozen.digests import sha256_file
-from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer, load_tokenizer
-from frozen.user_table import tokenizer_key
-from ledger.records import SCHEMA, make_record
-from spec.cut import ACCEPTED_SPECIAL, explain_cut
-from spec.proofs.obligations import declare
-from spec.reference import reference_encode, reference_encode_batch, reference_version
-from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, is_user_spec, names, parse_subject
-from subjects.protocol import UnknownSubject as BadSpec
-from subjects.records import subject_record, unavailable_record
-from subjects.wiring import check_on_subject, open_subject
+from delta_suite.corpora.readers import Refused, read_documents
+from delta_suite.corpora.remote import fetched, is_url, url_blocks, url_name, url_shard_digest
+from delta_suite.delta.chat import render, render_turns, template_for
+from delta_suite.delta.cuts import MAX_DEFAULT_CHUNKS, TARGET_CHUNK, encode_chunked, encode_planned, plan_cuts
+from delta_suite.delta.session import Session
+from delta_suite.frozen.digests import sha256_file
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.frozen.user_table import tokenizer_key
+from delta_suite.ledger.records import SCHEMA, make_record
+from delta_suite.spec.cut import ACCEPTED_SPECIAL, explain_cut
+from delta_suite.spec.proofs.obligations import declare
+from delta_suite.spec.reference import reference_encode, reference_encode_batch, reference_version
+from delta_suite.subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, is_user_spec, names, parse_subject
+from delta_suite.subjects.protocol import UnknownSubject as BadSpec
+from delta_suite.subjects.records import subject_record, unavailable_record
+from delta_suite.subjects.wiring import check_on_subject, open_subject
 
 LEVEL_NAMES = {1: "encoder", 2: "chunked", 3: "repair"}
 CHUNK_COUNTS = (2, 4, 8)

@@ -37,8 +37,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from corpora.build import PROFILES, build_corpus
-from corpora.compare import (
+from delta_suite.corpora.build import PROFILES, build_corpus
+from delta_suite.corpora.compare import (
     SUBJECTS,
     Options,
     plan_units,
@@ -47,19 +47,19 @@ from corpora.compare import (
     slice_units,
     transcript_shard,
 )
-from corpora.readers import expand
-from corpora.remote import is_url
-from corpora.run_units import RunSummary, print_record, run_dask, run_local
-from corpora.transcripts import TRANSCRIPT_PROFILES, build_transcripts
-from frozen.errors import EnvironmentFault, NotProvisioned, SuiteError
-from frozen.loader import load_tokenizer
-from frozen.registry import lookup, rows
-from frozen.user_files import is_path_argument, resolve_tokenizer
-from frozen.user_table import user_entry
-from ledger.lock import FolderBusy, FolderLock
-from ledger.records import append_records, unloadable_record
-from spec.admission import admission_of
-from spec.refusals import refusal_message
+from delta_suite.corpora.readers import expand
+from delta_suite.corpora.remote import is_url
+from delta_suite.corpora.run_units import RunSummary, print_record, run_dask, run_local
+from delta_suite.corpora.transcripts import TRANSCRIPT_PROFILES, build_transcripts
+from delta_suite.frozen.errors import EnvironmentFault, NotProvisioned, SuiteError
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.frozen.registry import lookup, rows
+from delta_suite.frozen.user_files import is_path_argument, resolve_tokenizer
+from delta_suite.frozen.user_table import user_entry
+from delta_suite.ledger.lock import FolderBusy, FolderLock
+from delta_suite.ledger.records import append_records, unloadable_record
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.refusals import refusal_message
 
 
 def _ints(text: str, what: str) -> tuple[int, ...]:

@@ -16,17 +16,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from checks.pattern_pairs_gain import pattern_pairs_gain
-from corpora.build import PROFILES, build_corpus
-from corpora.compare import shards_of_manifest
-from corpora.compare_cli import select_tokenizers
-from corpora.readers import expand, read_documents
-from frozen.errors import NotProvisioned, SuiteError
-from frozen.loader import load_tokenizer
-from frozen.user_table import user_entry
-from ledger.records import append_records, make_record
-from spec.admission import admission_of
-from spec.refusals import refusal_message
+from delta_suite.checks.pattern_pairs_gain import pattern_pairs_gain
+from delta_suite.corpora.build import PROFILES, build_corpus
+from delta_suite.corpora.compare import shards_of_manifest
+from delta_suite.corpora.compare_cli import select_tokenizers
+from delta_suite.corpora.readers import expand, read_documents
+from delta_suite.frozen.errors import NotProvisioned, SuiteError
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.frozen.user_table import user_entry
+from delta_suite.ledger.records import append_records, make_record
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.refusals import refusal_message
 
 LEDGER = "cut-gain-ledger.jsonl"
 

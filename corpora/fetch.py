@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from frozen.cache import cache_root, ensure_writable
-from frozen.digests import sha256_file
-from frozen.errors import SourceUnavailable
+from delta_suite.frozen.cache import cache_root, ensure_writable
+from delta_suite.frozen.digests import sha256_file
+from delta_suite.frozen.errors import SourceUnavailable
 
 STAMP = ".fetched.json"
 _APT_UPDATED = False

@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpora.remote import expand_url, is_url
-from frozen.errors import InvalidText, SuiteError
+from delta_suite.corpora.remote import expand_url, is_url
+from delta_suite.frozen.errors import InvalidText, SuiteError
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".json.zst", ".parquet")
 PARQUET_BATCH_ROWS = 1024

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from frozen.errors import SuiteError
+from delta_suite.frozen.errors import SuiteError
 
 BLOCK = 1 << 20
 GLOB_CHARS = "*?["

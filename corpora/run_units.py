@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from corpora.affine_pool import run_affine
-from corpora.compare import (
+from delta_suite.corpora.affine_pool import run_affine
+from delta_suite.corpora.compare import (
     DEFAULT_OPTIONS,
     Options,
     Unit,
@@ -40,10 +40,10 @@ from corpora.compare import (
     suite_digest,
     write_unit_record,
 )
-from corpora.worker import run_unit_on_worker
-from frozen.bundle import TokenizerBundle, bundle_of
-from frozen.errors import SuiteError
-from ledger.records import append_records, make_record
+from delta_suite.corpora.worker import run_unit_on_worker
+from delta_suite.frozen.bundle import TokenizerBundle, bundle_of
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.ledger.records import append_records, make_record
 
 REFUSALS = "worker-refusals.jsonl"
 

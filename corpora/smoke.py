@@ -10,15 +10,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from corpora.samples import SAMPLES
-from frozen.errors import NotProvisioned, SuiteError
-from frozen.loader import load_tokenizer
-from frozen.registry import rows
-from frozen.user_files import resolve_tokenizer
-from ledger.records import append_records, make_record, unloadable_record
-from spec.admission import admission_of
-from spec.proofs.obligations import declare
-from spec.reference import post_process, reference_encode, reference_encode_batch, reference_encode_full
+from delta_suite.corpora.samples import SAMPLES
+from delta_suite.frozen.errors import NotProvisioned, SuiteError
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.frozen.registry import rows
+from delta_suite.frozen.user_files import resolve_tokenizer
+from delta_suite.ledger.records import append_records, make_record, unloadable_record
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.proofs.obligations import declare
+from delta_suite.spec.reference import post_process, reference_encode, reference_encode_batch, reference_encode_full
 
 
 def run_smoke(out: Path, skipped: list[str] | None = None, tokenizers: list[str] | None = None,

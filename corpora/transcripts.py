@@ -26,8 +26,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpora.readers import read_jsonl
-from frozen.errors import SuiteError
+from delta_suite.corpora.readers import read_jsonl
+from delta_suite.frozen.errors import SuiteError
 
 BUILDER_VERSION = "delta-suite.transcripts.v2"
 ACCENT = "e\u0301"  # one decomposed accent: NFC composes it to U+00E9

@@ -15,11 +15,11 @@ import os
 import socket
 from pathlib import Path
 
-from corpora.compare import DEFAULT_OPTIONS, Options, Unit, run_unit, suite_digest
-from corpora.remote import is_url
-from frozen.bundle import TokenizerBundle, ensure_provisioned
-from frozen.cache import cache_root
-from frozen.errors import SuiteError, os_error_message
+from delta_suite.corpora.compare import DEFAULT_OPTIONS, Options, Unit, run_unit, suite_digest
+from delta_suite.corpora.remote import is_url
+from delta_suite.frozen.bundle import TokenizerBundle, ensure_provisioned
+from delta_suite.frozen.cache import cache_root
+from delta_suite.frozen.errors import SuiteError, os_error_message
 
 
 def worker_identity() -> dict:

@@ -9,14 +9,14 @@ from __future__ import annotations
 from importlib import import_module
 
 _EXPORTS = {
-    "plan_cuts": "delta.cuts",
-    "encode_chunked": "delta.cuts",
-    "default_chunks": "delta.cuts",
-    "Session": "delta.session",
-    "SessionStats": "delta.session",
-    "SessionStore": "delta.store",
-    "render": "delta.chat",
-    "render_turns": "delta.chat",
+    "plan_cuts": "delta_suite.delta.cuts",
+    "encode_chunked": "delta_suite.delta.cuts",
+    "default_chunks": "delta_suite.delta.cuts",
+    "Session": "delta_suite.delta.session",
+    "SessionStats": "delta_suite.delta.session",
+    "SessionStore": "delta_suite.delta.store",
+    "render": "delta_suite.delta.chat",
+    "render_turns": "delta_suite.delta.chat",
 }
 
 __all__ = sorted(_EXPORTS)

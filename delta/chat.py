@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import FrozenTokenizer
 from jinja2 import TemplateError
 from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer
 
 OWN, FALLBACK, NO_CONFIG = "own", "generic_fallback", "no_config"
 GENERIC_TEMPLATE = (

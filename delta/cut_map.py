@@ -29,11 +29,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-
-from frozen.loader import FrozenTokenizer
-from spec.admission import admission_of
-from spec.classes import L, O, S
-from spec.cut import (
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.classes import L, O, S
+from delta_suite.spec.cut import (
     ACCEPTED_SPECIAL,
     ACCEPTED_TRANSITION,
     DEFAULT_CUT_RULES,
@@ -43,9 +42,9 @@ from spec.cut import (
     rules_for,
     rules_table,
 )
-from spec.guard import LiteralTrie, literal_trie
-from spec.normalization import is_anchor
-from spec.special_cut import clear_left, clear_right, premises_hold, stage_tries
+from delta_suite.spec.guard import LiteralTrie, literal_trie
+from delta_suite.spec.normalization import is_anchor
+from delta_suite.spec.special_cut import clear_left, clear_right, premises_hold, stage_tries
 
 REFUSED, TRANSITION, SPECIAL, NFC_PENDING = 0, 1, 2, 3
 VERDICT_NAMES = {TRANSITION: ACCEPTED_TRANSITION, SPECIAL: ACCEPTED_SPECIAL}

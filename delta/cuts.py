@@ -20,11 +20,11 @@ import math
 import os
 from itertools import chain
 
-from delta.cut_map import CutMap, cut_map
-from frozen.loader import FrozenTokenizer
-from spec.admission import admission_of
-from spec.cut import DEFAULT_CUT_RULES, CutRules
-from spec.reference import check_text, post_process, reference_ids_batch
+from delta_suite.delta.cut_map import CutMap, cut_map
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.cut import DEFAULT_CUT_RULES, CutRules
+from delta_suite.spec.reference import check_text, post_process, reference_ids_batch
 
 QUICK_SCAN = 48
 SCAN_BUDGET = 4096

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from frozen.loader import FrozenTokenizer
-from spec.admission import admission_of
-from spec.reference import reference_encode, reference_encode_with_offsets
-from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams, Span, repair_splice
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.reference import reference_encode, reference_encode_with_offsets
+from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams, Span, repair_splice
 
 
 @dataclass

@@ -32,11 +32,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from delta.session import Session, SessionStats
-from frozen.loader import FrozenTokenizer
-from spec.admission import admission_of
-from spec.reference import check_text, reference_encode
-from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
+from delta_suite.delta.session import Session, SessionStats
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.reference import check_text, reference_encode
+from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 
 MIN_BYTES = 4096
 MARK_FLOOR_BYTES = 4096

@@ -6,7 +6,7 @@ Public names: `load_tokenizer`, `load_tokenizer_file`, `FrozenTokenizer` (also r
 tokenizer.json or snapshot folder, loaded as "user file").
 """
 
-from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
-from frozen.user_files import resolve_tokenizer
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
+from delta_suite.frozen.user_files import resolve_tokenizer
 
 __all__ = ["FrozenTokenizer", "load_tokenizer", "load_tokenizer_file", "resolve_tokenizer"]

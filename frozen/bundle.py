@@ -18,13 +18,13 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frozen.cache import ensure_writable, tokenizers_dir
-from frozen.digests import sha256_bytes
-from frozen.errors import DigestMismatch, NotProvisioned, SuiteError
-from frozen.loader import load_tokenizer
-from frozen.provision import install, installed, verify_staged
-from frozen.registry import lookup
-from frozen.user_table import USER_FILE, user_entry
+from delta_suite.frozen.cache import ensure_writable, tokenizers_dir
+from delta_suite.frozen.digests import sha256_bytes
+from delta_suite.frozen.errors import DigestMismatch, NotProvisioned, SuiteError
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.frozen.provision import install, installed, verify_staged
+from delta_suite.frozen.registry import lookup
+from delta_suite.frozen.user_table import USER_FILE, user_entry
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from frozen.errors import CacheNotWritable
+from delta_suite.frozen.errors import CacheNotWritable
 
 
 def cache_root() -> Path:

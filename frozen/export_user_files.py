@@ -1,6 +1,6 @@
-"""`python -m frozen.export_user_files PATH|NAME=PATH...`: the user table of these files, as JSON to export.
+"""`python -m delta_suite.frozen.export_user_files PATH|NAME=PATH...`: the user table of these files, as JSON to export.
 
-    export DELTA_USER_TOKENIZERS=$(python -m frozen.export_user_files gpt4o=path/to/snapshot/)
+    export DELTA_USER_TOKENIZERS=$(python -m delta_suite.frozen.export_user_files gpt4o=path/to/snapshot/)
     ./run test      # the gate's per-tokenizer properties run on the admitted ones too
 
 Each file is loaded and checked as by `frozen.resolve_tokenizer` (exit 2 for a path that is not a tokenizer file
@@ -13,9 +13,9 @@ import os
 import sys
 from pathlib import Path
 
-from frozen.errors import SuiteError
-from frozen.user_files import load_user_file
-from frozen.user_table import USER_TABLE_ENV
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.user_files import load_user_file
+from delta_suite.frozen.user_table import USER_TABLE_ENV
 
 
 def is_named(arg: str) -> bool:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     """Print the user table of the files named (see the module docstring); 0, or the error's exit status."""
     args = sys.argv[1:] if argv is None else argv
     if not args:
-        print("usage: python -m frozen.export_user_files PATH|NAME=PATH...", file=sys.stderr)
+        print("usage: python -m delta_suite.frozen.export_user_files PATH|NAME=PATH...", file=sys.stderr)
         return 2
     try:
         print(export_table(args))

@@ -26,8 +26,7 @@ from functools import cache
 from pathlib import Path
 
 import tokenizers
-
-from frozen.cache import cache_root
+from delta_suite.frozen.cache import cache_root
 
 FOLDER = "tokenizer-facts"
 SOURCES = ("loader.py", "facts_cache.py")  # the code that computes and keys the facts

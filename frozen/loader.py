@@ -15,14 +15,13 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+from delta_suite.frozen.cache import PROVENANCE, tokenizers_dir
+from delta_suite.frozen.digests import sha256_bytes
+from delta_suite.frozen.errors import CorruptTokenizerFile, InstalledFileChanged, NotProvisioned, SuiteError
+from delta_suite.frozen.facts_cache import tokenizer_facts
+from delta_suite.frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup, rows
+from delta_suite.frozen.user_table import USER_FILE, UserEntry, user_entry
 from tokenizers import AddedToken, Tokenizer
-
-from frozen.cache import PROVENANCE, tokenizers_dir
-from frozen.digests import sha256_bytes
-from frozen.errors import CorruptTokenizerFile, InstalledFileChanged, NotProvisioned, SuiteError
-from frozen.facts_cache import tokenizer_facts
-from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup, rows
-from frozen.user_table import USER_FILE, UserEntry, user_entry
 
 MIN_MARGIN = 8
 

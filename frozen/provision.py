@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from frozen.cache import PROVENANCE, ensure_writable, tokenizers_dir
-from frozen.digests import sha256_file
-from frozen.errors import DigestMismatch, SourceUnavailable, SuiteError, reinstall_command
-from frozen.recipes import rebuild, run_client
-from frozen.registry import TOKENIZER_FILE, RegistryRow, rows
+from delta_suite.frozen.cache import PROVENANCE, ensure_writable, tokenizers_dir
+from delta_suite.frozen.digests import sha256_file
+from delta_suite.frozen.errors import DigestMismatch, SourceUnavailable, SuiteError, reinstall_command
+from delta_suite.frozen.recipes import rebuild, run_client
+from delta_suite.frozen.registry import TOKENIZER_FILE, RegistryRow, rows
 
 MIRROR_ENV = "DELTA_TOKENIZER_MIRROR"
 HUB_TIMEOUT_SECONDS = 10.0

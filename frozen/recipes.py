@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import version as installed_version
 from pathlib import Path
 
-from frozen.cache import cache_root, ensure_writable
-from frozen.errors import SourceUnavailable
+from delta_suite.frozen.cache import cache_root, ensure_writable
+from delta_suite.frozen.errors import SourceUnavailable
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from frozen.errors import UnknownTokenizer
-from frozen.recipes import Recipe
+from delta_suite.frozen.errors import UnknownTokenizer
+from delta_suite.frozen.recipes import Recipe
 
 REGISTRY_PATH = Path(__file__).with_name("registry.json")
 TOKENIZER_FILE = "tokenizer.json"

@@ -20,11 +20,11 @@ import os
 import re
 from pathlib import Path
 
-from frozen.digests import sha256_bytes
-from frozen.errors import CorruptTokenizerFile, SuiteError, UnknownTokenizer
-from frozen.loader import FrozenTokenizer, load_tokenizer, load_user_entry
-from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, lookup, rows
-from frozen.user_table import UserEntry, register_user_entry, user_entry
+from delta_suite.frozen.digests import sha256_bytes
+from delta_suite.frozen.errors import CorruptTokenizerFile, SuiteError, UnknownTokenizer
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer, load_user_entry
+from delta_suite.frozen.registry import CONFIG_FILE, TOKENIZER_FILE, lookup, rows
+from delta_suite.frozen.user_table import UserEntry, register_user_entry, user_entry
 
 NAME_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 

@@ -26,20 +26,20 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from frozen.errors import SuiteError, os_error_message
-from frozen.loader import load_tokenizer
-from fuzz.cases import Difference, FuzzCase
-from fuzz.checker import checker_for
-from fuzz.generate import PROFILES, batch_source, battery_version, derive_seed, generate_batch, warm_up
-from fuzz.ledger_writer import BatchTally, batch_id, batch_record, ledger_file, read_campaign, write_batch
-from fuzz.progress import Progress, Totals
-from fuzz.regressions import CORPUS, make_fault_regression, make_regression, save
-from fuzz.shrink import shrink
-from ledger.lock import FolderLock
-from ledger.records import append_records, suite_version
-from spec.reference import LIBRARY
-from subjects.protocol import SubjectFault
-from subjects.records import subject_record
+from delta_suite.frozen.errors import SuiteError, os_error_message
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.fuzz.cases import Difference, FuzzCase
+from delta_suite.fuzz.checker import checker_for
+from delta_suite.fuzz.generate import PROFILES, batch_source, battery_version, derive_seed, generate_batch, warm_up
+from delta_suite.fuzz.ledger_writer import BatchTally, batch_id, batch_record, ledger_file, read_campaign, write_batch
+from delta_suite.fuzz.progress import Progress, Totals
+from delta_suite.fuzz.regressions import CORPUS, make_fault_regression, make_regression, save
+from delta_suite.fuzz.shrink import shrink
+from delta_suite.ledger.lock import FolderLock
+from delta_suite.ledger.records import append_records, suite_version
+from delta_suite.spec.reference import LIBRARY
+from delta_suite.subjects.protocol import SubjectFault
+from delta_suite.subjects.records import subject_record
 
 SAVE_CAP_DELTA = 10  # shrunk regressions per stream and worker when the real implementation differs
 SAVE_CAP_CONTROL = 1  # a control needs its first kill saved, not thousands

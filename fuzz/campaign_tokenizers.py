@@ -5,7 +5,7 @@ campaign then records it as not loadable, with the remedy, and exits 2); an inst
 admitted is left out (a campaign would refuse it). The listing is a step of the job of its own (scripts/main-job.sh,
 "list tokenizers"): a listing that fails is a failed step, never an empty loop of fuzz steps.
 
-    python -m fuzz.campaign_tokenizers --out FILE
+    python -m delta_suite.fuzz.campaign_tokenizers --out FILE
 
 writes the names, one a line, to FILE (replaced whole, only once the list is complete) and exits 0; a failure of
 the listing is exit 3 with the error (a traceback on stderr), and FILE is left absent.
@@ -19,11 +19,11 @@ import sys
 import traceback
 from pathlib import Path
 
-from frozen.errors import SuiteError
-from frozen.loader import load_tokenizer
-from frozen.provision import installed
-from frozen.registry import rows
-from spec.admission import admission_of
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.frozen.provision import installed
+from delta_suite.frozen.registry import rows
+from delta_suite.spec.admission import admission_of
 
 
 def campaign_tokenizers() -> list[str]:
@@ -43,7 +43,7 @@ def campaign_tokenizers() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m fuzz.campaign_tokenizers", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m delta_suite.fuzz.campaign_tokenizers", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="the file the names are written to, one a line")
     args = p.parse_args(argv)

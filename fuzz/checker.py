@@ -20,20 +20,21 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
-import controls
-from checks import differential
-from checks.battery import BatteryCase
-from delta import cuts as delta_cuts
-from delta.cut_map import cut_map
-from delta.session import Session
-from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer
-from fuzz.cases import CaseOutcome, Difference, FuzzCase, first_difference
-from spec.cut import DEFAULT_CUT_RULES
-from spec.reference import LIBRARY, reference_encode, reference_encode_batch
-from spec.repair import DEFAULT_REPAIR_PARAMS
-from subjects import wiring
-from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, parse_subject
+from delta_suite.checks import differential
+from delta_suite.checks.battery import BatteryCase
+from delta_suite.delta import cuts as delta_cuts
+from delta_suite.delta.cut_map import cut_map
+from delta_suite.delta.session import Session
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.fuzz.cases import CaseOutcome, Difference, FuzzCase, first_difference
+from delta_suite.spec.cut import DEFAULT_CUT_RULES
+from delta_suite.spec.reference import LIBRARY, reference_encode, reference_encode_batch
+from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS
+from delta_suite.subjects import wiring
+from delta_suite.subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, parse_subject
+
+from delta_suite import controls
 
 INTERNAL_CONTROLS = {"internal.accept_every_cut": "cut"}
 # what each internal control breaks, in words (the registry's controls say it in `Control.breaks`)

@@ -19,32 +19,39 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from frozen.errors import NotProvisioned, SuiteError, os_error_message
-from frozen.loader import load_tokenizer
-from frozen.registry import lookup, rows
-from frozen.user_files import is_path_argument, resolve_tokenizer
-from frozen.user_table import user_entry
-from fuzz.campaign import CampaignError, CampaignResult, CampaignSpec, latest_campaign, new_campaign_id, run_campaign
-from fuzz.checker import (
+from delta_suite.frozen.errors import NotProvisioned, SuiteError, os_error_message
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.frozen.registry import lookup, rows
+from delta_suite.frozen.user_files import is_path_argument, resolve_tokenizer
+from delta_suite.frozen.user_table import user_entry
+from delta_suite.fuzz.campaign import (
+    CampaignError,
+    CampaignResult,
+    CampaignSpec,
+    latest_campaign,
+    new_campaign_id,
+    run_campaign,
+)
+from delta_suite.fuzz.checker import (
     SubjectChecker,
     control_applies,
     control_path,
     is_default_subject,
     opened_subject,
 )
-from fuzz.control_list import control_lines, loadable_tokenizers, render_json, render_table
-from fuzz.generate import PROFILES, generator_digest
-from fuzz.ledger_writer import KIND
-from fuzz.progress import Progress
-from fuzz.regressions import CORPUS, replay_on_subject
-from fuzz.regressions import load as load_regression
-from ledger.lock import FolderBusy
-from ledger.records import append_records, unloadable_record
-from spec.admission import admission_of
-from spec.refusals import refusal_message
-from subjects.protocol import SubjectUnavailable
-from subjects.records import unavailable_record
-from subjects.wiring import add_subject_argument
+from delta_suite.fuzz.control_list import control_lines, loadable_tokenizers, render_json, render_table
+from delta_suite.fuzz.generate import PROFILES, generator_digest
+from delta_suite.fuzz.ledger_writer import KIND
+from delta_suite.fuzz.progress import Progress
+from delta_suite.fuzz.regressions import CORPUS, replay_on_subject
+from delta_suite.fuzz.regressions import load as load_regression
+from delta_suite.ledger.lock import FolderBusy
+from delta_suite.ledger.records import append_records, unloadable_record
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.refusals import refusal_message
+from delta_suite.subjects.protocol import SubjectUnavailable
+from delta_suite.subjects.records import unavailable_record
+from delta_suite.subjects.wiring import add_subject_argument
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 

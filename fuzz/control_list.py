@@ -10,11 +10,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-import controls
-from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer, load_tokenizer
-from frozen.registry import rows
-from fuzz.checker import INTERNAL_CONTROLS, control_applies, control_breaks, control_names
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.frozen.registry import rows
+from delta_suite.fuzz.checker import INTERNAL_CONTROLS, control_applies, control_breaks, control_names
+
+from delta_suite import controls
 
 HEADER = ("control", "path", "applies to", "breaks")
 

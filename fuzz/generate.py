@@ -25,12 +25,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from checks import battery
-from frozen.loader import FrozenTokenizer
-from fuzz import strategies
-from fuzz.cases import FuzzCase
-from fuzz.seam_sampler import SeamSampler
-from spec.classes import CLASS_NAMES, O, class_table
+from delta_suite.checks import battery
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.fuzz import strategies
+from delta_suite.fuzz.cases import FuzzCase
+from delta_suite.fuzz.seam_sampler import SeamSampler
+from delta_suite.spec.classes import CLASS_NAMES, O, class_table
 
 GENERATOR_VERSION = "fuzz-generate.v3"  # v3: seam texts from fuzz.seam_sampler (v2: long plain repair cases)
 MAX_CANDIDATE_CUTS = 96

@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger.records import append_records, make_record, read_ledgers
-from spec.proofs.obligations import declare
+from delta_suite.ledger.records import append_records, make_record, read_ledgers
+from delta_suite.spec.proofs.obligations import declare
 
 KIND = "fuzz"
 

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from fuzz.ledger_writer import BatchTally
+from delta_suite.fuzz.ledger_writer import BatchTally
 
 LOG_EVERY = 5.0
 

@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer, load_tokenizer
-from fuzz.cases import Difference, FuzzCase
-from fuzz.checker import checker_for
-from spec.reference import reference_encode, reference_version
-from subjects.protocol import SubjectFault
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.fuzz.cases import Difference, FuzzCase
+from delta_suite.fuzz.checker import checker_for
+from delta_suite.spec.reference import reference_encode, reference_version
+from delta_suite.subjects.protocol import SubjectFault
 
 SCHEMA = "delta-suite.fuzz-regression.v1"
 CORPUS = Path(__file__).resolve().parent / "regressions"

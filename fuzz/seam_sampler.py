@@ -16,8 +16,8 @@ import random
 from collections.abc import Callable
 from functools import lru_cache
 
-from frozen.loader import FrozenTokenizer
-from fuzz import strategies as seams
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.fuzz import strategies as seams
 
 NEAR_MISS_CHARS = ("|", "<", ">", "a", " ", "\u0301")
 RUN_FAMILIES = (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fuzz.cases import FuzzCase
+from delta_suite.fuzz.cases import FuzzCase
 
 MAX_CALLS = 4000
 

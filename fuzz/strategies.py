@@ -23,10 +23,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 import unicodedata2
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 from hypothesis import strategies as st
-
-from frozen.loader import FrozenTokenizer
-from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 
 # --- fixed pieces -------------------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The tests `fuzz.pytest_plugin` runs against a user's subject (`--delta-subject`), per provisioned tokenizer.
+"""The tests `delta_suite.fuzz.subject_plugin` runs against a user's subject (`--delta-subject`), per provisioned
+tokenizer.
 
 Propositions, each against the reference (`spec.reference.reference_encode`, no sequence-level post-processing):
 - property: for Hypothesis seam texts x (special-token fragments, NFC-sensitive text, CR/LF, contractions, digits,
@@ -15,22 +16,21 @@ import os
 from pathlib import Path
 
 import pytest
+from delta_suite.checks.battery import battery
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.fuzz.campaign import CampaignSpec, new_campaign_id, run_campaign
+from delta_suite.fuzz.checker import opened_subject
+from delta_suite.fuzz.generate import generator_digest
+from delta_suite.fuzz.strategies import seam_texts
+from delta_suite.ledger.records import append_records
+from delta_suite.spec.reference import reference_encode
+from delta_suite.subjects.protocol import SubjectFault, SubjectUnavailable
+from delta_suite.subjects.records import subject_record, unavailable_record
+from delta_suite.subjects.replay import first_difference
+from delta_suite.subjects.wiring import check_on_subject, supports
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from checks.battery import battery
-from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer, load_tokenizer
-from fuzz.campaign import CampaignSpec, new_campaign_id, run_campaign
-from fuzz.checker import opened_subject
-from fuzz.generate import generator_digest
-from fuzz.strategies import seam_texts
-from ledger.records import append_records
-from spec.reference import reference_encode
-from subjects.protocol import SubjectFault, SubjectUnavailable
-from subjects.records import subject_record, unavailable_record
-from subjects.replay import first_difference
-from subjects.wiring import check_on_subject, supports
 
 
 def _ledger(config: pytest.Config) -> Path:

@@ -3,6 +3,6 @@
 `ledger.records` holds the schema, the writer and the reader; this package imports nothing of the project.
 """
 
-from ledger.records import SCHEMA, append_records, make_record, read_ledgers, suite_version
+from delta_suite.ledger.records import SCHEMA, append_records, make_record, read_ledgers, suite_version
 
 __all__ = ["SCHEMA", "append_records", "make_record", "read_ledgers", "suite_version"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from ledger.records import make_record
+from delta_suite.ledger.records import make_record
 
 KIND = "gate"
 SESSION_CHECK = "gate.session"

@@ -9,8 +9,8 @@ purpose included), so that a step whose row is missing (the job was killed, the 
 failure the report names (`step_rows`), never a step that silently did not exist; job rows without a plan are one
 too.
 
-    python -m ledger.job --ledger FILE --plan STEP [STEP...]
-    python -m ledger.job --ledger FILE --step NAME --status N [--seconds S] -- COMMAND...
+    python -m delta_suite.ledger.job --ledger FILE --plan STEP [STEP...]
+    python -m delta_suite.ledger.job --ledger FILE --step NAME --status N [--seconds S] -- COMMAND...
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ledger.records import append_records, make_record
+from delta_suite.ledger.records import append_records, make_record
 
 KIND = "job"
 CHECK = "job.step"
@@ -65,7 +65,7 @@ def step_rows(steps: list[dict], plans: list[dict]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ledger.job", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m delta_suite.ledger.job", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ledger", required=True, help="the job's ledger file (JSON lines, appended)")
     p.add_argument("--plan", nargs="+", metavar="STEP", help="write the job's plan: the steps it means to run")

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from ledger.lock import FolderLock
+from delta_suite.ledger.lock import FolderLock
+
 from mutation.carried_map import carried_map, changed_test_files, check_tests_pass
 from mutation.change import arid_lines, changed_lines_since, check_base, choose_for_change, default_base
 from mutation.coverage_map import CoverageMap, MapError, load_map

@@ -54,7 +54,8 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from ledger.lock import FolderBusy, FolderLock
+from delta_suite.ledger.lock import FolderBusy, FolderLock
+
 from mutation.change import ChangeError
 from mutation.change_run import run_change, slug
 from mutation.confirm import CONFIRM_LIMIT_SECONDS, confirm_killed, exit_status

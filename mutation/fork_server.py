@@ -33,8 +33,9 @@ import threading
 import time
 from pathlib import Path
 
-from frozen.loader import provisioned_names
-from mutation.modules import MUTATED_PACKAGES
+from delta_suite.frozen.loader import provisioned_names
+
+from mutation.modules import MUTATED_PACKAGES, folder_name
 
 MEMORY_VARIABLE = "MUTATION_MEMORY_LIMIT_GB"  # the address space each mutant's tests may take (default 8 GB)
 DEFAULT_MEMORY_GB = 8.0
@@ -85,8 +86,9 @@ def preload(tree: Path) -> list[str]:
 
 
 def mutated_imports() -> list[str]:
-    """The modules of the mutated packages imported in this process."""
-    return sorted(m for m in sys.modules if m.split(".")[0] in MUTATED_PACKAGES)
+    """The modules of the mutated packages imported in this process (by their installed names, `delta_suite.spec`
+    and below, or by their folders' names, as a toy checkout's are)."""
+    return sorted(m for m in sys.modules if folder_name(m).split(".")[0] in MUTATED_PACKAGES)
 
 
 def _child(request: dict, fds: list[int], listener: socket.socket, conn: socket.socket) -> None:

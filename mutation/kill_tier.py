@@ -35,12 +35,12 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from checks.battery import battery
-from checks.differential import ReferenceMemo, check_cut_case, check_repair_case, first_difference
-from checks.short_texts import short_texts, wrong_chunked, wrong_session
-from delta.session import Session
-from frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
-from spec.admission import admission_of
+from delta_suite.checks.battery import battery
+from delta_suite.checks.differential import ReferenceMemo, check_cut_case, check_repair_case, first_difference
+from delta_suite.checks.short_texts import short_texts, wrong_chunked, wrong_session
+from delta_suite.delta.session import Session
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
+from delta_suite.spec.admission import admission_of
 
 STEPS = ("short", "battery")  # the cheaper first: a mutant that breaks everything fails on "a"
 KILL_MARK = "mutation.kill_tier: difference"  # the line a tier kill prints (mutation.session counts them)

@@ -23,16 +23,36 @@ def observed_folders(root: Path = ROOT) -> tuple[str, ...]:
     return tuple(out)
 
 
+INSTALLED_NAME = "delta_suite"
+# The floors' folders, each installed as a subpackage of the one import name (pyproject.toml's package-dir; a test
+# holds the two equal). Every other folder (this profile, the tests) is imported by its own name from the checkout.
+INSTALLED_FOLDERS = frozenset({"frozen", "ledger", "spec", "delta", "subjects", "checks", "controls", "fuzz", "corpora",
+                               "reports", "benchmarks"})
+
+
+def import_name(folder_dotted: str) -> str:
+    """The name Python imports a module of the checkout by: a floor's folder is installed under the one import
+    name (`spec.cut` -> `delta_suite.spec.cut`); the repository's own folders keep theirs (`mutation.cli`)."""
+    if folder_dotted.split(".", 1)[0] not in INSTALLED_FOLDERS:
+        return folder_dotted
+    return f"{INSTALLED_NAME}.{folder_dotted}"
+
+
+def folder_name(dotted: str) -> str:
+    """The inverse of `import_name`: `delta_suite.spec.cut` -> `spec.cut`."""
+    return dotted.removeprefix(f"{INSTALLED_NAME}.")
+
+
 def module_path(dotted: str) -> str:
-    """`spec.cut` -> `spec/cut.py` (a package's `__init__` is not mutated: it only re-exports)."""
-    return dotted.replace(".", "/") + ".py"
+    """`delta_suite.spec.cut` -> `spec/cut.py` (a package's `__init__` is not mutated: it only re-exports)."""
+    return folder_name(dotted).replace(".", "/") + ".py"
 
 
 def dotted_name(path: str) -> str:
-    """`spec/cut.py` -> `spec.cut`."""
+    """`spec/cut.py` -> `delta_suite.spec.cut`, the name it is imported by."""
     if not path.endswith(".py"):
         raise ValueError(f"not a Python module path: {path!r}")
-    return path[: -len(".py")].replace("/", ".")
+    return import_name(path[: -len(".py")].replace("/", "."))
 
 
 def mutated_modules() -> list[str]:

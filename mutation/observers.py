@@ -46,6 +46,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from mutation.coverage_map import CACHE_DECORATORS, TEST_GLOB, CoverageMap, decorator_name, statement_lines
+from mutation.modules import import_name
 from mutation.tree import python_files
 
 PURE_DECORATORS = frozenset({"dataclass", "property", "staticmethod", "classmethod", "cached_property", "cache",
@@ -221,7 +222,7 @@ class Readings:
     def module_readers(self, name: str, module: str) -> dict[str, set[int]]:
         """The lines reading the global `name` of `module` (a path) in other files: its imports, and attributes or
         strings of that name in the files importing the module."""
-        dotted = module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        dotted = import_name(module.removesuffix(".py").removesuffix("/__init__").replace("/", "."))
         out: dict[str, set[int]] = {}
         for path, lines in self.imports.get(name, {}).get(dotted, {}).items():
             out.setdefault(path, set()).update(lines)
@@ -263,7 +264,7 @@ def read_names(path: str, source: str, into: Readings) -> None:
     postponed = any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
                     and any(a.name == "annotations" for a in n.names) for n in tree.body)
     skipped = _annotations(tree) if postponed else set()
-    package = path.rsplit("/", 1)[0].replace("/", ".") if "/" in path else ""
+    package = import_name(path.rsplit("/", 1)[0].replace("/", ".")) if "/" in path else ""
     modules = into.modules.setdefault(path, set())
     for node in ast.walk(tree):
         if id(node) in skipped:

@@ -387,6 +387,7 @@ class ForkServer:
         self.path, self.tree = path, tree
         self.log = path.with_suffix(".log")
         env = dict(env, PYTHONDONTWRITEBYTECODE="1")
+        self.env = env  # a client's environment too (the profile is imported from the path it sets)
         with self.log.open("w", encoding="utf-8") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", "mutation.fork_server", "--socket", str(path)],
                                          cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)

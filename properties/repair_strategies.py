@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.fuzz.strategies import FIXED_SEAMS
+from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS
 from hypothesis import strategies as st
 
-from frozen.loader import FrozenTokenizer
-from fuzz.strategies import FIXED_SEAMS
 from properties.strategy_cache import seam_pieces, seam_texts, special_fragments
-from spec.repair import DEFAULT_REPAIR_PARAMS
 
 PROSE = (
     "The committee reviewed the proposal and agreed to revisit it next quarter. ",

@@ -12,10 +12,9 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.fuzz import strategies as fuzz_strategies
 from hypothesis import strategies as st
-
-from frozen.loader import FrozenTokenizer
-from fuzz import strategies as fuzz_strategies
 
 _BUILT: weakref.WeakKeyDictionary[FrozenTokenizer, dict[tuple, st.SearchStrategy[str]]] = (
     weakref.WeakKeyDictionary()

@@ -18,8 +18,8 @@ import json
 import string
 from pathlib import Path
 
-from frozen.loader import FrozenTokenizer, byte_decoder, load_tokenizer_file
-from spec.patterns import LLAMA3, O200K, QWEN2
+from delta_suite.frozen.loader import FrozenTokenizer, byte_decoder, load_tokenizer_file
+from delta_suite.spec.patterns import LLAMA3, O200K, QWEN2
 
 
 def _byte_alphabet() -> list[str]:

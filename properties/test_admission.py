@@ -7,13 +7,13 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from delta_suite.frozen.errors import CorruptTokenizerFile
+from delta_suite.frozen.loader import load_tokenizer, load_tokenizer_file
+from delta_suite.frozen.registry import lookup, rows
+from delta_suite.spec.admission import admission_of
 
-from frozen.errors import CorruptTokenizerFile
-from frozen.loader import load_tokenizer, load_tokenizer_file
-from frozen.registry import lookup, rows
 from properties.conftest import PROVISIONED
 from properties.synthetic import variant, write
-from spec.admission import admission_of
 
 EXPECTED_PATTERN = {
     "qwen3_8b": "qwen2",

@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
+from delta_suite.corpora.affine_pool import _pick, run_affine
+from delta_suite.corpora.compare import DEFAULT_OPTIONS, Shard, Unit, run_unit, shards_of_files
+from delta_suite.frozen.errors import SuiteError
 
-from corpora.affine_pool import _pick, run_affine
-from corpora.compare import DEFAULT_OPTIONS, Shard, Unit, run_unit, shards_of_files
-from frozen.errors import SuiteError
 from properties.conftest import ADMITTED
 
 

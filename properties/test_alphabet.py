@@ -15,15 +15,14 @@ import re
 from functools import cache
 
 import pytest
+from delta_suite.spec.classes import CLASS_NAMES, class_table
+from delta_suite.spec.engine_classes import BATCH, CODE_SPACE, engine_mask, scalar_values
+from delta_suite.spec.patterns import SPLIT_PATTERNS
+from delta_suite.spec.proofs.alphabet import Alphabet, Block, family_alphabet, global_alphabet
+from delta_suite.spec.proofs.pieces import family_pre_tokenizer
+from delta_suite.spec.proofs.regex import Atom
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
-
-from spec.classes import CLASS_NAMES, class_table
-from spec.engine_classes import BATCH, CODE_SPACE, engine_mask, scalar_values
-from spec.patterns import SPLIT_PATTERNS
-from spec.proofs.alphabet import Alphabet, Block, family_alphabet, global_alphabet
-from spec.proofs.pieces import family_pre_tokenizer
-from spec.proofs.regex import Atom
 
 FAMILIES = list(SPLIT_PATTERNS)
 SCALARS = 0x110000 - 0x800

@@ -5,8 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-
-from checks.battery import (
+from delta_suite.checks.battery import (
     BATTERY_VERSION,
     HAZARDS,
     PHASE_DIGITS,
@@ -22,10 +21,10 @@ from checks.battery import (
     get_profile,
     iter_battery,
 )
-from checks.palette import nfc_class_changers, unicode_skew_pool
-from spec.classes import M, class_table
-from spec.reference import reference_encode_with_offsets
-from spec.repair import MARK_TAIL_PAIRS
+from delta_suite.checks.palette import nfc_class_changers, unicode_skew_pool
+from delta_suite.spec.classes import M, class_table
+from delta_suite.spec.reference import reference_encode_with_offsets
+from delta_suite.spec.repair import MARK_TAIL_PAIRS
 
 
 def test_same_seed_same_strings_and_digest(tok, ledger) -> None:

@@ -7,12 +7,12 @@ import math
 from pathlib import Path
 
 import pytest
+from delta_suite.benchmarks import campaign, gate_compare
+from delta_suite.benchmarks.__main__ import FIGURES, main
+from delta_suite.benchmarks.gate_durations import GOAL_BOUND_S, durations_of_junit, durations_record
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.ledger.records import LEVELS, SCHEMA, read_ledgers
 
-from benchmarks import campaign, gate_compare
-from benchmarks.__main__ import FIGURES, main
-from benchmarks.gate_durations import GOAL_BOUND_S, durations_of_junit, durations_record
-from frozen.loader import load_tokenizer
-from ledger.records import LEVELS, SCHEMA, read_ledgers
 from properties.conftest import ADMITTED
 
 EXPECTED_CHECKS = {
@@ -62,7 +62,8 @@ QUICK_PARTS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
 
 
 def test_quick_parts_cover_every_figure() -> None:
-    """The parts of the quick run together run every figure of `python -m benchmarks` except the peer, each once,
+    """The parts of the quick run together run every figure of `python -m delta_suite.benchmarks` except the peer, each
+    once,
     and expect exactly EXPECTED_CHECKS between them."""
     figures = [f for figs, _ in QUICK_PARTS.values() for f in figs]
     assert sorted(figures) == sorted(f for f in FIGURES if f != "peer")
@@ -77,7 +78,8 @@ SLOW_QUICK_PARTS = frozenset({"repair-chunked-fallback-suite", "campaign"})
 @pytest.mark.parametrize("part", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_QUICK_PARTS else p
                                   for p in sorted(QUICK_PARTS)])
 def test_quick_run_writes_wellformed_records(part: str, tmp_path: Path, ledger) -> None:
-    """`python -m benchmarks --quick --only FIGURE...` on one tokenizer, for this part's figures, writes records of
+    """`python -m delta_suite.benchmarks --quick --only FIGURE...` on one tokenizer, for this part's figures, writes
+    records of
     every figure it runs; each carries the machine's cores, the tokenizer digest, median <= max and min <= median
     per candidate, a positive finite ratio, and no output that differs from the reference encode."""
     figures, expected = QUICK_PARTS[part]
@@ -208,7 +210,8 @@ def _junit_of_cases(path: Path, cases: list[tuple[str, str, float, str]]) -> Pat
 
 
 def test_gate_compare_names_every_dropped_or_skipped_test(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """`python -m benchmarks.gate_compare BEFORE AFTER`: the figures of both runs (the per-code-point files apart),
+    """`python -m delta_suite.benchmarks.gate_compare BEFORE AFTER`: the figures of both runs (the per-code-point files
+    apart),
     exit 0 when every test of BEFORE is in AFTER and none that passed is skipped; exit 1 naming a test that was
     dropped and one that was moved to a skip; exit 2 for a file that is not JUnit XML."""
     before = _junit_of_cases(tmp_path / "b.xml", [("properties.test_cut_map", "t1", 30.0, "passed"),

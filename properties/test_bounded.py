@@ -17,16 +17,16 @@ import os
 from types import SimpleNamespace
 
 import pytest
+from delta_suite.frozen.loader import load_tokenizer, loaded_pre_tokenizer
+from delta_suite.frozen.registry import rows
+from delta_suite.spec.classes import class_table
+from delta_suite.spec.patterns import SPLIT_PATTERNS, TOTAL_STAGES
+from delta_suite.spec.proofs.alphabet import family_alphabet
+from delta_suite.spec.proofs.bounded import bounded_check, check_strings, default_lengths
+from delta_suite.spec.proofs.pieces import family_pieces, pieces_of
+from delta_suite.spec.transitions import is_accepted_transition
 
-from frozen.loader import load_tokenizer, loaded_pre_tokenizer
-from frozen.registry import rows
 from properties.conftest import ADMITTED, PROVISIONED
-from spec.classes import class_table
-from spec.patterns import SPLIT_PATTERNS, TOTAL_STAGES
-from spec.proofs.alphabet import family_alphabet
-from spec.proofs.bounded import bounded_check, check_strings, default_lengths
-from spec.proofs.pieces import family_pieces, pieces_of
-from spec.transitions import is_accepted_transition
 
 FAMILIES = list(SPLIT_PATTERNS)
 THOROUGH = os.environ.get("DELTA_HYPOTHESIS_PROFILE") == "gate"
@@ -66,7 +66,7 @@ def test_accepted_transitions_keep_the_pieces_on_every_short_string(family: str,
         "family": family,
         "symbols": len(alphabet),
         "profile": "gate" if THOROUGH else "ci",
-        "pre_tokenizer": provisioned[0].name if own else "Split stages of spec.patterns",
+        "pre_tokenizer": provisioned[0].name if own else "Split stages of delta_suite.spec.patterns",
         "provisioned": [t.name for t in provisioned],
         "runs": [r.summary() for r in results],
     }

@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from frozen.cache_lock import computing
-from spec import engine_classes
+from delta_suite.frozen.cache_lock import computing
+from delta_suite.spec import engine_classes
 
 
 def test_a_second_holder_waits_for_the_first(tmp_path: Path) -> None:

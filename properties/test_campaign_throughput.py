@@ -19,24 +19,25 @@ import sys
 import time
 from pathlib import Path
 
+import delta_suite.spec.reference as reference
 import pytest
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.fuzz.checker import checker_for
+from delta_suite.fuzz.generate import PROFILES, generate_batch
+from delta_suite.fuzz.seam_sampler import SeamSampler
+from delta_suite.fuzz.strategies import CR_LF, HANGUL, MARKS
+from delta_suite.spec.classes import CLASS_NAMES, class_table
 
-import controls
-import spec.reference as reference
-from frozen.loader import load_tokenizer
-from fuzz.checker import checker_for
-from fuzz.generate import PROFILES, generate_batch
-from fuzz.seam_sampler import SeamSampler
-from fuzz.strategies import CR_LF, HANGUL, MARKS
+from delta_suite import controls
 from properties.conftest import ADMITTED, REPO
 from properties.expectations import Expectations
-from spec.classes import CLASS_NAMES, class_table
 
 VECTOR_CONTROLS = [c for c in (controls.get(n) for n in controls.names()) if c.cut_fault]
 
 
 def _fuzz(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fuzz.cli", *args], cwd=REPO, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "delta_suite.fuzz.cli", *args], cwd=REPO, capture_output=True,
+                          text=True,
                           timeout=600)
 
 

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from collections import Counter
 
-from delta.chat import FALLBACK, NO_CONFIG, OWN, render, render_turns
-from delta.chat_samples import CHATS, RAW_SESSIONS
-from delta.session import Session
-from frozen.loader import FrozenTokenizer
-from frozen.provision import installed
-from frozen.registry import rows
+from delta_suite.delta.chat import FALLBACK, NO_CONFIG, OWN, render, render_turns
+from delta_suite.delta.chat_samples import CHATS, RAW_SESSIONS
+from delta_suite.delta.session import Session
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.frozen.provision import installed
+from delta_suite.frozen.registry import rows
+from delta_suite.spec.reference import reference_encode
+from delta_suite.spec.repair import RepairParams
+
 from properties.conftest import PROVISIONED
-from spec.reference import reference_encode
-from spec.repair import RepairParams
 
 NO_TEMPLATE = {"gpt_oss_120b", "deepseek_v4_flash"}
 MIN_FAST_SHARE = 0.5

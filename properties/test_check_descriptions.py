@@ -10,11 +10,11 @@ test_every_written_check_is_described fails naming it (and the report row reads 
 from __future__ import annotations
 
 import pytest
+from delta_suite.fuzz.checker import control_names
+from delta_suite.reports.check_descriptions import check_title, describe
+from delta_suite.reports.table3 import build_table3, load_records
 
-from fuzz.checker import control_names
 from properties.check_names import REPO, SAMPLE, writer_sites
-from reports.check_descriptions import check_title, describe
-from reports.table3 import build_table3, load_records
 
 
 def _written_names() -> set[str]:

@@ -12,7 +12,7 @@ import pytest
 
 def run_corpora(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {}), "DELTA_NO_HUB": "1"}
-    return subprocess.run([sys.executable, "-m", "corpora.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "delta_suite.corpora.cli", *args], capture_output=True, text=True,
                           env=full_env, timeout=120)
 
 

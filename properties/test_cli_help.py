@@ -12,12 +12,12 @@ import argparse
 import re
 
 import pytest
+from delta_suite.benchmarks.__main__ import build_parser as benchmarks_parser
+from delta_suite.corpora.cli import build_parser as corpora_parser
+from delta_suite.fuzz.cli import build_parser as fuzz_parser
+from delta_suite.reports.cli import build_parser as reports_parser
 
-from benchmarks.__main__ import build_parser as benchmarks_parser
-from corpora.cli import build_parser as corpora_parser
-from fuzz.cli import build_parser as fuzz_parser
 from mutation.cli import _parser as mutation_parser
-from reports.cli import build_parser as reports_parser
 
 STALE = re.compile(r"as they land|\bTODO\b|\bFIXME\b|\bnot yet\b|\bcoming soon\b|\bplaceholder\b", re.IGNORECASE)
 

@@ -30,17 +30,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from delta_suite.corpora.compare import outcome, plan_units, shards_of_files, shards_of_manifest
+from delta_suite.corpora.readers import expand
+from delta_suite.corpora.remote import ShardDigestMismatch
+from delta_suite.corpora.run_units import REFUSALS, run_dask, run_local
+from delta_suite.frozen.bundle import TokenizerBundle, bundle_of
+from delta_suite.ledger.records import read_ledgers
+from delta_suite.spec.classes import CLASS_REGEX
+from delta_suite.spec.engine_classes import engine_mask, mask_file
 
-from corpora.compare import outcome, plan_units, shards_of_files, shards_of_manifest
-from corpora.readers import expand
-from corpora.remote import ShardDigestMismatch
-from corpora.run_units import REFUSALS, run_dask, run_local
-from frozen.bundle import TokenizerBundle, bundle_of
-from ledger.records import read_ledgers
 from properties.conftest import PROVISIONED
 from properties.test_compare_distributed import _corpus, _held, _kill_first_running
-from spec.classes import CLASS_REGEX
-from spec.engine_classes import engine_mask, mask_file
 
 pytestmark = pytest.mark.skipif(not PROVISIONED, reason="no tokenizer provisioned")
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,7 +177,8 @@ def test_isolated_workers_provision_by_digest_and_equal_the_single_machine(serve
 
     # 2. the real CLI against the cluster: provisioned from the client's bundle, shards read by URL
     out = tmp_path / "cluster"
-    proc = subprocess.run([sys.executable, "-m", "corpora.cli", "compare", "--corpus", base, "--tokenizer", tok,
+    proc = subprocess.run([sys.executable, "-m", "delta_suite.corpora.cli", "compare", "--corpus", base, "--tokenizer",
+                           tok,
                            "--levels", "1,2,3", "--distributed", f"dask://{address}", "--out", str(out)],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -19,9 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import zstandard
-
-from corpora.cli import main
-from corpora.compare import (
+from delta_suite.corpora.cli import main
+from delta_suite.corpora.compare import (
     Options,
     Unit,
     finished_record,
@@ -33,8 +32,9 @@ from corpora.compare import (
     slice_units,
     unit_path,
 )
-from corpora.run_units import run_dask, run_local
-from ledger.records import read_ledgers
+from delta_suite.corpora.run_units import run_dask, run_local
+from delta_suite.ledger.records import read_ledgers
+
 from properties.conftest import PROVISIONED
 
 pytestmark = pytest.mark.skipif(not PROVISIONED, reason="no tokenizer provisioned")

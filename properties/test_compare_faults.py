@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from delta_suite.corpora.cli import main
 
-from corpora.cli import main
 from properties.conftest import PROVISIONED
 
 TOKENIZER = "qwen3_8b" if "qwen3_8b" in PROVISIONED else (PROVISIONED[0] if PROVISIONED else None)

@@ -13,11 +13,11 @@ import json
 import re
 
 import pytest
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.fuzz.checker import control_applies, control_breaks, control_names
+from delta_suite.fuzz.cli import main
+from delta_suite.fuzz.control_list import control_lines, render_json, render_table
 
-from frozen.loader import load_tokenizer
-from fuzz.checker import control_applies, control_breaks, control_names
-from fuzz.cli import main
-from fuzz.control_list import control_lines, render_json, render_table
 from properties.conftest import provisioned
 
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from delta_suite.checks.battery import BatteryCase, battery, overlapping_pairs
+from delta_suite.controls import get
+from delta_suite.controls import proofs as P
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.spec.guard import LiteralTrie
+from delta_suite.spec.reference import reference_encode, reference_encode_with_offsets
+from delta_suite.spec.repair import RepairParams, repair
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
-from checks.battery import BatteryCase, battery, overlapping_pairs
-from controls import get
-from controls import proofs as P
-from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
-from spec.guard import LiteralTrie
-from spec.reference import reference_encode, reference_encode_with_offsets
-from spec.repair import RepairParams, repair
 
 
 def _record(ledger, tok, check: P.ProofCheck, expect_counterexamples: bool = False,

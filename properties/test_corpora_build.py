@@ -16,14 +16,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import zstandard
-
-from corpora import build as build_module
-from corpora import readers
-from corpora.build import build_corpus
-from corpora.readers import UnreadableCorpus, read_documents
-from frozen.cache import ensure_writable
-from frozen.digests import sha256_file
-from frozen.errors import SourceUnavailable
+from delta_suite.corpora import build as build_module
+from delta_suite.corpora import readers
+from delta_suite.corpora.build import build_corpus
+from delta_suite.corpora.readers import UnreadableCorpus, read_documents
+from delta_suite.frozen.cache import ensure_writable
+from delta_suite.frozen.digests import sha256_file
+from delta_suite.frozen.errors import SourceUnavailable
 
 NON_NFC = "Vie\u0323\u0302t Nam, cafe\u0301, \u1100\u1161\u11a8"  # decomposed: must survive byte-exact
 

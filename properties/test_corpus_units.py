@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from delta_suite.corpora.build import build_corpus, default_out, load_sources
+from delta_suite.corpora.compare import CHUNK_COUNTS, FRONT_ENDS, Unit, run_unit, shards_of_manifest, transcript_shard
+from delta_suite.corpora.compare_cli import select_tokenizers
+from delta_suite.corpora.transcripts import TRANSCRIPT_PROFILES, build_transcripts
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.frozen.registry import names
 
-from corpora.build import build_corpus, default_out, load_sources
-from corpora.compare import CHUNK_COUNTS, FRONT_ENDS, Unit, run_unit, shards_of_manifest, transcript_shard
-from corpora.compare_cli import select_tokenizers
-from corpora.transcripts import TRANSCRIPT_PROFILES, build_transcripts
-from frozen.loader import load_tokenizer
-from frozen.registry import names
 from properties.conftest import PROVISIONED
 
 SOURCES = load_sources()

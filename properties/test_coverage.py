@@ -10,16 +10,16 @@ the pieces of the Isolated form. A pattern with one clause removed is refuted by
 from __future__ import annotations
 
 import pytest
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.fuzz.strategies import seam_texts
+from delta_suite.spec.patterns import LLAMA3, SPLIT_PATTERNS, TOTAL_STAGES
+from delta_suite.spec.proofs.coverage import regex_coverage, stage_coverage
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
-from frozen.loader import load_tokenizer
-from fuzz.strategies import seam_texts
 from properties.conftest import PROVISIONED, stratified_scalars, stride_note
-from spec.patterns import LLAMA3, SPLIT_PATTERNS, TOTAL_STAGES
-from spec.proofs.coverage import regex_coverage, stage_coverage
 
 STAGES = [(family, i) for family, stages in SPLIT_PATTERNS.items() for i in range(len(stages))]
 TOTAL = sorted({(f, i) for f, i in STAGES if SPLIT_PATTERNS[f][i] in TOTAL_STAGES})

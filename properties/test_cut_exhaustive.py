@@ -42,11 +42,25 @@ import numpy as np
 import pytest
 import regex
 import unicodedata2
+from delta_suite.frozen.cache_lock import computing
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer, reference_pre_tokenizer
+from delta_suite.spec.admission import admission_of, split_stages
+from delta_suite.spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
+from delta_suite.spec.cut import ACCEPTED, pair_verdict, python_class_table, rules_for_family
+from delta_suite.spec.engine_classes import engine_mask
+from delta_suite.spec.normalization import is_anchor, nfc
+from delta_suite.spec.unicode_version import (
+    LATER,
+    age,
+    reference_nfc_version,
+    table_anchor,
+    tables_version,
+    version_evidence,
+    version_string,
+)
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import PreTokenizer, Sequence, Split
 
-from frozen.cache_lock import computing
-from frozen.loader import FrozenTokenizer, load_tokenizer, reference_pre_tokenizer
 from properties.conftest import (
     ADMITTED,
     UNASSIGNED_PLANES,
@@ -59,20 +73,6 @@ from properties.conftest import (
     unassigned_stride,
 )
 from properties.derived_synthetic import derived_families
-from spec.admission import admission_of, split_stages
-from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
-from spec.cut import ACCEPTED, pair_verdict, python_class_table, rules_for_family
-from spec.engine_classes import engine_mask
-from spec.normalization import is_anchor, nfc
-from spec.unicode_version import (
-    LATER,
-    age,
-    reference_nfc_version,
-    table_anchor,
-    tables_version,
-    version_evidence,
-    version_string,
-)
 
 pytestmark = [
     pytest.mark.exhaustive,

@@ -8,17 +8,17 @@ what can be shown (the variant differs, or provably changes nothing) and say why
 from __future__ import annotations
 
 import pytest
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.ledger.records import make_record
+from delta_suite.reports.table3 import build_table3
+from delta_suite.reports.verdict import verdict
+from delta_suite.spec.classes import L, M, S, class_table
+from delta_suite.spec.cut import CutRules, is_safe_cut
+from delta_suite.spec.normalization import is_anchor
+from delta_suite.spec.reference import reference_encode
+from delta_suite.spec.transitions import ACCEPTED_PAIRS
 
-from frozen.loader import load_tokenizer
-from ledger.records import make_record
 from properties.conftest import ADMITTED, GateLedger
-from reports.table3 import build_table3
-from reports.verdict import verdict
-from spec.classes import L, M, S, class_table
-from spec.cut import CutRules, is_safe_cut
-from spec.normalization import is_anchor
-from spec.reference import reference_encode
-from spec.transitions import ACCEPTED_PAIRS
 
 
 def _breaks(tok, text: str, b: int) -> bool:

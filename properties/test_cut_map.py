@@ -18,17 +18,17 @@ from functools import lru_cache
 from itertools import cycle
 
 import pytest
+from delta_suite.checks.battery import battery
+from delta_suite.delta.cut_map import FAULTS, REFUSED, cut_map, occurrences, selected_occurrences
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
+from delta_suite.spec.guard import literal_trie
+from delta_suite.spec.special_cut import stage_tries, two_stage_scan
 
-import controls
-from checks.battery import battery
-from delta.cut_map import FAULTS, REFUSED, cut_map, occurrences, selected_occurrences
-from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
+from delta_suite import controls
 from properties.conftest import ADMITTED, PROVISIONED, checked_scalars, sampling_note
 from properties.synthetic import base_config, variant, write
-from spec.admission import admission_of
-from spec.cut import ACCEPTED_VERDICTS, DEFAULT_CUT_RULES, CutRules, explain_cut
-from spec.guard import literal_trie
-from spec.special_cut import stage_tries, two_stage_scan
 
 CODE_SPACE = 0x110000
 RANGE_SIZE = 0x11000  # sixteen ranges of 69,632 code points: each a few seconds on one core

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+from delta_suite.delta.cuts import MIN_TEXT, encode_chunked, min_chunk, plan_cuts, split_at
+from delta_suite.fuzz.strategies import seam_pieces, seam_texts
+from delta_suite.spec.cut import accepted_cuts, is_safe_cut
+from delta_suite.spec.reference import reference_encode, reference_encode_batch
 from hypothesis import given
 from hypothesis import strategies as st
-
-from delta.cuts import MIN_TEXT, encode_chunked, min_chunk, plan_cuts, split_at
-from fuzz.strategies import seam_pieces, seam_texts
-from spec.cut import accepted_cuts, is_safe_cut
-from spec.reference import reference_encode, reference_encode_batch
 
 MAX_CUTS_PER_TEXT = 64
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from delta.cuts import MIN_TEXT, default_chunks, encode_chunked, min_chunk, plan_cuts
-from frozen.loader import load_tokenizer, load_tokenizer_file
-from properties.conftest import ADMITTED
-from spec.admission import admission_of
-from spec.classes import L, N, O, S, class_table
-from spec.cut import (
+from delta_suite.delta.cuts import MIN_TEXT, default_chunks, encode_chunked, min_chunk, plan_cuts
+from delta_suite.frozen.loader import load_tokenizer, load_tokenizer_file
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.classes import L, N, O, S, class_table
+from delta_suite.spec.cut import (
     ACCEPTED_SPECIAL,
     DEFAULT_CUT_RULES,
     CutRules,
@@ -18,10 +16,12 @@ from spec.cut import (
     is_safe_cut,
     rules_for_family,
 )
-from spec.guard import LiteralTrie, occurrences_near
-from spec.normalization import COUNTEREXAMPLE, anchors_around, is_anchor, nfc
-from spec.reference import reference_encode, reference_encode_full
-from spec.transitions import ACCEPTED_PAIRS
+from delta_suite.spec.guard import LiteralTrie, occurrences_near
+from delta_suite.spec.normalization import COUNTEREXAMPLE, anchors_around, is_anchor, nfc
+from delta_suite.spec.reference import reference_encode, reference_encode_full
+from delta_suite.spec.transitions import ACCEPTED_PAIRS
+
+from properties.conftest import ADMITTED
 
 
 def _tok(name: str):
@@ -199,9 +199,9 @@ def test_repeated_letter_document_encoded_whole(ledger) -> None:
 def test_an_unknown_core_count_is_taken_as_one_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a worker count the default policy asks the machine; when it cannot say (os.cpu_count() is None),
     one worker is assumed: a long text is encoded whole, never split for workers that may not exist."""
-    monkeypatch.setattr("delta.cuts.os.cpu_count", lambda: None)
+    monkeypatch.setattr("delta_suite.delta.cuts.os.cpu_count", lambda: None)
     assert default_chunks(10**6) == 1
-    monkeypatch.setattr("delta.cuts.os.cpu_count", lambda: 4)
+    monkeypatch.setattr("delta_suite.delta.cuts.os.cpu_count", lambda: 4)
     assert default_chunks(10**6) == 4
 
 

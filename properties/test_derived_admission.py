@@ -13,7 +13,7 @@ across every boundary a wrong cut could fall on) with regexes of this file's own
   reference, on a broad sample; it is admitted through the proof, and its exclusions are confirmed on it;
 - add_prefix_space=true is refused, and the reference shows why (a chunk gains a space the whole text lacks);
 - the derivation is cached per stages digest and re-used only for the same stages and versions, and
-  `python -m spec.proofs --tokenizer PATH` shows it.
+  `python -m delta_suite.spec.proofs --tokenizer PATH` shows it.
 """
 
 from __future__ import annotations
@@ -23,28 +23,28 @@ import random
 from pathlib import Path
 
 import pytest
+from delta_suite.checks.battery import battery
+from delta_suite.checks.differential import ReferenceMemo, check_cut_case, check_repair_case
+from delta_suite.controls.kill_matrix import run_matrix
+from delta_suite.controls.registry import get as get_control
+from delta_suite.controls.registry import names as control_names
+from delta_suite.corpora.samples import SAMPLES
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import PREFIX_SPACE_REFUSAL, admission_of
+from delta_suite.spec.classes import L, M, N, O, S
+from delta_suite.spec.cut import explain_cut, rules_for
+from delta_suite.spec.families import derived, derived_name, is_derived, pairs_of, stages_digest, stages_of
+from delta_suite.spec.patterns import GPT2, QWEN2
+from delta_suite.spec.proofs import derive as derive_module
+from delta_suite.spec.proofs.__main__ import main as proofs_main
+from delta_suite.spec.proofs.pieces import cut_changes_pieces, pieces_of
+from delta_suite.spec.proofs.regex import CONSTRUCTS
+from delta_suite.spec.reference import reference_encode
+from delta_suite.spec.transitions import ACCEPTED_PAIRS
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import ByteLevel, Sequence, Split
 
-from checks.battery import battery
-from checks.differential import ReferenceMemo, check_cut_case, check_repair_case
-from controls.kill_matrix import run_matrix
-from controls.registry import get as get_control
-from controls.registry import names as control_names
-from corpora.samples import SAMPLES
-from frozen.loader import FrozenTokenizer
 from properties.synthetic import stages_tokenizer
-from spec.admission import PREFIX_SPACE_REFUSAL, admission_of
-from spec.classes import L, M, N, O, S
-from spec.cut import explain_cut, rules_for
-from spec.families import derived, derived_name, is_derived, pairs_of, stages_digest, stages_of
-from spec.patterns import GPT2, QWEN2
-from spec.proofs import derive as derive_module
-from spec.proofs.__main__ import main as proofs_main
-from spec.proofs.pieces import cut_changes_pieces, pieces_of
-from spec.proofs.regex import CONSTRUCTS
-from spec.reference import reference_encode
-from spec.transitions import ACCEPTED_PAIRS
 
 NEW_ADMITTED = r"\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 FLOOR_ONLY = r"[\p{L}\p{M}]+(?i:'s|'t|'re)?|[\p{N}\p{M}]+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -302,7 +302,8 @@ def test_derivation_is_cached_per_stages_and_versions(tmp_path: Path, monkeypatc
 
 
 def test_spec_proofs_shows_a_tokenizer_file(toks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    """`python -m spec.proofs --tokenizer PATH`: exit 0 and "ADMITTED" with the family name for an admitted file
+    """`python -m delta_suite.spec.proofs --tokenizer PATH`: exit 0 and "ADMITTED" with the family name for an admitted
+    file
     (proved, then cached on the second run), 1 with the failing pairs for a refuted one, 2 for a file that is not
     a tokenizer and for a construct refused before any proof."""
     monkeypatch.setattr(derive_module, "cache_root", lambda: tmp_path)

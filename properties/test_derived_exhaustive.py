@@ -18,6 +18,8 @@ import time
 from functools import lru_cache
 
 import pytest
+from delta_suite.spec.classes import class_table
+from delta_suite.spec.proofs.alphabet import Alphabet, family_alphabet
 
 from properties.derived_synthetic import derived_families
 from properties.test_cut_exhaustive import (
@@ -31,8 +33,6 @@ from properties.test_cut_exhaustive import (
     range_name,
     scalars,
 )
-from spec.classes import class_table
-from spec.proofs.alphabet import Alphabet, family_alphabet
 
 pytestmark = [
     pytest.mark.exhaustive,

@@ -4,7 +4,7 @@ between probes is read-only and holds every scalar value, U+E000 (the first afte
 
 from __future__ import annotations
 
-from spec import engine_classes
+from delta_suite.spec import engine_classes
 
 DIGITS = r"\p{Nd}"
 SOME = [0x30, 0x39, 0x41, 0x661, 0x1F600]  # '0', '9', 'A', ARABIC-INDIC DIGIT ONE, an emoji

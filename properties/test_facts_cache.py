@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import delta_suite.frozen.facts_cache as facts_cache
 import pytest
+from delta_suite.frozen.cache import tokenizers_dir
+from delta_suite.frozen.digests import sha256_bytes
+from delta_suite.frozen.errors import CorruptTokenizerFile
+from delta_suite.frozen.loader import build, file_facts, load_tokenizer
+from delta_suite.frozen.registry import TOKENIZER_FILE, lookup
 
-import frozen.facts_cache as facts_cache
-from frozen.cache import tokenizers_dir
-from frozen.digests import sha256_bytes
-from frozen.errors import CorruptTokenizerFile
-from frozen.loader import build, file_facts, load_tokenizer
-from frozen.registry import TOKENIZER_FILE, lookup
 from properties.conftest import PROVISIONED
 from properties.synthetic import base_config, write
 

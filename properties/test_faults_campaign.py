@@ -32,15 +32,15 @@ import time
 from pathlib import Path
 
 import pytest
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.fuzz.regressions import CORPUS
+from delta_suite.ledger.lock import FolderLock
+from delta_suite.ledger.records import read_ledgers
 
-from frozen.loader import load_tokenizer
-from fuzz.regressions import CORPUS
-from ledger.lock import FolderLock
-from ledger.records import read_ledgers
 from properties.fresh_homes import share_derived_caches
 
 ROOT = Path(__file__).resolve().parents[1]
-FUZZ = [sys.executable, "-m", "fuzz.cli"]
+FUZZ = [sys.executable, "-m", "delta_suite.fuzz.cli"]
 SHARED = ROOT.parent / "shared" / "tokenizers"
 
 
@@ -130,7 +130,8 @@ def test_a_copied_ledger_counts_once_and_a_conflict_is_named(tmp_path: Path) -> 
     total = sum(json.loads(x)["comparisons"] for x in lines)
 
     def report(folder: Path) -> dict:
-        proc = subprocess.run([sys.executable, "-m", "reports.cli", "table3", "--ledgers", str(folder), "--out",
+        proc = subprocess.run([sys.executable, "-m", "delta_suite.reports.cli", "table3", "--ledgers", str(folder),
+                               "--out",
                                str(folder / "report"), "--format", "json,md"], capture_output=True, text=True,
                               timeout=180, cwd=ROOT)
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
@@ -241,7 +242,8 @@ def home_with_a_corrupt_row(tmp_path: Path) -> Path:
         pytest.skip("shared mirror not on this machine")
     home = share_derived_caches(tmp_path / "home")
     env = {**os.environ, "DELTA_HOME": str(home), "DELTA_NO_HUB": "1", "HF_HUB_OFFLINE": "1"}
-    pull = subprocess.run([sys.executable, "-m", "corpora.cli", "tokenizers", "pull", "deepseek-v4", "deepseek-v3",
+    pull = subprocess.run([sys.executable, "-m", "delta_suite.corpora.cli", "tokenizers", "pull", "deepseek-v4",
+                           "deepseek-v3",
                            "--from", str(SHARED)], capture_output=True, text=True, env=env, timeout=300)
     assert pull.returncode == 0, pull.stderr
     with (home / "tokenizers" / "deepseek_v3" / "tokenizer.json").open("ab") as f:
@@ -385,7 +387,8 @@ def test_a_control_campaign_saves_under_its_own_folder(tmp_path: Path) -> None:
 
 def test_the_folder_lock_is_released_by_a_killed_holder(tmp_path: Path) -> None:
     """A process killed with SIGKILL while holding a folder leaves it free: the next writer gets it."""
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from ledger.lock import FolderLock; "
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time; from delta_suite.ledger.lock import FolderLock; "
                                f"FolderLock({str(tmp_path)!r}).acquire(); print('held', flush=True); time.sleep(60)"],
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert holder.stdout.readline().strip() == "held"
@@ -400,7 +403,8 @@ def test_the_folder_lock_is_released_by_a_killed_holder(tmp_path: Path) -> None:
 def test_a_waiting_lock_gets_the_folder_when_its_holder_ends(tmp_path: Path) -> None:
     """`FolderLock(folder, wait=S)` waits for the holder instead of being refused: it gets the folder once the
     holder ends within S seconds, and is refused with the holder's pid when the holder outlasts S."""
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from ledger.lock import FolderLock; "
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time; from delta_suite.ledger.lock import FolderLock; "
                                f"FolderLock({str(tmp_path)!r}).acquire(); print('held', flush=True); time.sleep(1.5)"],
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert holder.stdout.readline().strip() == "held"

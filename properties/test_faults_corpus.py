@@ -27,10 +27,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from delta_suite.corpora.compare import Shard, Unit, outcome
+from delta_suite.corpora.run_units import run_local
+from delta_suite.ledger.lock import LOCK_NAME, FolderLock
 
-from corpora.compare import Shard, Unit, outcome
-from corpora.run_units import run_local
-from ledger.lock import LOCK_NAME, FolderLock
 from properties.conftest import PROVISIONED
 
 TOKENIZER = "qwen3_8b" if "qwen3_8b" in PROVISIONED else (PROVISIONED[0] if PROVISIONED else None)
@@ -42,7 +42,8 @@ PROSE = "The quick brown fox jumps over 12 lazy dogs; naïve café, 東京 and �
 def _compare(corpus: str | Path, out: Path, *extra: str, levels: str = "1,2",
              preexec=None) -> subprocess.CompletedProcess:
     """`corpora compare` on a user corpus, as a subprocess of this interpreter (one worker)."""
-    argv = [sys.executable, "-m", "corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", TOKENIZER,
+    argv = [sys.executable, "-m", "delta_suite.corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer",
+            TOKENIZER,
             "--levels", levels, "--workers", "1", "--out", str(out), *extra]
     return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=300, preexec_fn=preexec)
 

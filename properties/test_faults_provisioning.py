@@ -25,11 +25,13 @@ pytestmark = pytest.mark.skipif(not (SHARED / ROW).is_dir(), reason="shared mirr
 
 
 def corpora(home: Path, *args: str) -> subprocess.CompletedProcess:
-    """`python -m corpora.cli ARGS` with the cache at `home`, no hub and no registry network (npm offline on an
+    """`python -m delta_suite.corpora.cli ARGS` with the cache at `home`, no hub and no registry network (npm offline
+    on an
     empty cache of its own: a warm shared cache would deliver packages offline)."""
     env = {**os.environ, "DELTA_HOME": str(home), "DELTA_NO_HUB": "1", "HF_HUB_OFFLINE": "1",
            "npm_config_offline": "true", "npm_config_cache": str(home / "npm-cache"), "PIP_NO_INDEX": "1"}
-    proc = subprocess.run([sys.executable, "-m", "corpora.cli", *args], capture_output=True, text=True, env=env,
+    proc = subprocess.run([sys.executable, "-m", "delta_suite.corpora.cli", *args], capture_output=True, text=True,
+                          env=env,
                           timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc

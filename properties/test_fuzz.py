@@ -12,21 +12,20 @@ import time
 from pathlib import Path
 
 import pytest
-
-from frozen.loader import load_tokenizer
-from fuzz.campaign import CampaignSpec, schedule
-from fuzz.cases import FuzzCase
-from fuzz.checker import control_names
-from fuzz.cli import main, parse_budget
-from fuzz.generate import PROFILES, generate_batch
-from fuzz.ledger_writer import read_campaign
-from fuzz.regressions import corpus_files, load, replay
-from fuzz.shrink import shrink
-from ledger.records import read_ledgers
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.fuzz.campaign import CampaignSpec, schedule
+from delta_suite.fuzz.cases import FuzzCase
+from delta_suite.fuzz.checker import control_names
+from delta_suite.fuzz.cli import main, parse_budget
+from delta_suite.fuzz.generate import PROFILES, generate_batch
+from delta_suite.fuzz.ledger_writer import read_campaign
+from delta_suite.fuzz.regressions import corpus_files, load, replay
+from delta_suite.fuzz.shrink import shrink
+from delta_suite.ledger.records import read_ledgers
 
 REPO = Path(__file__).resolve().parent.parent
 FUZZ = [str(REPO / ".venv" / "bin" / "fuzz")] if (REPO / ".venv" / "bin" / "fuzz").exists() else [
-    sys.executable, "-m", "fuzz.cli"]
+    sys.executable, "-m", "delta_suite.fuzz.cli"]
 NORMALIZATION_CONTROL = "cut.no_normalization"
 
 

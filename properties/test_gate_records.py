@@ -21,10 +21,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from ledger.gate import RUN_KEY, SESSION_CHECK, TEST_CHECK, failed_test_record, session_record
-from ledger.records import append_records, make_record
-from reports.gate import gate_runs
+from delta_suite.ledger.gate import RUN_KEY, SESSION_CHECK, TEST_CHECK, failed_test_record, session_record
+from delta_suite.ledger.records import append_records, make_record
+from delta_suite.reports.gate import gate_runs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -90,9 +89,10 @@ def test_slow(ledger, i):
 
 
 def _env(ledger_dir: Path, **extra: str) -> dict[str, str]:
-    """The environment of a planted gate: this one's, less the outer xdist worker's identity."""
+    """The environment of a planted gate: this one's, less the outer xdist worker's identity, with the checkout on
+    the import path for the gate's conftest (the tests are not installed)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
-    return {**env, "DELTA_LEDGER_DIR": str(ledger_dir), "DELTA_PREFETCH": "0", **extra}
+    return {**env, "DELTA_LEDGER_DIR": str(ledger_dir), "DELTA_PREFETCH": "0", "PYTHONPATH": str(REPO), **extra}
 
 
 def _command(workers: int) -> list[str]:
@@ -117,7 +117,8 @@ def _records(ledger_dir: Path) -> list[dict]:
 
 def _report(tmp_path: Path, ledger_dir: Path, *extra: str) -> tuple[int, str]:
     """`reports table3 --gate --require-pass` on the planted gate's ledger: (exit status, verdict line)."""
-    proc = subprocess.run([sys.executable, "-m", "reports.cli", "table3", "--gate", "--require-pass", "--allow-open",
+    proc = subprocess.run([sys.executable, "-m", "delta_suite.reports.cli", "table3", "--gate", "--require-pass",
+                           "--allow-open",
                            "--out", str(tmp_path / "report"), "--format", "md", *extra], cwd=REPO,
                           env=_env(ledger_dir), capture_output=True, text=True, timeout=300)
     return proc.returncode, proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr

@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from delta_suite.controls import get, names
+from delta_suite.controls.findings import OPEN_FINDINGS, open_finding
+from delta_suite.controls.kill_matrix import KillRow, ledger_records, run_matrix
+from delta_suite.frozen.errors import NotProvisioned
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.frozen.registry import rows as registry_rows
 
-from controls import get, names
-from controls.findings import OPEN_FINDINGS, open_finding
-from controls.kill_matrix import KillRow, ledger_records, run_matrix
-from frozen.errors import NotProvisioned
-from frozen.loader import FrozenTokenizer, load_tokenizer
-from frozen.registry import rows as registry_rows
 from properties.conftest import ADMITTED, PROVISIONED
 
 

@@ -1,8 +1,10 @@
 """The floors: an import never goes up, nothing imports the tests, and no package's modules import in a cycle.
 
 The contracts are in pyproject.toml (`[tool.importlinter]`) and checked by import-linter's `lint-imports`, which
-reads every import statement, function-local ones included. These tests run it on the checkout, and on a copy of
-the checkout with one deliberate violation planted, to show that each contract can fail and names the line.
+reads every import statement, function-local ones included, under the names the wheel installs
+(`scripts/lint_imports.py` builds that layout as a view of links). These tests run it on the checkout, and on a
+copy of the checkout with one deliberate violation planted, to show that each contract can fail and names the
+line.
 """
 
 from __future__ import annotations
@@ -16,17 +18,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("frozen", "ledger", "spec", "delta", "subjects", "checks", "controls", "fuzz", "corpora", "reports",
-            "benchmarks", "mutation", "properties")
+PACKAGES = ("delta_suite", "frozen", "ledger", "spec", "delta", "subjects", "checks", "controls", "fuzz", "corpora",
+            "reports", "benchmarks", "mutation", "properties")
 CONTRACTS = 3
 
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess:
-    """`lint-imports` on the checkout at `root`, with that checkout first on the import path."""
-    env = {**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1", "COLUMNS": "200"}
-    code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
-    return subprocess.run([sys.executable, "-c", code, "--no-cache"], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=300)
+    """`lint-imports` on the checkout at `root`, under the installed names (`scripts/lint_imports.py`)."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "lint_imports.py"), str(root), "--no-cache"],
+                          env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_the_checkout_keeps_every_contract(ledger) -> None:
@@ -52,17 +53,24 @@ def copy_of_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 VIOLATIONS = [
     # (file, planted import, the contract it breaks, what the report must name)
-    ("spec/admission.py", "import reports.table3", "Floors", "spec.admission -> reports.table3"),
-    ("frozen/loader.py", "import spec.admission", "Floors", "frozen.loader -> spec.admission"),
-    ("delta/cuts.py", "import subjects.protocol", "Floors", "delta.cuts -> subjects.protocol"),
-    ("checks/battery.py", "import controls.registry", "Floors", "checks.battery -> controls.registry"),
+    ("spec/admission.py", "import delta_suite.reports.table3", "Floors",
+     "delta_suite.spec.admission -> delta_suite.reports.table3"),
+    ("frozen/loader.py", "import delta_suite.spec.admission", "Floors",
+     "delta_suite.frozen.loader -> delta_suite.spec.admission"),
+    ("delta/cuts.py", "import delta_suite.subjects.protocol", "Floors",
+     "delta_suite.delta.cuts -> delta_suite.subjects.protocol"),
+    ("checks/battery.py", "import delta_suite.controls.registry", "Floors",
+     "delta_suite.checks.battery -> delta_suite.controls.registry"),
     ("fuzz/generate.py", "import properties.conftest", "Nothing imports the test package",
-     "fuzz.generate -> properties"),
-    ("subjects/protocol.py", "import subjects.wiring", "No import cycle", "subjects"),
+     "delta_suite.fuzz.generate -> properties"),
+    ("subjects/protocol.py", "import delta_suite.subjects.wiring", "No import cycle", "subjects"),
+    # the protocol reaching the user subjects again (they import it): the circle the protocol's floor removed
+    ("subjects/protocol.py", "import delta_suite.subjects.user", "No import cycle", "subjects"),
 ]
 
 
-@pytest.mark.parametrize(("path", "planted", "contract", "named"), VIOLATIONS, ids=[v[0] for v in VIOLATIONS])
+@pytest.mark.parametrize(("path", "planted", "contract", "named"), VIOLATIONS,
+                         ids=[f"{v[0]}:{v[1].split()[-1]}" for v in VIOLATIONS])
 def test_a_planted_violation_breaks_its_contract(copy_of_checkout: Path, path: str, planted: str, contract: str,
                                                  named: str, ledger) -> None:
     """One planted upward import (or test import, or cycle) inside a function makes lint-imports fail (exit 1),
@@ -78,6 +86,6 @@ def test_a_planted_violation_breaks_its_contract(copy_of_checkout: Path, path: s
     broken = [line for line in out.splitlines() if line.endswith("BROKEN")]
     caught = run.returncode == 1 and any(contract in line for line in broken) and named in out
     # the planted violation is the broken variant: caught by lint-imports, it is killed (one difference seen)
-    ledger.record("control", f"layers.planted:{path}", comparisons=1, differences=int(caught), unit="contracts",
-                  details={"killed": caught}, oracle="self")
+    ledger.record("control", f"layers.planted:{path}:{planted.split()[-1]}", comparisons=1, differences=int(caught),
+                  unit="contracts", details={"killed": caught}, oracle="self")
     assert caught, out

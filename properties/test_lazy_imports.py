@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-COMMAND_MODULES = ("fuzz.cli", "corpora.cli", "reports.cli", "spec.admission", "spec.proofs.derive", "controls",
+COMMAND_MODULES = ("delta_suite.fuzz.cli", "delta_suite.corpora.cli", "delta_suite.reports.cli",
+                   "delta_suite.spec.admission", "delta_suite.spec.proofs.derive", "controls",
                    "properties.conftest")
 
 
@@ -24,6 +25,7 @@ def test_importing_the_commands_does_not_execute_z3() -> None:
     imports = "; ".join(f"import {m}" for m in COMMAND_MODULES)
     out = _python(f"import sys; {imports}; print('z3.z3' in sys.modules)")
     assert out == "False", f"importing {COMMAND_MODULES} executed z3"
-    out = _python("import sys; from spec.proofs.lazy_z3 import z3 as lazy; x = lazy.Int('x'); s = lazy.Solver(); "
+    out = _python("import sys; from delta_suite.spec.proofs.lazy_z3 import z3 as lazy; x = lazy.Int('x'); s = "
+                  "lazy.Solver(); "
                   "s.add(x > 1); import z3; print(lazy is z3, 'z3.z3' in sys.modules, s.check() == z3.sat)")
     assert out == "True True True", out

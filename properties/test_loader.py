@@ -8,11 +8,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from tokenizers import Tokenizer, models, pre_tokenizers
-
-from frozen.cache import tokenizers_dir
-from frozen.errors import CorruptTokenizerFile, DigestMismatch, InstalledFileChanged, NotProvisioned, UnknownTokenizer
-from frozen.loader import (
+from delta_suite.frozen.cache import tokenizers_dir
+from delta_suite.frozen.errors import (
+    CorruptTokenizerFile,
+    DigestMismatch,
+    InstalledFileChanged,
+    NotProvisioned,
+    UnknownTokenizer,
+)
+from delta_suite.frozen.loader import (
     ParameterMismatch,
     build,
     byte_decoder,
@@ -25,7 +29,9 @@ from frozen.loader import (
     reference_pre_tokenizer,
     token_byte_length,
 )
-from frozen.registry import lookup
+from delta_suite.frozen.registry import lookup
+from tokenizers import Tokenizer, models, pre_tokenizers
+
 from properties.conftest import PROVISIONED
 from properties.synthetic import base_config, write
 

@@ -18,13 +18,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from delta_suite.ledger.job import NO_ROW, NOT_SELECTED, plan_record, step_record, step_rows
+from delta_suite.ledger.records import make_record
+from delta_suite.reports.table3 import build_table3
+from delta_suite.reports.verdict import verdict
 
-from ledger.job import NO_ROW, NOT_SELECTED, plan_record, step_record, step_rows
-from ledger.records import make_record
 from properties.conftest import ADMITTED, PROVISIONED
 from properties.fresh_homes import home_with_rows
-from reports.table3 import build_table3
-from reports.verdict import verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 PROVISIONING = [{"name": "qwen3_8b", "alias": "qwen3", "status": "provisioned (exact)", "sha256": "x"}]
@@ -74,12 +74,12 @@ exec {python} "$@"
 """
 CRASHING_PLANNER = (
     "import runpy, sys\n"
-    "import frozen.registry as registry\n"
+    "import delta_suite.frozen.registry as registry\n"
     "def rows():\n"
     "    raise RuntimeError('planted: the registry cannot be read')\n"
     "registry.rows = rows\n"
     "sys.argv = ['campaign_tokenizers', *sys.argv[1:]]\n"
-    "runpy.run_module('fuzz.campaign_tokenizers', run_name='__main__', alter_sys=True)\n"
+    "runpy.run_module('delta_suite.fuzz.campaign_tokenizers', run_name='__main__', alter_sys=True)\n"
 )
 
 
@@ -112,7 +112,7 @@ def _main_job(tmp_path: Path, steps: str, bin_dir: Path | None = None) -> tuple[
 def test_the_main_job_with_a_crashing_planner_is_not_pass(tmp_path: Path, ledger) -> None:
     """The listing of the campaign's tokenizers raises: the job's verdict is FAIL, naming the failed step "list
     tokenizers" (exit 3), no fuzz step is planned or run, and the smoke step's comparisons are still reported."""
-    bin_dir = _planted_python(tmp_path, "the tokenizer listing crashes", "'-m fuzz.campaign_tokenizers '*",
+    bin_dir = _planted_python(tmp_path, "the tokenizer listing crashes", "'-m delta_suite.fuzz.campaign_tokenizers '*",
                               f'exec {sys.executable} -c "{CRASHING_PLANNER}" "${{@:3}}"')
     job, model = _main_job(tmp_path, "smoke,fuzz", bin_dir)
     steps = {s["step"]: (s["status"], s["outcome"]) for s in model["job_steps"]}
@@ -134,7 +134,8 @@ def test_a_step_row_that_cannot_be_written_fails_the_job(tmp_path: Path, ledger)
     assert clean.returncode == 0 and clean_model["verdict"]["passed"], clean.stdout + clean.stderr
     assert {s["step"]: s["status"] for s in clean_model["job_steps"]} == {
         "smoke": 0, "fuzz": NOT_SELECTED, "corpus": NOT_SELECTED, "cut-gain": NOT_SELECTED, "checks": NOT_SELECTED}
-    bin_dir = _planted_python(tmp_path, "the smoke step's row cannot be written", "'-m ledger.job '*'--step smoke '*",
+    bin_dir = _planted_python(tmp_path, "the smoke step's row cannot be written",
+                              "'-m delta_suite.ledger.job '*'--step smoke '*",
                               "echo 'planted: no space left on device' >&2; exit 3")
     job, model = _main_job(tmp_path / "lost", "smoke", bin_dir)
     assert "the job's row of smoke could not be written" in job.stderr, job.stderr

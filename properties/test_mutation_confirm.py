@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from delta_suite.reports.mutation_score import mutation_sentence, survivor_rows
 
 import mutation.cli
 from mutation.cli import main as mutation_main
@@ -28,7 +29,6 @@ from mutation.results import (
 )
 from mutation.verdicts import read_verdicts
 from properties.mutation_toys import toy_checkout
-from reports.mutation_score import mutation_sentence, survivor_rows
 
 TOY = "def below(x):\n    return x < 3\n\n\ndef unused(x):\n    return x + 1\n"
 TESTS = {

@@ -62,8 +62,8 @@ TESTS = ["properties/test_a.py::test_below", "properties/test_a.py::test_doubled
 
 def _checkout(tmp_path: Path, extra: dict[str, str] | None = None) -> Path:
     root = tmp_path / "checkout"
-    files = {"spec/m.py": MODULE, "properties/test_a.py": "from spec.m import below, doubled, other\n",
-             "properties/test_b.py": "from spec.m import make\n", **(extra or {})}
+    files = {"spec/m.py": MODULE, "properties/test_a.py": "from delta_suite.spec.m import below, doubled, other\n",
+             "properties/test_b.py": "from delta_suite.spec.m import make\n", **(extra or {})}
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
@@ -102,11 +102,13 @@ def test_the_forms_of_a_statement_run_at_import_and_their_names() -> None:
 def test_readings_are_names_attributes_imports_and_identifier_strings_not_keywords_or_postponed_annotations() -> None:
     """What reads a name: a variable, an attribute, an import, a string equal to it (getattr); a keyword argument
     (it names a parameter) and an annotation that is never evaluated do not."""
-    src = ("from __future__ import annotations\nfrom spec.m import LIMIT\nimport spec.other\n\n"
-           "def f(x: Box) -> Box:\n    return getattr(x, 'size') + x.area() + g(tags=1) + LIMIT + spec.other.N\n")
+    src = ("from __future__ import annotations\nfrom delta_suite.spec.m import LIMIT\nimport delta_suite.spec.other\n\n"
+           "def f(x: Box) -> Box:\n"
+           "    return getattr(x, 'size') + x.area() + g(tags=1) + LIMIT + delta_suite.spec.other.N\n")
     into = Readings()
     read_names("pkg/f.py", src, into)
-    assert into.imports["LIMIT"] == {"spec.m": {"pkg/f.py": {2}}} and into.names["LIMIT"] == {"pkg/f.py": {6}}
+    assert into.imports["LIMIT"] == {"delta_suite.spec.m": {"pkg/f.py": {2}}}
+    assert into.names["LIMIT"] == {"pkg/f.py": {6}}
     assert into.strings["size"] == {"pkg/f.py": {6}} and into.attrs["area"] == {"pkg/f.py": {6}}
     assert "Box" not in into.names and "tags" not in into.names and "tags" not in into.attrs
     assert into.module_readers("LIMIT", "spec/m.py") == {"pkg/f.py": {2}}  # its import; the use follows from there
@@ -140,11 +142,11 @@ def test_a_class_is_observed_where_it_is_built_and_where_its_methods_run(tmp_pat
 def test_a_reading_the_map_cannot_resolve_keeps_the_whole_files(tmp_path: Path) -> None:
     """A test file reading the name runs whole; a reading in a folder the map does not measure, a definition under a
     registering decorator, or (in a carried map) a file the map has no line of, leaves the question open."""
-    root = _checkout(tmp_path, {"properties/test_c.py": "from spec.m import LIMIT\n"})
+    root = _checkout(tmp_path, {"properties/test_c.py": "from delta_suite.spec.m import LIMIT\n"})
     assert observers(_map(), root, "spec/m.py", {LIMIT_LINE}) == [  # fastest first: test_c.py has no time yet
         "properties/test_c.py", "properties/test_a.py::test_below", "properties/test_a.py::test_doubled"]
     assert observers(_map(), root, "spec/m.py", {HOOK_DECORATOR}) is None
-    tools = _checkout(tmp_path / "t", {"tools/use.py": "from spec.m import LIMIT\nprint(LIMIT)\n"})
+    tools = _checkout(tmp_path / "t", {"tools/use.py": "from delta_suite.spec.m import LIMIT\nprint(LIMIT)\n"})
     assert observers(_map(), tools, "spec/m.py", {LIMIT_LINE}) is None
     assert observers(_map(("spec", "tools")), tools, "spec/m.py", {LIMIT_LINE}) == [
         "properties/test_a.py::test_below", "properties/test_a.py::test_doubled"]  # measured, and run by no test
@@ -222,14 +224,15 @@ def test_a_memoized_body_is_observed_by_its_callers_every_call_not_only_the_firs
         "properties/test_x.py::test_first", "properties/test_y.py::test_lookup", "properties/test_x.py::test_second",
         "properties/test_y.py::test_report"]
     (root / "tools").mkdir()
-    (root / "tools" / "use.py").write_text("from spec.memo import table\n", encoding="utf-8")  # not measured
+    # not measured
+    (root / "tools" / "use.py").write_text("from delta_suite.spec.memo import table\n", encoding="utf-8")
     assert mutant_selection(tmp_path / "m.json", "spec/memo.py", pristine, root / "spec" / "memo.py") == [
         "properties/test_x.py", "properties/test_y.py"]
 
 
 TEST_FILE = """\
 import pytest
-from spec.m import DOUBLE, Box
+from delta_suite.spec.m import DOUBLE, Box
 
 
 def test_box():

@@ -24,9 +24,10 @@ from pathlib import Path
 
 import pytest
 from cosmic_ray.plugins import operator_names
+from delta_suite.ledger.lock import FolderLock
+from delta_suite.reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
 
 import mutation.coverage_map as coverage_map
-from ledger.lock import FolderLock
 from mutation.carry import carried_result, finished_mutants, seed
 from mutation.cli import main as mutation_main
 from mutation.coverage_map import (
@@ -41,7 +42,7 @@ from mutation.coverage_map import (
     signature_body_lines,
     statement_lines,
 )
-from mutation.modules import dotted_name, module_path, mutated_modules
+from mutation.modules import INSTALLED_FOLDERS, dotted_name, module_path, mutated_modules
 from mutation.mutant_tests import (
     ANNOTATION_MARK,
     ANNOTATION_REASON,
@@ -83,8 +84,7 @@ from mutation.session import (
     sigterm_as_interrupt,
 )
 from mutation.tree import python_digest
-from mutation.verdicts import VerdictFileError, ambiguous_verdicts, find_verdict, mutated_line, read_verdicts
-from reports.mutation_score import mutation_rows, mutation_sentence, survivor_rows
+from mutation.verdicts import VerdictFileError, ambiguous_verdicts, find_verdict, mutated_line, read_verdicts, tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = "def below(x):\n    return x < 3\n\n\ndef unused(x):\n    return x + 1\n\n\ndef in_child(x):\n    return x * 2\n"
@@ -451,7 +451,8 @@ def test_an_interrupted_mutant_is_run_again_not_judged(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(TOY.replace("x < 3", "x <= 3"), encoding="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "mutation.mutant_tests", "--map", str(tmp_path / "map.json"),
                              "--module", "m.py", "--pristine", str(tmp_path / "pristine.py")], cwd=tmp_path,
-                            stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+                            stdout=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)])))
     for _ in range(600):  # wait until its pytest runs (at most 60 s), then stop it
         if (tmp_path / ".mutant-tests").exists():
             break
@@ -938,3 +939,14 @@ def test_report_shows_the_score_and_flags_a_survivor_without_verdict(tmp_path: P
     copy = tmp_path / "results.json"
     shutil.copy(RESULTS_FILE, copy)
     assert read_results(copy)["modules"]
+
+
+def test_the_installed_folders_are_the_wheels_package_dirs() -> None:
+    """The profile names a mutated module by the name Python imports it by: its folder's, under `delta_suite` for
+    exactly the folders pyproject.toml installs there (a floor), never for this profile's or the tests' own."""
+    mapping = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-dir"]
+    installed = {folder for name, folder in mapping.items() if name.startswith("delta_suite.")}
+    assert installed == set(INSTALLED_FOLDERS)
+    assert dotted_name("spec/cut.py") == "delta_suite.spec.cut" and module_path("delta_suite.spec.cut") == "spec/cut.py"
+    assert dotted_name("mutation/cli.py") == "mutation.cli"
+    assert dotted_name("properties/test_x.py") == "properties.test_x"

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from delta_suite.reports.mutation_score import mutation_sentence, sample_rows, survivor_rows
 
 from mutation.carry import source_sha
 from mutation.cli import main as mutation_main
@@ -25,7 +26,6 @@ from mutation.sample import sample_entry, stratified_choice
 from mutation.session import Candidate, ModuleRun, Mutant, forget_unfinished, run_module, unfinished_budget
 from mutation.settle import judged_keys, settle
 from properties.mutation_toys import toy_checkout
-from reports.mutation_score import mutation_sentence, sample_rows, survivor_rows
 
 OPERATORS = ["core/ReplaceComparisonOperator_Lt_LtE", "core/ReplaceComparisonOperator_Lt_Gt",
              "core/NumberReplacer", "core/ReplaceBinaryOperator_Add_Sub", "core/ReplaceTrueWithFalse"]

@@ -52,8 +52,9 @@ def server(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _client(srv: ForkServer, *args: str) -> subprocess.CompletedProcess:
+    # the client imports the profile, which is not installed: the server's environment holds it on the path
     return subprocess.run([sys.executable, "-c", CLIENT, str(srv.path), *QUICK, *args], cwd=srv.tree,
-                          capture_output=True, text=True)
+                          env=srv.env, capture_output=True, text=True)
 
 
 def test_children_report_pytests_status_and_output(server: ForkServer) -> None:
@@ -233,6 +234,6 @@ def test_no_server_is_an_error_the_client_reports(tmp_path: Path) -> None:
 def test_preload_refuses_after_a_mutated_module_was_imported(tmp_path: Path) -> None:
     """This process has imported spec/ (the conftest does): a server in its state would hand the unmutated modules
     to its children, so preloading refuses."""
-    assert "spec.admission" in sys.modules
-    with pytest.raises(ServerError, match="spec.admission"):
+    assert "delta_suite.spec.admission" in sys.modules
+    with pytest.raises(ServerError, match="delta_suite.spec.admission"):
         preload(tmp_path)

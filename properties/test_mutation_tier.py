@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import delta_suite.checks.differential as differential
 import pytest
+from delta_suite.delta.session import Session
+from delta_suite.frozen.loader import load_tokenizer, provisioned_names
+from delta_suite.spec.admission import admission_of
 
-import checks.differential as differential
-from delta.session import Session
-from frozen.loader import load_tokenizer, provisioned_names
 from mutation.cli import main as mutation_main
 from mutation.coverage_map import CoverageMap
 from mutation.fork_server import MEMORY_VARIABLE, run_tests
@@ -24,7 +25,6 @@ from mutation.mutant_tests import TIER_KILL_MARK, TIER_MODES, before_tier, kill_
 from mutation.session import ForkServer
 from mutation.session import test_command as mutant_command
 from properties.mutation_toys import TOY, toy_server
-from spec.admission import admission_of
 
 TIER = ("import sys\nfrom toy.below import below\n\n\ndef main(args):\n    ok = below(2) and not below(5)\n"
         "    print('toy tier:', 'no difference' if ok else 'difference')\n    return 0 if ok else 1\n")

@@ -11,23 +11,23 @@ from itertools import product
 from pathlib import Path
 
 import pytest
+from delta_suite.checks.battery import iter_battery
+from delta_suite.delta.cut_map import occurrences as cut_map_occurrences
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
+from delta_suite.spec.guard import LiteralTrie, cut_inside_special, literal_trie, occurrences_near, special_touches
+from delta_suite.spec.patterns import SPLIT_PATTERNS
+from delta_suite.spec.proofs.alphabet import family_alphabet
+from delta_suite.spec.proofs.coverage import regex_coverage, stage_coverage
+from delta_suite.spec.proofs.pieces import pieces_of
+from delta_suite.spec.proofs.regex import Cat, Rep, Sym, parse
+from delta_suite.spec.reference import reference_encode_batch, reference_ids_batch
+from delta_suite.spec.unicode_version import _canonical_decomposition, _hangul_second_elements
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Sequence, Split
 
-from checks.battery import iter_battery
-from delta.cut_map import occurrences as cut_map_occurrences
-from frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
 from properties.conftest import ADMITTED
 from properties.synthetic import POWER_KINDS, base_config, power_tokenizer, write
 from properties.test_pipeline_proof import SYNTHETIC_PATTERNS
-from spec.guard import LiteralTrie, cut_inside_special, literal_trie, occurrences_near, special_touches
-from spec.patterns import SPLIT_PATTERNS
-from spec.proofs.alphabet import family_alphabet
-from spec.proofs.coverage import regex_coverage, stage_coverage
-from spec.proofs.pieces import pieces_of
-from spec.proofs.regex import Cat, Rep, Sym, parse
-from spec.reference import reference_encode_batch, reference_ids_batch
-from spec.unicode_version import _canonical_decomposition, _hangul_second_elements
 
 SAMPLE_TOKENIZER = "qwen3_8b"
 

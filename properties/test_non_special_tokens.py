@@ -24,18 +24,18 @@ from collections import Counter
 from itertools import product
 
 import pytest
+from delta_suite.delta.chat import NO_CONFIG, render_turns
+from delta_suite.delta.cut_map import cut_map
+from delta_suite.delta.session import Session
+from delta_suite.frozen.cache import tokenizers_dir
+from delta_suite.frozen.loader import FrozenTokenizer, build, load_tokenizer
+from delta_suite.frozen.provision import installed
+from delta_suite.frozen.registry import TOKENIZER_FILE, lookup
+from delta_suite.spec.cut import ACCEPTED_SPECIAL, ACCEPTED_VERDICTS, explain_cut
+from delta_suite.spec.reference import reference_encode, reference_encode_batch
+from delta_suite.spec.special_cut import reference_selection, scans_special_tokens, two_stage_scan
 
-from delta.chat import NO_CONFIG, render_turns
-from delta.cut_map import cut_map
-from delta.session import Session
-from frozen.cache import tokenizers_dir
-from frozen.loader import FrozenTokenizer, build, load_tokenizer
-from frozen.provision import installed
-from frozen.registry import TOKENIZER_FILE, lookup
 from properties.conftest import ADMITTED
-from spec.cut import ACCEPTED_SPECIAL, ACCEPTED_VERDICTS, explain_cut
-from spec.reference import reference_encode, reference_encode_batch
-from spec.special_cut import reference_selection, scans_special_tokens, two_stage_scan
 
 NAME = "nemotron_3_nano_4b"
 NON_SPECIAL = ("<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>")

@@ -8,8 +8,8 @@ provisioned" for tokenizers whose files are absent.
 
 from __future__ import annotations
 
-from ledger.records import make_record
-from spec.proofs.obligations import (
+from delta_suite.ledger.records import make_record
+from delta_suite.spec.proofs.obligations import (
     BOUNDED,
     CONTROL,
     DISCHARGED,

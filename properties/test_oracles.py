@@ -15,17 +15,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from delta_suite.corpora.compare import Shard, Unit, unit_oracle
+from delta_suite.corpora.smoke import run_smoke
+from delta_suite.ledger.job import step_record
+from delta_suite.ledger.records import ORACLES, UNKNOWN_ORACLE, make_record, oracle_of
+from delta_suite.reports.glance import levels
+from delta_suite.reports.oracles import group_totals
+from delta_suite.reports.render_md import render_markdown
+from delta_suite.reports.table3 import build_table3, check_title
+from delta_suite.reports.verdict import verdict
 
-from corpora.compare import Shard, Unit, unit_oracle
-from corpora.smoke import run_smoke
-from ledger.job import step_record
-from ledger.records import ORACLES, UNKNOWN_ORACLE, make_record, oracle_of
 from properties.conftest import REPO
-from reports.glance import levels
-from reports.oracles import group_totals
-from reports.render_md import render_markdown
-from reports.table3 import build_table3, check_title
-from reports.verdict import verdict
 
 PROVISIONING = [{"name": "qwen3_8b", "alias": "qwen3", "status": "provisioned (exact)", "sha256": "x"}]
 

@@ -21,20 +21,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from delta_suite.checks.pattern_pairs_gain import FLOOR, pattern_pairs_gain
+from delta_suite.controls.proofs import pattern_pairs_equal
+from delta_suite.corpora.samples import SAMPLES
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.classes import CLASS_NAMES
+from delta_suite.spec.cut import CutRules, explain_cut, rules_for
+from delta_suite.spec.patterns import SPLIT_PATTERNS
+from delta_suite.spec.proofs.derive import adopted
+from delta_suite.spec.proofs.prove import prove_family
+from delta_suite.spec.reference import reference_encode
+from delta_suite.spec.transitions import ACCEPTED_PAIRS, APOSTROPHE_FREE, PATTERN_PAIRS
 
-from checks.pattern_pairs_gain import FLOOR, pattern_pairs_gain
-from controls.proofs import pattern_pairs_equal
-from corpora.samples import SAMPLES
-from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED, PROVISIONED
-from spec.admission import admission_of
-from spec.classes import CLASS_NAMES
-from spec.cut import CutRules, explain_cut, rules_for
-from spec.patterns import SPLIT_PATTERNS
-from spec.proofs.derive import adopted
-from spec.proofs.prove import prove_family
-from spec.reference import reference_encode
-from spec.transitions import ACCEPTED_PAIRS, APOSTROPHE_FREE, PATTERN_PAIRS
 
 # one text per class pair: the cut is at 1 (a left character, then a right one, then a word that ends the text)
 PAIR_TEXTS = {"L→M": "x\u0300 y", "N→N": "12 y", "N→M": "1\u0300 y", "M→N": "\u03001 y", "M→O": "\u0300! y",
@@ -121,7 +121,8 @@ def test_gain_on_samples_is_exact(name: str, ledger) -> None:
 
 
 def _cut_gain(args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "corpora.cli", "cut-gain", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "delta_suite.corpora.cli", "cut-gain", *args], capture_output=True,
+                          text=True,
                           env={**os.environ, "DELTA_NO_HUB": "1"}, timeout=300)
 
 

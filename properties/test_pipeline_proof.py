@@ -1,7 +1,8 @@
 """The pipeline-level proof (spec/proofs/pipeline_proof.py): the whole pre-tokenizer of each pattern family, every
 Split stage in order then the byte-level stage, proved by z3 to keep its pieces at every accepted cut (end of
 input and right side) for every string up to the gate's length bound, with its encoding checked against the
-reference engine first. The gate runs `python -m spec.proofs FAMILY` itself and records its output in the ledger.
+reference engine first. The gate runs `python -m delta_suite.spec.proofs FAMILY` itself and records its output in the
+ledger.
 
 Each broken variant of the encoding or of the transition set makes the prover fail: lookaheads dropped (the
 `(?!\\S)` of `\\s+(?!\\S)`), later stages not isolated to the earlier pieces (DeepSeek's three stages), an
@@ -14,21 +15,27 @@ from itertools import product
 
 import pytest
 import z3
+from delta_suite.spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS
+from delta_suite.spec.proofs.__main__ import main as proofs_main
+from delta_suite.spec.proofs.alphabet import family_alphabet, partition
+from delta_suite.spec.proofs.obligations import PIPELINE_PROOF_CHECK
+from delta_suite.spec.proofs.pieces import family_pieces, pieces_of, stages_pre_tokenizer
+from delta_suite.spec.proofs.pipeline import ConcreteAlgebra, Pipeline, StageSemantics, Z3Algebra, pieces_to_boundaries
+from delta_suite.spec.proofs.pipeline_proof import (
+    family_resync,
+    prove_family_pipeline,
+    prove_pipeline,
+    prove_resync,
+    side_of,
+)
+from delta_suite.spec.proofs.prove import prove_family
+from delta_suite.spec.proofs.regex import atoms, parse
 
 from properties.conftest import bound_note, pipeline_bound
-from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS
-from spec.proofs.__main__ import main as proofs_main
-from spec.proofs.alphabet import family_alphabet, partition
-from spec.proofs.obligations import PIPELINE_PROOF_CHECK
-from spec.proofs.pieces import family_pieces, pieces_of, stages_pre_tokenizer
-from spec.proofs.pipeline import ConcreteAlgebra, Pipeline, StageSemantics, Z3Algebra, pieces_to_boundaries
-from spec.proofs.pipeline_proof import family_resync, prove_family_pipeline, prove_pipeline, prove_resync, side_of
-from spec.proofs.prove import prove_family
-from spec.proofs.regex import atoms, parse
 
 RESYNC_CHECK = "proofs.resync_z3.pattern"
 # every string of up to GATE_BOUND abstract symbols (17^k to 28^k strings): 4 in the default run, 5 with
-# DELTA_EXHAUSTIVE=full (conftest.pipeline_bound; python -m spec.proofs defaults to 8)
+# DELTA_EXHAUSTIVE=full (conftest.pipeline_bound; python -m delta_suite.spec.proofs defaults to 8)
 GATE_BOUND = pipeline_bound()
 CONTROL_BOUND = 4
 FAMILIES = list(SPLIT_PATTERNS)
@@ -42,7 +49,8 @@ def _bounded(bound: int) -> dict:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_cut_keeps_the_pieces_of_the_whole_pipeline(family: str, ledger, capsys) -> None:
-    """`python -m spec.proofs FAMILY --pipeline-bound GATE_BOUND` exits 0 and its output is recorded; the pipeline proof
+    """`python -m delta_suite.spec.proofs FAMILY --pipeline-bound GATE_BOUND` exits 0 and its output is recorded; the
+    pipeline proof
     holds: both sides proved to the bound, the encoding agrees with the reference, every excluded pair is sound to
     the bound or refuted by a reference-confirmed cut; and the pipeline-level verdicts agree with the split-level
     ones (a pair proved sound stage by stage is sound here, a refuted one is refuted here)."""

@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from delta_suite.subjects import envs as E
+from delta_suite.subjects import prefetch as P
+from delta_suite.subjects.envs import MARKER, env_dir, requirements
+from delta_suite.subjects.protocol import SubjectUnavailable
 
 import properties.conftest as gate
-from subjects import envs as E
-from subjects import prefetch as P
-from subjects.envs import MARKER, env_dir, requirements
-from subjects.protocol import SubjectUnavailable
 
 
 def _built(home: Path, name: str, version: str) -> None:
@@ -83,7 +83,8 @@ def test_the_gate_starts_the_prefetch_once_and_only_for_peer_tests(tmp_path: Pat
     assert FakePopen.started == []
     first = gate.start_peer_prefetch(["properties/test_cut_map.py::a", "properties/test_subject_wiring.py::b"])
     assert first is not None and gate.start_peer_prefetch(["properties/test_subjects.py::c"]) is None
-    assert FakePopen.started == [[*gate.lowest_priority(), sys.executable, "-m", "subjects.prefetch", *gate.GATE_PEERS]]
+    assert FakePopen.started == [[*gate.lowest_priority(), sys.executable, "-m", "delta_suite.subjects.prefetch",
+                                  *gate.GATE_PEERS]]
     assert gate.lowest_priority()[1:] == ["-n", "19"]  # nice is on every machine the gate runs on
     assert (tmp_path / "subject-envs" / "logs" / "prefetch.log").is_file()
     assert all(P.parse_spec(s)[0] in P.PEERS for s in gate.GATE_PEERS)

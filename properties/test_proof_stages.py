@@ -18,15 +18,13 @@ from itertools import product
 from pathlib import Path
 
 import pytest
-
-from frozen.loader import FrozenTokenizer, load_tokenizer_file
-from ledger.records import make_record
-from properties.synthetic import base_config, write
-from reports.glance import RECONSTRUCTION_MARK, obligation_grid
-from reports.render_md import render_markdown
-from reports.table3 import build_table3
-from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS
-from spec.proofs.depth import (
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer_file
+from delta_suite.ledger.records import make_record
+from delta_suite.reports.glance import RECONSTRUCTION_MARK, obligation_grid
+from delta_suite.reports.render_md import render_markdown
+from delta_suite.reports.table3 import build_table3
+from delta_suite.spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS
+from delta_suite.spec.proofs.depth import (
     DEPTHS,
     MODEL_BOUND,
     NO_TOKENIZER,
@@ -39,10 +37,12 @@ from spec.proofs.depth import (
     entry_text,
     family_tokenizers,
 )
-from spec.proofs.obligations import declare, pattern_proofs
-from spec.proofs.pieces import Pieces, cut_changes_pieces, family_pieces, pieces_of, stages_pre_tokenizer
-from spec.proofs.prove import examine_family, examine_ids, prove_family, prove_stages
-from spec.reference import reference_encode, reference_encode_units
+from delta_suite.spec.proofs.obligations import declare, pattern_proofs
+from delta_suite.spec.proofs.pieces import Pieces, cut_changes_pieces, family_pieces, pieces_of, stages_pre_tokenizer
+from delta_suite.spec.proofs.prove import examine_family, examine_ids, prove_family, prove_stages
+from delta_suite.spec.reference import reference_encode, reference_encode_units
+
+from properties.synthetic import base_config, write
 
 FAMILIES = list(SPLIT_PATTERNS)
 QWEN2_PIECES = family_pieces("qwen2")  # the synthetic tokenizer runs the Qwen2 pattern

@@ -15,15 +15,15 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from delta_suite.frozen.loader import load_tokenizer, loaded_pre_tokenizer
+from delta_suite.frozen.registry import rows
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.patterns import CONFIRMED_AGAINST_FILE, RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES
+from delta_suite.spec.proofs.pieces import cut_changes_pieces, family_pieces, pieces_of
+from delta_suite.spec.proofs.prove import FamilyProof, examine_family, prove_family, prove_stages
+from delta_suite.spec.proofs.regex import PatternSyntaxUnsupported, parse
 
-from frozen.loader import load_tokenizer, loaded_pre_tokenizer
-from frozen.registry import rows
 from properties.conftest import PROVISIONED
-from spec.admission import admission_of
-from spec.patterns import CONFIRMED_AGAINST_FILE, RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES
-from spec.proofs.pieces import cut_changes_pieces, family_pieces, pieces_of
-from spec.proofs.prove import FamilyProof, examine_family, prove_family, prove_stages
-from spec.proofs.regex import PatternSyntaxUnsupported, parse
 
 FAMILIES = list(SPLIT_PATTERNS)
 

@@ -9,12 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
-from frozen import provision
-from frozen.digests import sha256_bytes
-from frozen.errors import CacheNotWritable, DigestMismatch, SourceUnavailable
-from frozen.loader import load_from_cache
-from frozen.registry import FileDigest, PackageSource, lookup, rows
+from delta_suite.frozen import provision
+from delta_suite.frozen.digests import sha256_bytes
+from delta_suite.frozen.errors import CacheNotWritable, DigestMismatch, SourceUnavailable
+from delta_suite.frozen.loader import load_from_cache
+from delta_suite.frozen.registry import FileDigest, PackageSource, lookup, rows
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "tokenizers"
 needs_mirror = pytest.mark.skipif(not SHARED.is_dir(), reason="shared mirror not on this machine")

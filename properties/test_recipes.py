@@ -19,13 +19,13 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from delta_suite.frozen import provision, recipes
+from delta_suite.frozen.digests import sha256_bytes
+from delta_suite.frozen.loader import load_from_cache
+from delta_suite.frozen.recipes import Recipe, apply_edits, rebuild, registry_archive
+from delta_suite.frozen.registry import CONFIG_FILE, TOKENIZER_FILE, FileDigest, lookup, rows
 from tokenizers import Tokenizer
 
-from frozen import provision, recipes
-from frozen.digests import sha256_bytes
-from frozen.loader import load_from_cache
-from frozen.recipes import Recipe, apply_edits, rebuild, registry_archive
-from frozen.registry import CONFIG_FILE, TOKENIZER_FILE, FileDigest, lookup, rows
 from properties.synthetic import base_config
 
 POST = {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|end|>", "type_id": 0}},

@@ -5,12 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
-
-from checks.differential import joined, unit_difference
-from corpora.samples import SAMPLES
-from delta.cuts import encode_rows
-from frozen.errors import InvalidText
-from spec.reference import (
+from delta_suite.checks.differential import joined, unit_difference
+from delta_suite.corpora.samples import SAMPLES
+from delta_suite.delta.cuts import encode_rows
+from delta_suite.frozen.errors import InvalidText
+from delta_suite.spec.reference import (
     LIBRARY,
     LibraryMeter,
     post_process,

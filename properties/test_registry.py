@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from frozen.errors import UnknownTokenizer
-from frozen.registry import lookup, names, rows
+from delta_suite.frozen.errors import UnknownTokenizer
+from delta_suite.frozen.registry import lookup, names, rows
 
 ROSTER = Path(__file__).resolve().parents[2] / "shared" / "tokenizers" / "roster.json"
 ALIASES = {

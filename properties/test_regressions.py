@@ -7,11 +7,10 @@ that control (otherwise the control or the case has drifted and the case no long
 from __future__ import annotations
 
 import pytest
-
-from frozen.errors import NotProvisioned
-from frozen.loader import load_tokenizer
-from fuzz.regressions import corpus_files, load, replay
-from spec.reference import reference_version
+from delta_suite.frozen.errors import NotProvisioned
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.fuzz.regressions import corpus_files, load, replay
+from delta_suite.spec.reference import reference_version
 
 FILES = corpus_files()
 

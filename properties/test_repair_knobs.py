@@ -13,18 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from checks.battery import FIRST_WINDOW, PHASE_DIGITS, TAIL_PHASE, TAIL_WINDOW_NEWLINES
-from controls.findings import OPEN_FINDINGS
-from controls.proofs import bound_covers_margin, overlap_interiors_without_witness, overlapping_specials
-from frozen.loader import load_tokenizer
-from properties.conftest import ADMITTED
-from properties.synthetic import stages_tokenizer
-from spec.admission import admission_of
-from spec.patterns import GPT2
-from spec.proofs.__main__ import witness_mechanisms, witness_verdict
-from spec.reference import reference_encode, reference_encode_with_offsets
-from spec.repair import (
+from delta_suite.checks.battery import FIRST_WINDOW, PHASE_DIGITS, TAIL_PHASE, TAIL_WINDOW_NEWLINES
+from delta_suite.controls.findings import OPEN_FINDINGS
+from delta_suite.controls.proofs import bound_covers_margin, overlap_interiors_without_witness, overlapping_specials
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.patterns import GPT2
+from delta_suite.spec.proofs.__main__ import witness_mechanisms, witness_verdict
+from delta_suite.spec.reference import reference_encode, reference_encode_with_offsets
+from delta_suite.spec.repair import (
     DEFAULT_REPAIR_PARAMS,
     MARK_TAIL_PAIRS,
     RepairParams,
@@ -32,6 +29,9 @@ from spec.repair import (
     newline_joins_whitespace,
     repair,
 )
+
+from properties.conftest import ADMITTED
+from properties.synthetic import stages_tokenizer
 
 FILLER = "The quick brown fox jumps over the lazy dog. " * 20
 CODE = "def step(state):\n    total = 0\n    for item in state.items:\n        total += item.cost\n    return total\n"
@@ -129,18 +129,21 @@ REDUNDANT = {
     "stages, olmo3: the fullwidth digit run above) and wherever the vocabulary joins a newline with the blank after "
     "it (the newline run above) or a mark with the punctuation after it (the mark run above): one of them kills it "
     "on every provisioned tokenizer. On a tokenizer none of them reaches it would be open: proved, pieces agree after "
-    "a shared piece boundary (python -m spec.proofs); not proved, that equal keys force one",
+    "a shared piece boundary (python -m delta_suite.spec.proofs); not proved, that equal keys force one",
     "require_bound=False": "redundant alone where no special string overlapping another holds an accepted "
-    "transition past the overlap (controls.proofs.accepted_runs_resynchronize: a run the whole text's selection "
+    "transition past the overlap (delta_suite.controls.proofs.accepted_runs_resynchronize: a run the whole text's "
+    "selection "
     "crosses lies inside an occurrence the window's selection overlaps; test_single_knob_redundancy_premises; "
     "olmo_3_7b, where one does, kills it); jointly needed with the witness (test_witness_and_bound_are_jointly_needed)",
     "margin=0": "redundant given a bound that spans the longest special string in input characters "
-    "(controls.proofs.accepted_runs_resynchronize): the whole text's selection then has nothing across the run's "
+    "(delta_suite.controls.proofs.accepted_runs_resynchronize): the whole text's selection then has nothing across "
+    "the run's "
     "start, and from a point both select nothing across, it and the window's select alike "
     "(test_single_knob_redundancy_premises)",
     "min_match_tokens=1": "implied: a one-token run has no internal boundary (witness) and cannot exceed the bound",
     "anchor_window_start=False": "redundant: with anchors on both sides of the witness, NFC splits the window text "
-    "there whatever its first characters normalize to (controls.proofs.accepted_runs_resynchronize, step 3)",
+    "there whatever its first characters normalize to (delta_suite.controls.proofs.accepted_runs_resynchronize, step "
+    "3)",
 }
 
 
@@ -252,7 +255,8 @@ def newline_tail_candidates() -> list[Candidate]:
 
 
 def test_witness_verdict_of_the_proofs_matches_the_reference(tok, ledger) -> None:
-    """`python -m spec.proofs` calls the witness necessary for a tokenizer exactly where one of the inputs it names
+    """`python -m delta_suite.spec.proofs` calls the witness necessary for a tokenizer exactly where one of the inputs
+    it names
     repairs wrongly without it on the tokenizer's reference IDs (and the default stays exact): the digit-phase input
     where the pattern groups digits by three, the newline-tail input where the pattern has the newline tail and the
     vocabulary joins a newline with the blank after it (spec.repair.newline_joins_whitespace), the mark-tail input

@@ -10,16 +10,16 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
+from delta_suite.delta.session import Session
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.spec.reference import reference_encode, reference_encode_with_offsets
+from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
-from delta.session import Session
-from frozen.loader import FrozenTokenizer, load_tokenizer
 from properties.conftest import ADMITTED
 from properties.repair_strategies import JUNCTIONS, RepairCase, repair_cases
 from properties.strategy_cache import seam_texts
-from spec.reference import reference_encode, reference_encode_with_offsets
-from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 
 MIN_FAST_SHARE = 0.5
 CHAINED_EXAMPLES = max(10, settings.default.max_examples // 4)  # each example is up to five appends

@@ -7,16 +7,10 @@ import random
 from itertools import accumulate, product
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from tokenizers.normalizers import NFC
-
-from frozen.loader import load_tokenizer, load_tokenizer_file
-from fuzz.strategies import seam_texts
-from properties.conftest import ADMITTED
-from properties.synthetic import base_config, write
-from spec.reference import reference_encode, reference_encode_with_offsets
-from spec.repair import (
+from delta_suite.frozen.loader import load_tokenizer, load_tokenizer_file
+from delta_suite.fuzz.strategies import seam_texts
+from delta_suite.spec.reference import reference_encode, reference_encode_with_offsets
+from delta_suite.spec.repair import (
     ANCHOR_SCAN,
     DEFAULT_REPAIR_PARAMS,
     PAIR_BLOCK,
@@ -37,6 +31,12 @@ from spec.repair import (
     sync_witness,
     window_start_premise,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+from tokenizers.normalizers import NFC
+
+from properties.conftest import ADMITTED
+from properties.synthetic import base_config, write
 
 PROSE = "The committee reviewed the proposal, and agreed to revisit it in 2025. Les cafés ouvrent à 8h. "
 NFC_TOKS = [n for n in ADMITTED if load_tokenizer(n).is_nfc]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from frozen.provision import missing_reason
-from frozen.registry import rows
-from reports.glance import missing
-from reports.table3 import build_table3
+from delta_suite.frozen.provision import missing_reason
+from delta_suite.frozen.registry import rows
+from delta_suite.reports.glance import missing
+from delta_suite.reports.table3 import build_table3
 
 HUB_ONLY = {"qwen3_5_08b", "glm_5_2", "minimax_m3"}
 

@@ -11,12 +11,18 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from delta_suite.ledger.records import append_records, make_record
+from delta_suite.reports.cli import main as reports_main
+from delta_suite.reports.performance import (
+    CHUNKED_GOAL,
+    NO_BENCHMARKS,
+    REPAIR_GOALS,
+    SUITE_OVERHEAD_GOAL,
+    build_performance,
+)
+from delta_suite.reports.table3 import load_records
 
-from ledger.records import append_records, make_record
 from properties.expectations import Expectations
-from reports.cli import main as reports_main
-from reports.performance import CHUNKED_GOAL, NO_BENCHMARKS, REPAIR_GOALS, SUITE_OVERHEAD_GOAL, build_performance
-from reports.table3 import load_records
 
 REPO = Path(__file__).resolve().parent.parent
 SHA = "ab" * 32
@@ -180,7 +186,7 @@ class _Svg(HTMLParser):
 
 
 def test_real_benchmark_ledger_renders(tmp_path: Path, ledger) -> None:
-    """A ledger written by `python -m benchmarks` (the committed run in benchmarks/results, else one in
+    """A ledger written by `python -m delta_suite.benchmarks` (the committed run in benchmarks/results, else one in
     out/ledgers/benchmarks, copied) renders: every repair and chunked ratio of the ledger appears in the section,
     and the goal marks equal the worst/best computed here."""
     found = sorted((REPO / "benchmarks" / "results").glob("benchmarks-*.jsonl"))

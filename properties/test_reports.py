@@ -13,14 +13,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-from frozen.provision import status as provisioning_status
-from frozen.registry import rows as registry_rows
-from ledger.records import append_records, make_record
-from reports.cli import main as reports_main
-from reports.table3 import NO_TOKENIZER, build_table3, load_records
-from spec.proofs.obligations import PIPELINE_PROOF_CHECK, declare
-from subjects.records import subject_record
+from delta_suite.frozen.provision import status as provisioning_status
+from delta_suite.frozen.registry import rows as registry_rows
+from delta_suite.ledger.records import append_records, make_record
+from delta_suite.reports.cli import main as reports_main
+from delta_suite.reports.table3 import NO_TOKENIZER, build_table3, load_records
+from delta_suite.spec.proofs.obligations import PIPELINE_PROOF_CHECK, declare
+from delta_suite.subjects.records import subject_record
 
 REGISTRY = [r.name for r in registry_rows()]
 PROVISIONED_HERE = {line["name"] for line in provisioning_status(rehash=False) if line["status"].startswith("prov")}

@@ -10,8 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
-
-from benchmarks.scale import (
+from delta_suite.benchmarks.scale import (
     QUICK,
     ScalePlan,
     corpus_set,
@@ -22,12 +21,11 @@ from benchmarks.scale import (
     scale_figures,
     written_set,
 )
-from frozen.loader import load_tokenizer
-from ledger.records import append_records, make_record
-from properties.conftest import ADMITTED
-from reports.cli import main as reports_main
-from reports.performance import build_performance
-from reports.scale_on_paper import (
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.ledger.records import append_records, make_record
+from delta_suite.reports.cli import main as reports_main
+from delta_suite.reports.performance import build_performance
+from delta_suite.reports.scale_on_paper import (
     FORMULA,
     L1_CHARACTERS,
     L1_DOCUMENTS,
@@ -38,6 +36,8 @@ from reports.scale_on_paper import (
     used_efficiency,
     wall_hours,
 )
+
+from properties.conftest import ADMITTED
 
 SHA = "cd" * 32
 CHARS_RATE_1, DOCS_RATE_1 = 1e6, 500.0  # level 1: 1e6 chars/s/core -> 12.3e12 / 1e6 / 3600 = 3,416.7 core-hours

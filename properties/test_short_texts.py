@@ -13,13 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
+from delta_suite.checks.short_texts import SHORT_MAX, short_texts, wrong_chunked, wrong_session
+from delta_suite.corpora.cli import main as corpora_main
+from delta_suite.delta import cuts
+from delta_suite.delta.session import Session
+from delta_suite.fuzz.strategies import seam_texts
 from hypothesis import given
-
-from checks.short_texts import SHORT_MAX, short_texts, wrong_chunked, wrong_session
-from corpora.cli import main as corpora_main
-from delta import cuts
-from delta.session import Session
-from fuzz.strategies import seam_texts
 
 
 def test_short_and_single_character_texts_are_exact(tok, ledger) -> None:

@@ -17,24 +17,19 @@ import copy
 from collections import Counter
 
 import pytest
-from hypothesis import find, given, settings
-from hypothesis import strategies as st
-
-from checks.battery import battery
-from controls.derived import stripping_markers
-from controls.registry import get
-from corpora.transcripts import with_accent
-from delta.chat import render
-from delta.chat_samples import CHATS
-from delta.cuts import encode_chunked, plan_cuts
-from frozen.loader import load_tokenizer, load_tokenizer_file
-from fuzz.strategies import seam_pieces
-from properties.conftest import ADMITTED
-from properties.synthetic import base_config, write
-from spec.admission import admission_of
-from spec.cut import ACCEPTED_SPECIAL, CutRules, explain_cut, is_safe_cut
-from spec.reference import reference_encode, reference_encode_batch
-from spec.special_cut import (
+from delta_suite.checks.battery import battery
+from delta_suite.controls.derived import stripping_markers
+from delta_suite.controls.registry import get
+from delta_suite.corpora.transcripts import with_accent
+from delta_suite.delta.chat import render
+from delta_suite.delta.chat_samples import CHATS
+from delta_suite.delta.cuts import encode_chunked, plan_cuts
+from delta_suite.frozen.loader import load_tokenizer, load_tokenizer_file
+from delta_suite.fuzz.strategies import seam_pieces
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.cut import ACCEPTED_SPECIAL, CutRules, explain_cut, is_safe_cut
+from delta_suite.spec.reference import reference_encode, reference_encode_batch
+from delta_suite.spec.special_cut import (
     clear_left,
     clear_right,
     no_strip_or_single_word,
@@ -43,6 +38,11 @@ from spec.special_cut import (
     selection_matches_reference,
     two_stage_scan,
 )
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+
+from properties.conftest import ADMITTED
+from properties.synthetic import base_config, write
 
 SPECIAL_HAZARDS = ("special_whole", "special_cut", "special_overlap", "special_adjacent", "role_marker")
 

@@ -14,6 +14,12 @@ import dataclasses
 from collections import Counter
 
 import pytest
+from delta_suite.delta.chat_samples import CHATS, RAW_SESSIONS
+from delta_suite.delta.session import Session, SessionStats
+from delta_suite.delta.store import MARK_FLOOR_BYTES, MIN_BYTES, SessionStore, StoreStats, mark_offsets
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.spec.reference import reference_encode
+from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 from hypothesis import Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -26,14 +32,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from delta.chat_samples import CHATS, RAW_SESSIONS
-from delta.session import Session, SessionStats
-from delta.store import MARK_FLOOR_BYTES, MIN_BYTES, SessionStore, StoreStats, mark_offsets
-from frozen.loader import load_tokenizer
 from properties.conftest import ADMITTED
 from properties.repair_strategies import JUNCTIONS, PROSE
-from spec.reference import reference_encode
-from spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 
 MEMORY_BYTES = 160_000  # a few sessions of ~5-10 KB text each, so LRU eviction happens
 MAX_ENTRIES = 2  # small, so "oldest dropped first" happens

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from delta_suite.checks.battery import hazard_code_points
+from delta_suite.spec.classes import class_table
 
-from checks.battery import hazard_code_points
 from properties import conftest
 from properties.conftest import (
     CARVE_OUTS,
@@ -26,7 +27,6 @@ from properties.conftest import (
     stratum,
     stride_note,
 )
-from spec.classes import class_table
 
 # ranges as the per-code-point files cut the code space (test_cut_exhaustive.RANGES), without importing that
 # file (its import loads every admitted tokenizer)

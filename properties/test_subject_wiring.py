@@ -10,20 +10,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import delta_suite.subjects.wiring as wiring
 import pytest
+from delta_suite.controls.kill_matrix import main as km_main
+from delta_suite.corpora.cli import main as corpora_main
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.fuzz.cases import FuzzCase
+from delta_suite.fuzz.checker import SubjectChecker, checker_for, opened_subject
+from delta_suite.fuzz.cli import main as fuzz_main
+from delta_suite.reports.cli import main as reports_main
+from delta_suite.spec.reference import reference_encode
+from delta_suite.subjects.by_name import get_subject
+from delta_suite.subjects.protocol import SubjectUnavailable, names
 
-import subjects.wiring as wiring
-from controls.kill_matrix import main as km_main
-from corpora.cli import main as corpora_main
-from frozen.loader import load_tokenizer
-from fuzz.cases import FuzzCase
-from fuzz.checker import SubjectChecker, checker_for, opened_subject
-from fuzz.cli import main as fuzz_main
 from properties.conftest import PROVISIONED
 from properties.expectations import Expectations
-from reports.cli import main as reports_main
-from spec.reference import reference_encode
-from subjects.protocol import SubjectUnavailable, get_subject, names
 
 QWEN3 = "qwen3_8b"
 ROUNDING = 1e-4  # records round seconds (wall to 4 decimals, the parts to 6)
@@ -144,7 +145,8 @@ def test_compare_on_lopt_writes_records_naming_the_subject(runs, ledger) -> None
 
 def test_kill_matrix_subject_runs_the_unbroken_battery(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                        ledger) -> None:
-    """python -m controls.kill_matrix --subject lopt: encoder and chunked battery rows ran on every case, repair
+    """python -m delta_suite.controls.kill_matrix --subject lopt: encoder and chunked battery rows ran on every case,
+    repair
     "not installed"; exit 1 exactly when a difference was found."""
     expect = Expectations()
     out = tmp_path / "battery.jsonl"

@@ -12,21 +12,20 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import delta_suite.subjects.fastokens_repro as fastokens_repro
 import pytest
-
-import subjects.fastokens_repro as fastokens_repro
-from checks.battery import battery_case, get_profile
-from corpora.compare import document_text
-from corpora.readers import read_documents
-from corpora.samples import SAMPLES
-from frozen.cache import cache_root
-from frozen.loader import load_tokenizer
-from properties.conftest import PROVISIONED
-from spec.classes import N, S, class_table
-from spec.engine_classes import scalar_values
-from spec.reference import reference_encode
-from subjects.envs import version_key
-from subjects.fastokens_releases import (
+from delta_suite.checks.battery import battery_case, get_profile
+from delta_suite.corpora.compare import document_text
+from delta_suite.corpora.readers import read_documents
+from delta_suite.corpora.samples import SAMPLES
+from delta_suite.frozen.cache import cache_root
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.spec.classes import N, S, class_table
+from delta_suite.spec.engine_classes import scalar_values
+from delta_suite.spec.reference import reference_encode
+from delta_suite.subjects.by_name import get_subject
+from delta_suite.subjects.envs import version_key
+from delta_suite.subjects.fastokens_releases import (
     DIVERGES,
     FIRST_FIXED,
     KNOWN_RELEASES,
@@ -38,12 +37,19 @@ from subjects.fastokens_releases import (
     expected_outcome,
     versions_to_sweep,
 )
-from subjects.fastokens_repro import replay_transcript, sweep_versions, two_call_diverges, whitespace_seam_turns
-from subjects.lopt_repro import describe_trigger, find_trigger
-from subjects.protocol import SubjectUnavailable, UnknownSubject, get_subject, names, parse_subject
-from subjects.records import compare_whole, subject_record, unavailable_record
-from subjects.replay import replay
-from subjects.unicode_skew import probe_skew, skew_candidates
+from delta_suite.subjects.fastokens_repro import (
+    replay_transcript,
+    sweep_versions,
+    two_call_diverges,
+    whitespace_seam_turns,
+)
+from delta_suite.subjects.lopt_repro import describe_trigger, find_trigger
+from delta_suite.subjects.protocol import SubjectUnavailable, UnknownSubject, names, parse_subject
+from delta_suite.subjects.records import compare_whole, subject_record, unavailable_record
+from delta_suite.subjects.replay import replay
+from delta_suite.subjects.unicode_skew import probe_skew, skew_candidates
+
+from properties.conftest import PROVISIONED
 
 FIXTURES = Path(__file__).resolve().parent.parent / "subjects" / "fixtures"
 SGLANG_FASTOKENS = "0.1.2"

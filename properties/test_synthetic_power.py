@@ -27,23 +27,23 @@ from itertools import islice
 from pathlib import Path
 
 import pytest
+from delta_suite.checks.battery import BatteryCase, battery, battery_digest
+from delta_suite.checks.differential import Difference, ReferenceMemo, check_cut_case, first_difference
+from delta_suite.controls import get
+from delta_suite.delta.cuts import encode_chunked, encode_planned, split_at
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
+from delta_suite.fuzz.campaign import CampaignSpec, schedule
+from delta_suite.fuzz.cli import resolve_tokenizers
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.classes import class_table
+from delta_suite.spec.cut import ACCEPTED_TRANSITION, DEFAULT_CUT_RULES, CutRules, explain_cut, pair_verdict
+from delta_suite.spec.guard import special_touches
+from delta_suite.spec.normalization import anchors_around
+from delta_suite.spec.patterns import SPLIT_PATTERNS
+from delta_suite.spec.reference import post_process, reference_encode, reference_encode_full, unit_lengths
 
-from checks.battery import BatteryCase, battery, battery_digest
-from checks.differential import Difference, ReferenceMemo, check_cut_case, first_difference
-from controls import get
-from delta.cuts import encode_chunked, encode_planned, split_at
-from frozen.loader import FrozenTokenizer, load_tokenizer
-from fuzz.campaign import CampaignSpec, schedule
-from fuzz.cli import resolve_tokenizers
 from properties.conftest import ADMITTED
 from properties.synthetic import BOS, CHAT_MARKERS, PATTERN_OF, POWER_KINDS, power_tokenizer
-from spec.admission import admission_of
-from spec.classes import class_table
-from spec.cut import ACCEPTED_TRANSITION, DEFAULT_CUT_RULES, CutRules, explain_cut, pair_verdict
-from spec.guard import special_touches
-from spec.normalization import anchors_around
-from spec.patterns import SPLIT_PATTERNS
-from spec.reference import post_process, reference_encode, reference_encode_full, unit_lengths
 
 CHUNKS = 4
 Oracle = Callable[[FrozenTokenizer, str], list[int]]

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import statistics
 
-from ledger.records import append_records, make_record
-from reports.render_md import render_markdown
-from reports.table3 import build_table3
-from reports.transcripts import main as transcripts_main
-from reports.transcripts import read_results, transcript_figures, write_results
+from delta_suite.ledger.records import append_records, make_record
+from delta_suite.reports.render_md import render_markdown
+from delta_suite.reports.table3 import build_table3
+from delta_suite.reports.transcripts import main as transcripts_main
+from delta_suite.reports.transcripts import read_results, transcript_figures, write_results
 
 
 def _front(turns: int, cpu: list[float], ms: list[float], band: list[float], fast=0, fallbacks=0, diff=0, cuts=None):

@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from corpora.transcripts import (
+from delta_suite.corpora.transcripts import (
     ACCENT,
     NoConversations,
     TranscriptProfile,

@@ -5,9 +5,8 @@ up to which every version's additions agree, its own included, and after which e
 from __future__ import annotations
 
 import pytest
-
-from spec import unicode_version
-from spec.unicode_version import UnicodeVersionUnclear, _inert, reference_nfc_version
+from delta_suite.spec import unicode_version
+from delta_suite.spec.unicode_version import UnicodeVersionUnclear, _inert, reference_nfc_version
 
 
 def test_a_probe_changed_by_one_form_only_is_not_inert() -> None:

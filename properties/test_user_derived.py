@@ -16,13 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from delta_suite.frozen.user_table import USER_TABLE_ENV
+from delta_suite.ledger.records import read_ledgers
+from delta_suite.spec.families import is_derived
+from delta_suite.spec.patterns import identify
 
-from frozen.user_table import USER_TABLE_ENV
-from ledger.records import read_ledgers
 from properties.derived_synthetic import GATE_PATTERNS
 from properties.synthetic import stages_config, write
-from spec.families import is_derived
-from spec.patterns import identify
 
 ROOT = Path(__file__).resolve().parents[1]
 REGEXES, USE_REGEX = GATE_PATTERNS["digit_pairs"]
@@ -55,23 +55,25 @@ def test_a_user_file_with_an_unseen_regex_runs_clean_through_admission_a_campaig
         derived_file: Path, tmp_path: Path) -> None:
     """Admission names the derived family (exit 0); `fuzz --tokenizer PATH` compares cuts and repairs with the
     reference and finds no difference (exit 0, records of the user file); the kill matrix on the file exits 0."""
-    admitted = run("spec.admission_cli", str(derived_file))
+    admitted = run("delta_suite.spec.admission_cli", str(derived_file))
     assert admitted.returncode == 0 and "derived:" in admitted.stdout, admitted.stdout + admitted.stderr
-    campaign = run("fuzz.cli", "--tokenizer", str(derived_file), "--examples", "64", "--out", str(tmp_path / "f"))
+    campaign = run("delta_suite.fuzz.cli", "--tokenizer", str(derived_file), "--examples", "64", "--out",
+                   str(tmp_path / "f"))
     assert campaign.returncode == 0, campaign.stdout[-1500:] + campaign.stderr[-1500:]
     recs = read_ledgers([tmp_path / "f"]).records
     compared = sum(r["comparisons"] for r in recs)
     differing = sum(r["differences"] for r in recs if r["level"] != "control")
     assert recs and all(r["tokenizer_file"]["source"] == "user file" for r in recs)
     assert compared > 0 and differing == 0, (compared, differing)
-    matrix = run("controls.kill_matrix", "--tokenizer", str(derived_file), "--ledger", str(tmp_path / "km.jsonl"))
+    matrix = run("delta_suite.controls.kill_matrix", "--tokenizer", str(derived_file), "--ledger",
+                 str(tmp_path / "km.jsonl"))
     assert matrix.returncode == 0, matrix.stdout[-1500:] + matrix.stderr[-1500:]
 
 
 def test_the_per_code_point_gate_collects_a_user_files_derived_family(derived_file: Path, tmp_path: Path) -> None:
     """With the file in the user table, the per-code-point files collect tests for its derived family (the
     transitions and the alphabet, as for the six); without it they do not."""
-    exported = run("frozen.export_user_files", f"digits={derived_file}")
+    exported = run("delta_suite.frozen.export_user_files", f"digits={derived_file}")
     assert exported.returncode == 0, exported.stderr
     files = ["properties/test_derived_exhaustive.py"]
     env = {"DELTA_DERIVED_GATE": "gpt2"}

@@ -23,23 +23,24 @@ import unicodedata
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
+import delta_suite.subjects.protocol as protocol
 import pytest
 import tokenizers
 import unicodedata2
+from delta_suite.corpora.samples import SAMPLES
+from delta_suite.frozen.cache import cache_root
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.fuzz.regressions import load
+from delta_suite.ledger.records import read_ledgers
+from delta_suite.spec.reference import reference_encode
+from delta_suite.subjects.by_name import get_subject
+from delta_suite.subjects.protocol import SubjectFault
 
-import subjects.protocol as protocol
-from corpora.samples import SAMPLES
-from frozen.cache import cache_root
-from frozen.loader import load_tokenizer
-from fuzz.regressions import load
-from ledger.records import read_ledgers
 from properties.conftest import PROVISIONED
-from spec.reference import reference_encode
-from subjects.protocol import SubjectFault, get_subject
 
 pytestmark = pytest.mark.skipif("qwen3_8b" not in PROVISIONED, reason="qwen3 not provisioned")
 ROOT = Path(__file__).resolve().parents[1]
-FUZZ = [sys.executable, "-m", "fuzz.cli"]
+FUZZ = [sys.executable, "-m", "delta_suite.fuzz.cli"]
 MOD = "properties.user_subjects"
 
 
@@ -59,7 +60,8 @@ def test_a_correct_wrapper_is_clean_and_reported_by_its_own_name(tmp_path: Path)
     assert rows and {(r["details"]["subject"], r["details"]["subject_version"]) for r in rows} == {
         ("hf-wrapper", tokenizers.__version__)}
     assert sum(r["comparisons"] for r in rows) > 0 and not any(r["differences"] for r in rows)
-    rep = subprocess.run([sys.executable, "-m", "reports.cli", "table3", "--ledgers", str(tmp_path / "c"), "--out",
+    rep = subprocess.run([sys.executable, "-m", "delta_suite.reports.cli", "table3", "--ledgers", str(tmp_path / "c"),
+                          "--out",
                           str(tmp_path / "r"), "--format", "json"], capture_output=True, text=True, cwd=ROOT,
                          timeout=300)
     assert rep.returncode == 0, rep.stderr
@@ -134,7 +136,8 @@ def test_a_subject_that_cannot_be_imported_is_not_installed(tmp_path: Path) -> N
 def test_corpus_compare_takes_a_user_subject(tmp_path: Path) -> None:
     corpus = tmp_path / "docs.jsonl"
     corpus.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(SAMPLES)))
-    proc = subprocess.run([sys.executable, "-m", "corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer",
+    proc = subprocess.run([sys.executable, "-m", "delta_suite.corpora.cli", "compare", "--corpus", str(corpus),
+                           "--tokenizer",
                            "qwen3", "--levels", "1,2,3", "--subject", f"{MOD}:reference_wrapper", "--out",
                            str(tmp_path / "o")], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr

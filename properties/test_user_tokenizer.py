@@ -22,22 +22,22 @@ import sys
 from pathlib import Path
 
 import pytest
+from delta_suite.corpora.samples import SAMPLES
+from delta_suite.frozen.digests import sha256_file
+from delta_suite.frozen.export_user_files import export_table, is_named
+from delta_suite.frozen.loader import UserFileChanged, compute_bound, compute_margin, load_tokenizer
+from delta_suite.frozen.registry import rows
+from delta_suite.frozen.user_files import UserFileRefused, UserFileUnreadable, is_path_argument, resolve_tokenizer
+from delta_suite.frozen.user_table import USER_TABLE_ENV, user_entry
+from delta_suite.ledger.records import make_record, read_ledgers
+from delta_suite.reports.table3 import build_table3
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.families import PREFIX_SPACE_REFUSAL
+from delta_suite.spec.proofs.derive import UNPROVED, UNSUPPORTED
+from delta_suite.spec.refusals import MESSAGES, refusal_message
 
-from corpora.samples import SAMPLES
-from frozen.digests import sha256_file
-from frozen.export_user_files import export_table, is_named
-from frozen.loader import UserFileChanged, compute_bound, compute_margin, load_tokenizer
-from frozen.registry import rows
-from frozen.user_files import UserFileRefused, UserFileUnreadable, is_path_argument, resolve_tokenizer
-from frozen.user_table import USER_TABLE_ENV, user_entry
-from ledger.records import make_record, read_ledgers
 from properties.npm_tokenizers import npm_tokenizer
 from properties.synthetic import base_config, write
-from reports.table3 import build_table3
-from spec.admission import admission_of
-from spec.families import PREFIX_SPACE_REFUSAL
-from spec.proofs.derive import UNPROVED, UNSUPPORTED
-from spec.refusals import MESSAGES, refusal_message
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -246,17 +246,19 @@ def test_the_proof_refusal_codes_have_words() -> None:
 
 
 def test_fuzz_runs_a_user_file_and_refuses_a_sentencepiece_one(tmp_path: Path) -> None:
-    ok = run("fuzz.cli", "--tokenizer", str(snapshot(tmp_path / "synthetic-bpe")), "--examples", "32", "--out",
+    ok = run("delta_suite.fuzz.cli", "--tokenizer", str(snapshot(tmp_path / "synthetic-bpe")), "--examples", "32",
+             "--out",
              str(tmp_path / "f"))
     assert ok.returncode == 0, ok.stdout[-1500:] + ok.stderr[-1500:]
     recs = read_ledgers([tmp_path / "f"]).records
     assert recs and all(r["tokenizer"] == "synthetic-bpe" and r["tokenizer_file"]["source"] == "user file"
                         for r in recs)
     assert sum(r["comparisons"] for r in recs) > 0
-    refused = run("fuzz.cli", "--tokenizer", str(snapshot(tmp_path / "sp", sentencepiece_config())), "--examples",
+    refused = run("delta_suite.fuzz.cli", "--tokenizer", str(snapshot(tmp_path / "sp", sentencepiece_config())),
+                  "--examples",
                   "32", "--out", str(tmp_path / "g"))
     assert refused.returncode == 2 and "refused at normalizer" in refused.stderr, refused.stderr[-1500:]
-    bad = run("fuzz.cli", "--tokenizer", str(tmp_path / "nothing.json"), "--examples", "32")
+    bad = run("delta_suite.fuzz.cli", "--tokenizer", str(tmp_path / "nothing.json"), "--examples", "32")
     assert bad.returncode == 2 and "nothing.json: no such file" in bad.stderr
 
 
@@ -267,10 +269,10 @@ def test_a_public_gpt4o_file_runs_clean_and_renders_as_a_user_tokenizer(tmp_path
     folder = npm_tokenizer("gpt4o")
     tok = resolve_tokenizer(str(folder), "gpt4o-npm")
     assert admission_of(tok).pattern == "o200k"  # its Split stage is the o200k family's, byte for byte
-    fuzzed = run("fuzz.cli", "--tokenizer", str(folder), "--name", "gpt4o-npm", "--budget", "3s", "--out",
+    fuzzed = run("delta_suite.fuzz.cli", "--tokenizer", str(folder), "--name", "gpt4o-npm", "--budget", "3s", "--out",
                  str(tmp_path / "f"))
     assert fuzzed.returncode == 0, fuzzed.stdout[-1500:] + fuzzed.stderr[-1500:]
-    report = run("reports.cli", "table3", "--ledgers", str(tmp_path / "f"), "--out", str(tmp_path / "r"),
+    report = run("delta_suite.reports.cli", "table3", "--ledgers", str(tmp_path / "f"), "--out", str(tmp_path / "r"),
                  "--format", "md")
     assert report.returncode == 0, report.stdout[-1500:] + report.stderr[-1500:]
     md = (tmp_path / "r" / "table3.md").read_text()
@@ -280,9 +282,9 @@ def test_a_public_gpt4o_file_runs_clean_and_renders_as_a_user_tokenizer(tmp_path
 
 def test_a_public_llama2_file_is_refused_with_its_reason() -> None:
     folder = npm_tokenizer("llama2")
-    got = run("spec.admission_cli", str(folder), "--name", "llama2-npm")
+    got = run("delta_suite.spec.admission_cli", str(folder), "--name", "llama2-npm")
     assert got.returncode == 2 and "sentencepiece_style:normalizer Prepend U+2581, byte_fallback" in got.stdout
-    fuzzed = run("fuzz.cli", "--tokenizer", str(folder), "--examples", "32")
+    fuzzed = run("delta_suite.fuzz.cli", "--tokenizer", str(folder), "--examples", "32")
     assert fuzzed.returncode == 2 and "SentencePiece-style" in fuzzed.stderr, fuzzed.stderr[-1500:]
 
 
@@ -291,12 +293,12 @@ def test_a_public_gpt4o_file_through_the_corpus_comparison_and_the_kill_matrix(t
     folder = npm_tokenizer("gpt4o")
     corpus = tmp_path / "docs.jsonl"
     corpus.write_text("".join(json.dumps({"id": f"d{i}", "text": t * 40}) + "\n" for i, t in enumerate(SAMPLES)))
-    compared = run("corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", str(folder), "--name",
+    compared = run("delta_suite.corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", str(folder), "--name",
                    "gpt4o-npm", "--out", str(tmp_path / "c"), timeout=600)
     assert compared.returncode == 0, compared.stdout[-1500:] + compared.stderr[-1500:]
     recs = read_ledgers([tmp_path / "c" / "corpus-ledger.jsonl"]).records
     assert {r["level"] for r in recs} >= {"encoder", "chunked"} and sum(r["comparisons"] for r in recs) > 0
-    matrix = run("controls.kill_matrix", "--tokenizer", str(folder), "--name", "gpt4o-npm", "--stop", "400",
+    matrix = run("delta_suite.controls.kill_matrix", "--tokenizer", str(folder), "--name", "gpt4o-npm", "--stop", "400",
                  "--ledger", str(tmp_path / "km.jsonl"), timeout=600)
     assert matrix.returncode == 0, matrix.stderr[-1500:]
     rows_ = [json.loads(line) for line in matrix.stdout.splitlines()]
@@ -310,20 +312,21 @@ def test_a_case_found_on_a_user_file_replays_on_that_file_only(tmp_path: Path) -
     name unknown), replays there (the control still differs: exit 1), and refuses the file once it changed, as
     does resuming the campaign."""
     folder = snapshot(tmp_path / "snap")
-    killed = run("fuzz.cli", "--tokenizer", str(folder), "--control", "cut.no_guard", "--examples", "64",
+    killed = run("delta_suite.fuzz.cli", "--tokenizer", str(folder), "--control", "cut.no_guard", "--examples", "64",
                  "--stop-on-first", "--out", str(tmp_path / "f"))
     assert killed.returncode == 1 and "KILLED" in killed.stdout, killed.stdout[-1500:] + killed.stderr[-1500:]
     (saved,) = sorted((tmp_path / "f" / "regressions").glob("snap-cut.no_guard-*.json"))
-    unnamed = run("fuzz.cli", "--replay", str(saved))
+    unnamed = run("delta_suite.fuzz.cli", "--replay", str(saved))
     assert unnamed.returncode == 2 and "unknown tokenizer 'snap'" in unnamed.stderr
-    again = run("fuzz.cli", "--replay", str(saved), "--tokenizer", str(folder))
+    again = run("delta_suite.fuzz.cli", "--replay", str(saved), "--tokenizer", str(folder))
     assert again.returncode == 1 and "cut.no_guard on snap" in again.stdout and "differs" in again.stdout
     changed = base_config()
     changed["added_tokens"][0]["content"] = "<|stop|>"
     write(folder, changed)
-    other = run("fuzz.cli", "--replay", str(saved), "--tokenizer", str(folder))
+    other = run("delta_suite.fuzz.cli", "--replay", str(saved), "--tokenizer", str(folder))
     assert other.returncode == 2 and "a different tokenizer" in other.stderr, other.stderr[-800:]
-    resumed = run("fuzz.cli", "--resume", str(tmp_path / "f"))  # the campaign is not resumed on the changed file
+    resumed = run("delta_suite.fuzz.cli", "--resume",
+                  str(tmp_path / "f"))  # the campaign is not resumed on the changed file
     assert resumed.returncode == 2 and "a different tokenizer" in resumed.stderr, resumed.stderr[-800:]
 
 
@@ -354,31 +357,35 @@ def test_corpus_compare_runs_a_user_file_and_never_reuses_a_changed_files_units(
     folder = snapshot(tmp_path / "cmp")
     args = ("compare", "--corpus", str(corpus), "--tokenizer", str(folder), "--levels", "1,2", "--out",
             str(tmp_path / "o"))
-    first = run("corpora.cli", *args)
+    first = run("delta_suite.corpora.cli", *args)
     assert first.returncode == 0 and "ran 2 units, reused 0" in first.stdout, first.stdout[-1500:] + first.stderr
     recs = read_ledgers([tmp_path / "o" / "corpus-ledger.jsonl"]).records
     assert {r["level"] for r in recs} == {"encoder", "chunked"} and all(r["comparisons"] > 0 for r in recs)
     assert all(r["tokenizer_file"]["sha256"] == sha256_file(folder / "tokenizer.json") for r in recs)
-    assert "ran 0 units, reused 2" in run("corpora.cli", *args).stdout  # the same file: its units are re-used
+    assert "ran 0 units, reused 2" in run("delta_suite.corpora.cli",
+                                          *args).stdout  # the same file: its units are re-used
     changed = base_config()
     changed["added_tokens"][0]["content"] = "<|stop|>"
     write(folder, changed)
-    second = run("corpora.cli", *args)  # the same name, another file: a different tokenizer, every unit runs
+    second = run("delta_suite.corpora.cli",
+                 *args)  # the same name, another file: a different tokenizer, every unit runs
     assert second.returncode == 0 and "ran 2 units, reused 0" in second.stdout, second.stdout[-1500:]
     sp = snapshot(tmp_path / "sp", sentencepiece_config())
-    refused = run("corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", str(sp), "--out",
+    refused = run("delta_suite.corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", str(sp), "--out",
                   str(tmp_path / "p"))
     assert refused.returncode == 2 and "SentencePiece-style" in refused.stderr and "--levels 1" in refused.stderr
-    encoder_only = run("corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", str(sp), "--levels", "1",
+    encoder_only = run("delta_suite.corpora.cli", "compare", "--corpus", str(corpus), "--tokenizer", str(sp),
+                       "--levels", "1",
                        "--out", str(tmp_path / "p"))
     assert encoder_only.returncode == 0, encoder_only.stdout[-1500:] + encoder_only.stderr[-1500:]
 
 
 def test_the_gate_runs_its_per_tokenizer_properties_on_user_files_named_in_the_environment(tmp_path: Path) -> None:
-    """`export DELTA_USER_TOKENIZERS=$(python -m frozen.export_user_files NAME=PATH)`: the gate's `tok` tests are
+    """`export DELTA_USER_TOKENIZERS=$(python -m delta_suite.frozen.export_user_files NAME=PATH)`: the gate's `tok`
+    tests are
     collected once more, for the user's file; a path that is not a tokenizer file exports nothing (exit 2)."""
     folder = snapshot(tmp_path / "gate-user")
-    exported = run("frozen.export_user_files", f"mine={folder}")
+    exported = run("delta_suite.frozen.export_user_files", f"mine={folder}")
     assert exported.returncode == 0, exported.stderr
     table = json.loads(exported.stdout)
     assert table["mine"]["sha256"] == sha256_file(folder / "tokenizer.json")
@@ -388,12 +395,13 @@ def test_the_gate_runs_its_per_tokenizer_properties_on_user_files_named_in_the_e
                                                  "DELTA_LEDGER_DIR": str(tmp_path / "gate")})
     assert collected.returncode == 0, collected.stdout[-1500:] + collected.stderr[-1500:]
     assert "[mine]" in collected.stdout
-    bad = run("frozen.export_user_files", str(tmp_path / "none.json"))
+    bad = run("delta_suite.frozen.export_user_files", str(tmp_path / "none.json"))
     assert bad.returncode == 2 and "none.json: no such file" in bad.stderr and not bad.stdout
 
 
 def test_a_name_that_is_also_a_folder_here_is_still_a_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`python -m frozen.export_user_files mine=mine/` run beside a folder `mine`: "mine" names the file (the main
+    """`python -m delta_suite.frozen.export_user_files mine=mine/` run beside a folder `mine`: "mine" names the file
+    (the main
     job's NAME=PATH rule); a folder whose own name holds "=" is still a path, named by its stem (made a valid name)."""
     snapshot(tmp_path / "mine")
     odd = snapshot(tmp_path / "a=b")

@@ -12,14 +12,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-from ledger.job import plan_record, step_record
-from ledger.records import append_records, make_record
-from reports import table3
-from reports.cli import main as reports_main
-from reports.table3 import ObligationTable, build_table3
-from reports.verdict import verdict
-from subjects.records import subject_record
+from delta_suite.ledger.job import plan_record, step_record
+from delta_suite.ledger.records import append_records, make_record
+from delta_suite.reports import table3
+from delta_suite.reports.cli import main as reports_main
+from delta_suite.reports.table3 import ObligationTable, build_table3
+from delta_suite.reports.verdict import verdict
+from delta_suite.subjects.records import subject_record
 
 PROVISIONING = [{"name": "qwen3_8b", "alias": "qwen3", "status": "provisioned (exact)", "sha256": "x"},
                 {"name": "gpt_oss_120b", "alias": "gpt-oss", "status": "provisioned (exact)", "sha256": "y"}]

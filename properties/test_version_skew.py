@@ -4,8 +4,8 @@ inlined loop that computes them in every fuzz process is checked against the def
 
 from __future__ import annotations
 
-from fuzz.strategies import _python_class, version_skew_codepoints
-from spec.classes import class_table
+from delta_suite.fuzz.strategies import _python_class, version_skew_codepoints
+from delta_suite.spec.classes import class_table
 
 
 def test_version_skew_is_the_definition_on_every_code_point(ledger) -> None:

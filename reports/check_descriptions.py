@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import controls
-from fuzz.checker import INTERNAL_BREAKS
+from delta_suite.fuzz.checker import INTERNAL_BREAKS
+
+from delta_suite import controls
 
 UNDESCRIBED = "(no description: add one to reports/check_descriptions.py)"
 
@@ -161,6 +162,8 @@ CHECKS: dict[str, str] = {
     "main_job.lost_row": "main job: a step row that cannot be written exits 3 and is named",
     "main_job.plan_rows": "main job: every planned step has its row, else the verdict says which is missing",
     "layers.contracts": "import-linter floors, test-package and acyclicity contracts kept",
+    "packaging.user_project": "a user project with its own fuzz, spec, reports and benchmarks packages runs its tests "
+                              "with the suite installed; the plugin loads nothing else of the suite",
     "provisioning.recipe": "a rebuild recipe's output equal to the frozen digest is installed",
     "provisioning.real_recipe": "the real recipe downloads its package and rebuilds the frozen bytes exactly",
     "corpus.build_determinism": "two corpus builds of the same sources give byte-identical shards",
@@ -262,7 +265,8 @@ FAMILIES: tuple[tuple[str, str], ...] = (
                                              "code points {range}"),
     (r"cut_map\.fault\.(?P<fault>.+)", "test of the test: the array evaluation's fault {fault} disagrees with the "
                                        "specification"),
-    (r"proof\.(?P<proof>[^:]+)(?::(?P<variant>.+))?", "redundancy proof {proof} (controls.proofs) checked on the "
+    (r"proof\.(?P<proof>[^:]+)(?::(?P<variant>.+))?",
+     "redundancy proof {proof} (delta_suite.controls.proofs) checked on the "
                                                      "tokenizer (case {variant})"),
     (r"knob_(?P<knob>.+)", "cut-rule knob {knob} off the specification, on single inputs"),
     (r"repair_knob:(?P<knob>.+)", "repair parameter {knob} off the specification, on single inputs"),

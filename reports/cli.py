@@ -7,13 +7,13 @@ import os
 import sys
 from pathlib import Path
 
-from frozen.errors import EnvironmentFault, os_error_message, run_command
-from frozen.provision import status
-from reports.diff import diff_reports, load_report
-from reports.render_data import render_csv, render_json
-from reports.render_md import render_markdown
-from reports.table3 import ReportInputError, Table3, build_table3, load_records
-from reports.verdict import verdict
+from delta_suite.frozen.errors import EnvironmentFault, os_error_message, run_command
+from delta_suite.frozen.provision import status
+from delta_suite.reports.diff import diff_reports, load_report
+from delta_suite.reports.render_data import render_csv, render_json
+from delta_suite.reports.render_md import render_markdown
+from delta_suite.reports.table3 import ReportInputError, Table3, build_table3, load_records
+from delta_suite.reports.verdict import verdict
 
 FORMATS = ("md", "html", "json", "csv")
 
@@ -39,7 +39,9 @@ def render(model: Table3, formats: list[str]) -> dict[str, str]:
     if "md" in formats:
         out["table3.md"] = render_markdown(model)
     if "html" in formats:
-        from reports.render_html import render_html  # heavy optional: matplotlib, for the plots; only when asked for
+        from delta_suite.reports.render_html import (
+            render_html,  # heavy optional: matplotlib, for the plots; only when asked for
+        )
 
         out["table3.html"] = render_html(model)
     if "json" in formats:

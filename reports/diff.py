@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reports.table3 import ReportInputError
+from delta_suite.reports.table3 import ReportInputError
 
 GOOD_CONTROL = ("killed", "redundant")
 

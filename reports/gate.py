@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ledger.gate import KIND, RUN_KEY, SESSION_CHECK, TEST_CHECK
+from delta_suite.ledger.gate import KIND, RUN_KEY, SESSION_CHECK, TEST_CHECK
 
 
 @dataclass

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from frozen.registry import lookup
-from reports.oracles import group_totals, other_text
-from reports.table3 import Table3
-from reports.text import checks_by_sampling
+from delta_suite.frozen.registry import lookup
+from delta_suite.reports.oracles import group_totals, other_text
+from delta_suite.reports.table3 import Table3
+from delta_suite.reports.text import checks_by_sampling
 
 LEVELS = (
     ("encoder", "1", "the encoder: whole encodes"),

@@ -11,15 +11,12 @@ drawn and the population they were drawn from; never mixed with the complete run
 
 from __future__ import annotations
 
-from mutation.results import (
-    RESULTS_FILE,
-    all_survivors,
-    confirmations_by_survivor,
-    judged_survivors,
-    read_results,
-    summary,
-)
-from mutation.verdicts import VerdictFileError, mutated_line, read_verdicts
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import delta_suite
 
 MUTATION_HEADER = ["module", "tests", "mutants judged", "killed", "timeouts", "survived", "score",
                    "score without equivalent",
@@ -32,22 +29,57 @@ SAMPLE_HEADER = ["sample", "module", "drawn of population", "judged", "killed", 
 TITLE = "Mutation score of spec/ and delta/ (a committed results file: shown, not counted in Table 3)"
 
 
+NOT_IN_A_CHECKOUT = ("the mutation profile and its results (mutation/results.json) are kept in the suite's "
+                     "repository, not installed: run the report from a checkout to show them")
+
+
+def mutation_profile(checkout: str | None = None) -> ModuleType | None:
+    """The repository's mutation profile (`mutation/`), or None outside a checkout. It serves the repository's own
+    development and is not installed, so it is loaded from the checkout's folder by its own name, whatever the
+    import path (a console script's holds no checkout)."""
+    root = checkout if checkout is not None else delta_suite.CHECKOUT
+    if root is None or not (Path(root) / "mutation" / "__init__.py").is_file():
+        return None
+    if "mutation" not in sys.modules:
+        init = Path(root) / "mutation" / "__init__.py"
+        spec = importlib.util.spec_from_file_location("mutation", init, submodule_search_locations=[str(init.parent)])
+        if spec is None or spec.loader is None:
+            return None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["mutation"] = module
+        spec.loader.exec_module(module)
+    # the profile's modules import one another by the name `mutation`, found through the package's own path
+    import mutation.results  # noqa: F401  (a repository-only package: loaded from the checkout above)
+    import mutation.verdicts  # noqa: F401
+
+    return sys.modules["mutation"]
+
+
 def mutation_summary() -> dict | None:
     """The summary of the committed results with their verdicts, or None when there is no usable results file
-    (the section then says why)."""
+    (the section then says why); outside a checkout, the reason it is not shown."""
+    profile = mutation_profile()
+    if profile is None:
+        return {"error": NOT_IN_A_CHECKOUT}
+    results, verdict_file = profile.results, profile.verdicts
     try:
-        data = read_results(RESULTS_FILE)
-        verdicts = read_verdicts()
-    except (ValueError, VerdictFileError) as exc:
+        data = results.read_results(results.RESULTS_FILE)
+        verdicts = verdict_file.read_verdicts()
+    except (ValueError, verdict_file.VerdictFileError) as exc:
         return {"error": str(exc)}
     if not data["modules"]:
         return None
-    out = summary(data, verdicts)
-    confirmed = confirmations_by_survivor(data)
+    out = results.summary(data, verdicts)
+    confirmed = results.confirmations_by_survivor(data)
     out["survivor_list"] = [{"module": m, "finished": finished,
-                             **judged_survivors({"module": m, "survivors": [s]}, verdicts, confirmed)[0]}
-                            for m, s, finished in all_survivors(data)]
+                             **results.judged_survivors({"module": m, "survivors": [s]}, verdicts, confirmed)[0]}
+                            for m, s, finished in results.all_survivors(data)]
     return out
+
+
+def _mutated_line(diff: str) -> str:
+    profile = mutation_profile()
+    return profile.verdicts.mutated_line(diff) if profile is not None else ""
 
 
 def _percent(x: float | None) -> str:
@@ -72,7 +104,7 @@ def survivor_rows(s: dict) -> list[list[str]]:
     of one operator at one place differ only there); a survivor of an unfinished session has its module marked so."""
     return [[x["module"] + ("" if x.get("finished", True) else " (unfinished)")
              + (f" (sample {x['sample']})" if x.get("sample") else ""), str(x["line_number"]),
-             x["operator"].removeprefix("core/"), x["line"], mutated_line(x.get("diff", "")),
+             x["operator"].removeprefix("core/"), x["line"], _mutated_line(x.get("diff", "")),
              _verdict_cell(x), (x["reason"] + (f" (test: {x['test']})" if x["test"] else "")).strip()]
             for x in s.get("survivor_list", [])]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ledger.records import UNKNOWN_ORACLE
-from reports.table3 import Row
+from delta_suite.ledger.records import UNKNOWN_ORACLE
+from delta_suite.reports.table3 import Row
 
 # the groups the report counts apart, in the order it names them, with the oracles each holds
 GROUPS: tuple[tuple[str, tuple[str, ...], str], ...] = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reports.table3 import Table3
+from delta_suite.reports.table3 import Table3
 
 
 @dataclass(frozen=True)

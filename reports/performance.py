@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from reports.scale_on_paper import (
+from delta_suite.reports.scale_on_paper import (
     CLUSTER_CORES,
     FORMULA,
     L1_MEAN_CHARS,
@@ -48,11 +48,13 @@ ABSENT = {
     "chunked": "not run: no chunked figure in these ledgers",
     "fallback": "not run: no fallback-confinement figure in these ledgers",
     "suite": "not run: no suite-throughput figure in these ledgers",
-    "scale": "not measured: no benchmark.scale record in these ledgers (python -m benchmarks --only scale), so no "
+    "scale": "not measured: no benchmark.scale record in these ledgers (python -m delta_suite.benchmarks --only "
+             "scale), so no "
              "cost of the paper's volumes is stated",
     "campaign": "not measured: no benchmark.campaign or benchmark.compare_workers record in these ledgers (python -m "
                 "benchmarks --only campaign)",
-    "gate": "not measured: gate wall times and durations are recorded only by python -m benchmarks --with-gate",
+    "gate": "not measured: gate wall times and durations are recorded only by python -m delta_suite.benchmarks "
+            "--with-gate",
     "peer": "not installed or not run: no peer record in these ledgers",
 }
 # Goals of issue 11: (context characters, minimum ratio) for repair; (characters, workers, minimum) for chunked.

@@ -16,12 +16,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from delta_suite.reports.performance import CHUNKED_GOAL, REPAIR_GOALS, PerfFigure  # noqa: E402
+from delta_suite.reports.table3 import NO_TOKENIZER, Cell, Table3  # noqa: E402
 from matplotlib import rc_context  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-
-from reports.performance import CHUNKED_GOAL, REPAIR_GOALS, PerfFigure  # noqa: E402
-from reports.table3 import NO_TOKENIZER, Cell, Table3  # noqa: E402
 
 FONT = "DejaVu Sans"
 SECTION_COLORS = {

@@ -9,8 +9,8 @@ import csv
 import io
 import json
 
-from reports.table3 import Table3
-from reports.verdict import verdict
+from delta_suite.reports.table3 import Table3
+from delta_suite.reports.verdict import verdict
 
 
 def render_json(model: Table3) -> str:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from jinja2 import Environment, StrictUndefined
-from markupsafe import Markup
-
-from reports.glance import (
+from delta_suite.reports.glance import (
     PATTERN_HEADER,
     RECONSTRUCTION_MARK,
     REFUTED_HEADER,
@@ -19,7 +16,7 @@ from reports.glance import (
     refuted_rows,
     sampled_evidence,
 )
-from reports.mutation_score import (
+from delta_suite.reports.mutation_score import (
     MUTATION_HEADER,
     SAMPLE_HEADER,
     SURVIVOR_HEADER,
@@ -28,13 +25,13 @@ from reports.mutation_score import (
     sample_rows,
     survivor_rows,
 )
-from reports.mutation_score import TITLE as MUTATION_TITLE
-from reports.oracles import row_oracle_text
-from reports.paper import beside
-from reports.plots import comparisons_per_tokenizer, kill_heatmap, performance_plot, throughput_plot
-from reports.provenance import provenance_items
-from reports.render_md import LEGEND
-from reports.table3 import (
+from delta_suite.reports.mutation_score import TITLE as MUTATION_TITLE
+from delta_suite.reports.oracles import row_oracle_text
+from delta_suite.reports.paper import beside
+from delta_suite.reports.plots import comparisons_per_tokenizer, kill_heatmap, performance_plot, throughput_plot
+from delta_suite.reports.provenance import provenance_items
+from delta_suite.reports.render_md import LEGEND
+from delta_suite.reports.table3 import (
     MOSTLY_FELL_BACK_BELOW,
     NO_SUBJECTS,
     SUBJECT_HEADER,
@@ -42,7 +39,7 @@ from reports.table3 import (
     subject_rows,
     throughput_summary,
 )
-from reports.text import (
+from delta_suite.reports.text import (
     CONTROL_OUTCOME,
     NO_THROUGHPUT,
     cell_text,
@@ -56,8 +53,10 @@ from reports.text import (
     sampling_notes,
     skipped_line,
 )
-from reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
-from reports.verdict import verdict
+from delta_suite.reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
+from delta_suite.reports.verdict import verdict
+from jinja2 import Environment, StrictUndefined
+from markupsafe import Markup
 
 CSS = """
 body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; font-size: 13px; color: #222; margin: 24px;

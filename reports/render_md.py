@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.glance import (
+from delta_suite.reports.glance import (
     PATTERN_HEADER,
     RECONSTRUCTION_MARK,
     REFUTED_HEADER,
@@ -16,7 +16,7 @@ from reports.glance import (
     refuted_rows,
     sampled_evidence,
 )
-from reports.mutation_score import (
+from delta_suite.reports.mutation_score import (
     MUTATION_HEADER,
     SAMPLE_HEADER,
     SURVIVOR_HEADER,
@@ -25,12 +25,19 @@ from reports.mutation_score import (
     sample_rows,
     survivor_rows,
 )
-from reports.mutation_score import TITLE as MUTATION_TITLE
-from reports.oracles import row_oracle_text
-from reports.paper import beside
-from reports.provenance import provenance_items
-from reports.table3 import NO_SUBJECTS, NO_TOKENIZER, SUBJECT_HEADER, Table3, subject_rows, throughput_summary
-from reports.text import (
+from delta_suite.reports.mutation_score import TITLE as MUTATION_TITLE
+from delta_suite.reports.oracles import row_oracle_text
+from delta_suite.reports.paper import beside
+from delta_suite.reports.provenance import provenance_items
+from delta_suite.reports.table3 import (
+    NO_SUBJECTS,
+    NO_TOKENIZER,
+    SUBJECT_HEADER,
+    Table3,
+    subject_rows,
+    throughput_summary,
+)
+from delta_suite.reports.text import (
     CONTROL_OUTCOME,
     NO_THROUGHPUT,
     cell_text,
@@ -44,8 +51,8 @@ from reports.text import (
     sampling_notes,
     skipped_line,
 )
-from reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
-from reports.verdict import verdict
+from delta_suite.reports.transcripts import FIGURE_HEADER, PAPER_SENTENCE, figure_rows, recorded_sentence
+from delta_suite.reports.verdict import verdict
 
 LEGEND = (
     "Breakdown cells read `comparisons / differences`, with the fast-path share where the path applies; "

@@ -47,7 +47,8 @@ Record conventions (how a writer's records land in the right row; see ledger/rec
   whole one.
 - Provenance keys in details (see reports/provenance.py): `unicode_regex`, `unicode_nfc` (any `unicode*`),
   `*_sha256` / `*_digest` for batteries, corpora and shards, `seed` / `seeds`, `elapsed_s` durations.
-- Benchmark records (level "benchmark", written by `python -m benchmarks`) are rows of the Benchmarks section and
+- Benchmark records (level "benchmark", written by `python -m delta_suite.benchmarks`) are rows of the Benchmarks
+section and
   also feed the Performance section (reports/performance.py: figures, goals met/not met, plots), latest run per
   figure, the run being the ledger file a record was read from (`LedgerRecords.files`).
 - A gate record whose test failed, errored or was interrupted carries `details["outcome"]` "failed", "error" or
@@ -67,20 +68,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frozen.errors import SuiteError
-from frozen.registry import rows as registry_rows
-from ledger.gate import KIND as GATE_KIND
-from ledger.gate import SESSION_CHECK, did_not_pass
-from ledger.job import PLAN_CHECK, step_rows
-from ledger.records import LEVELS, SCHEMA, deduplicate, oracle_of, read_located
-from reports.check_descriptions import check_title
-from reports.gate import GateRuns, gate_runs
-from reports.mutation_score import mutation_summary
-from reports.performance import Performance, build_performance
-from reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
-from reports.transcripts import RESULTS_FILE, FrontEndFigures, Recorded, read_results, transcript_figures
-from subjects.protocol import is_third_party
-from subjects.wiring import subjects_table
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.registry import rows as registry_rows
+from delta_suite.ledger.gate import KIND as GATE_KIND
+from delta_suite.ledger.gate import SESSION_CHECK, did_not_pass
+from delta_suite.ledger.job import PLAN_CHECK, step_rows
+from delta_suite.ledger.records import LEVELS, SCHEMA, deduplicate, oracle_of, read_located
+from delta_suite.reports.check_descriptions import check_title
+from delta_suite.reports.gate import GateRuns, gate_runs
+from delta_suite.reports.mutation_score import mutation_summary
+from delta_suite.reports.performance import Performance, build_performance
+from delta_suite.reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
+from delta_suite.reports.transcripts import RESULTS_FILE, FrontEndFigures, Recorded, read_results, transcript_figures
+from delta_suite.subjects.protocol import is_third_party
+from delta_suite.subjects.wiring import subjects_table
 
 NO_TOKENIZER = "(no tokenizer)"
 
@@ -770,7 +771,7 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def obligation_table(records: list[dict], module_name: str = "spec.proofs.obligations",
+def obligation_table(records: list[dict], module_name: str = "delta_suite.spec.proofs.obligations",
                      provisioned: list[str] | None = None) -> ObligationTable:
     """The proof-obligation table from `obligations()` and `status_from_ledger(records)`, if that module exists.
 
@@ -878,7 +879,7 @@ def build_table3(
     provisioning: list[dict],
     ledger_errors: list[LedgerError] | None = None,
     ledger_files_read: list[str] | None = None,
-    obligations_module: str = "spec.proofs.obligations",
+    obligations_module: str = "delta_suite.spec.proofs.obligations",
     results_file: Path | None = RESULTS_FILE,
     with_mutation: bool = True,
 ) -> Table3:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.table3 import MOSTLY_FELL_BACK_BELOW, Cell, Figures, KillCell, Row
+from delta_suite.reports.table3 import MOSTLY_FELL_BACK_BELOW, Cell, Figures, KillCell, Row
 
 NO_THROUGHPUT = "No fuzz records carrying cases and a rate, a duration (elapsed_s) or a campaign clock (elapsed)."
 

@@ -5,7 +5,7 @@ The figures come from corpus records of level 3 (`corpora.compare`, check corpus
 (reference, chunked, session), the turns, fast-path and fallback counts, differences and raw costs. Medians are
 taken over the raw figures of every record (never medians of medians). Two sources are kept apart: this report's
 own records, and the committed results of a recorded full-set run (`results/transcript-replay-full.json`, made by
-`python -m reports.transcripts --from LEDGER`), shown as recorded, never counted in Table 3.
+`python -m delta_suite.reports.transcripts --from LEDGER`), shown as recorded, never counted in Table 3.
 
 The paper's figures (§4.3, "Cutting at role markers ..."): 610 transcripts, 330K characters at the median; a turn
 with 250-500K characters of history takes 4.0 ms with cuts and 2.3 ms incrementally at the median; the median
@@ -176,7 +176,8 @@ def write_results(ledger: Path, out: Path, note: str = "") -> Path:
         raise ValueError(f"{ledger}: no level-3 records of the full transcript set")
     d0 = records[0]["details"]
     about = {
-        "what": "the full transcript set (corpora.transcripts profile full) replayed turn by turn through three "
+        "what": "the full transcript set (delta_suite.corpora.transcripts profile full) replayed turn by turn through "
+                "three "
                 "front ends; every turn of the chunked and session front ends compared with the whole reference",
         "records": len(records), "parts": sorted(r["details"]["shard"] for r in records),
         "tokenizers": sorted({r["tokenizer"] for r in records}),
@@ -194,7 +195,7 @@ def write_results(ledger: Path, out: Path, note: str = "") -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reports.transcripts",
+    parser = argparse.ArgumentParser(prog="python -m delta_suite.reports.transcripts",
                                      description="Write the committed results file of a full transcript-set run.")
     parser.add_argument("--from", dest="ledger", required=True, help="the run's corpus-ledger.jsonl")
     parser.add_argument("--to", default=str(RESULTS_FILE), help=f"results file (default {RESULTS_FILE})")

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ledger.job import NOT_SELECTED
-from reports.oracles import comparisons_phrase
-from reports.table3 import Table3
+from delta_suite.ledger.job import NOT_SELECTED
+from delta_suite.reports.oracles import comparisons_phrase
+from delta_suite.reports.table3 import Table3
 
 DONE_CONTROL = ("killed", "redundant", "not applicable", "not run", "not provisioned")
 

@@ -8,7 +8,7 @@
 #               with DELTA_EXHAUSTIVE=full: every code point of the unassigned planes too)
 #   campaigns   a fuzz campaign of its own per tokenizer (cut and repair), 8 s each (--full: 120 s)
 # Every step writes ledgers under "$OUT/ledgers/main/<step>", and the job records each step's exit status in
-# "$OUT/ledgers/main/job/steps.jsonl" (python -m ledger.job): the report reads them all, states any step that failed,
+# "$OUT/ledgers/main/job/steps.jsonl" (python -m delta_suite.ledger.job): the report reads them all, states any step that failed,
 # was interrupted or never ran, and prints the verdict line. Before any checking step the job lists the campaign's
 # tokenizers (step "list tokenizers") and writes its plan (every step it means to run): the report names a planned
 # step without a row as a failure, and a row that cannot be written fails the job (3). No step stops the job: the
@@ -69,7 +69,7 @@ step() {
 # record NAME STATUS SECONDS COMMAND...: the job's own ledger row of one step (or -1: not run)
 record() {
   local name=$1 rc=$2 secs=$3; shift 3
-  python -m ledger.job --ledger "$L/job/steps.jsonl" --step "$name" --status "$rc" ${secs:+--seconds "$secs"} \
+  python -m delta_suite.ledger.job --ledger "$L/job/steps.jsonl" --step "$name" --status "$rc" ${secs:+--seconds "$secs"} \
     -- "$@" || lost "$name"
 }
 # lost NAME: a job row that could not be written; the job exits 3 (unless a step failed first), and the report names
@@ -82,7 +82,7 @@ skip() { local name=$1; shift; echo "[main] $name: not run (interrupted)" >&2; r
 unselected() { echo "[main] $1: not selected ($([ "$ONLY" = 1 ] && echo "--only" || echo DELTA_MAIN_STEPS))" >&2
   record "$1" -2 ""; }
 # plan STEP...: the job's plan, written before any checking step runs
-plan() { echo "[main] plan: $*" >&2; python -m ledger.job --ledger "$L/job/steps.jsonl" --plan "$@" || lost plan; }
+plan() { echo "[main] plan: $*" >&2; python -m delta_suite.ledger.job --ledger "$L/job/steps.jsonl" --plan "$@" || lost plan; }
 interrupted=0
 last=0
 trap 'interrupted=1' INT TERM
@@ -105,7 +105,7 @@ done
 # if it fails, that step's row says so and no fuzz step is planned (never an empty loop that reads as clean)
 names=""
 if registry fuzz; then
-  step "list tokenizers" python -m fuzz.campaign_tokenizers --out "$L/job/tokenizers.txt"
+  step "list tokenizers" python -m delta_suite.fuzz.campaign_tokenizers --out "$L/job/tokenizers.txt"
   if [ -f "$L/job/tokenizers.txt" ]; then names=$(cat "$L/job/tokenizers.txt"); fi
   fuzz_steps=()
   for name in $names; do fuzz_steps+=("fuzz $name"); done
@@ -135,8 +135,8 @@ ustep() { if [ "$interrupted" = 1 ]; then skip "$@"; else step "$@"; fi; }
 for i in "${!USER_PATHS[@]}"; do
   p=${USER_PATHS[$i]}; u="$L/user-$i"; named=()
   if [ -n "${USER_NAMES[$i]}" ]; then named=(--name "${USER_NAMES[$i]}"); fi
-  if [ "$interrupted" = 1 ]; then skip "admission $p" python -m spec.admission_cli "$p"; continue; fi
-  step "admission $p" python -m spec.admission_cli "$p" "${named[@]}"
+  if [ "$interrupted" = 1 ]; then skip "admission $p" python -m delta_suite.spec.admission_cli "$p"; continue; fi
+  step "admission $p" python -m delta_suite.spec.admission_cli "$p" "${named[@]}"
   if [ "$last" -ne 0 ] || [ "$interrupted" = 1 ]; then continue; fi
   ADMITTED+=("${USER_FILES[$i]}")
   file_steps=()  # an admitted file's own steps join the plan
@@ -145,7 +145,7 @@ for i in "${!USER_PATHS[@]}"; do
   if selected corpus; then file_steps+=("corpus $p" "cut-gain $p"); fi
   # a family admission derived by proof gets the per-code-point checks of its own (below)
   derived=0
-  if python -m spec.admission_cli "$p" "${named[@]}" 2>/dev/null | grep -q "split family derived:"; then derived=1; fi
+  if python -m delta_suite.spec.admission_cli "$p" "${named[@]}" 2>/dev/null | grep -q "split family derived:"; then derived=1; fi
   if selected checks; then file_steps+=("kill-matrix $p"); fi
   if selected checks && [ "$derived" = 1 ]; then file_steps+=("per-code-point $p"); fi
   if [ ${#file_steps[@]} -gt 0 ]; then plan "${file_steps[@]}"; fi
@@ -156,15 +156,15 @@ for i in "${!USER_PATHS[@]}"; do
     ustep "cut-gain $p" corpora cut-gain --profile small --tokenizer "$p" "${named[@]}" --max-characters 1000000 \
       --verify 2000 --out "$u/cut-gain"
   fi
-  if selected checks; then ustep "kill-matrix $p" python -m controls.kill_matrix --tokenizer "$p" "${named[@]}" \
+  if selected checks; then ustep "kill-matrix $p" python -m delta_suite.controls.kill_matrix --tokenizer "$p" "${named[@]}" \
     --progress-every 100000 --ledger "$u/kill-matrix/kill-matrix.jsonl" >/dev/null
   fi
   # the per-code-point checks of the file's split family when admission derived it by proof (class tables,
   # transition boundaries, end of input, the alphabet): the same tests as for the six, on the same stride; a
   # file of one of the six has its family's own tests in the checks step (its stages equal them byte for byte)
   if selected checks && [ "$derived" = 1 ]; then
-    if ! table=$(python -m frozen.export_user_files "${USER_FILES[$i]}"); then
-      record "per-code-point $p" 2 "" python -m frozen.export_user_files "${USER_FILES[$i]}"
+    if ! table=$(python -m delta_suite.frozen.export_user_files "${USER_FILES[$i]}"); then
+      record "per-code-point $p" 2 "" python -m delta_suite.frozen.export_user_files "${USER_FILES[$i]}"
       if [ "$status" -eq 0 ]; then status=2; fi
     else
       ustep "per-code-point $p" env DELTA_USER_TOKENIZERS="$table" DELTA_DERIVED_GATE="" \
@@ -179,12 +179,12 @@ done
 # replays: the gate's own checks, which write the records the obligations table reads
 if ! registry checks; then unselected checks
 elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else
-  # the admitted user files join the gate's per-tokenizer properties (frozen.export_user_files)
+  # the admitted user files join the gate's per-tokenizer properties (delta_suite.frozen.export_user_files)
   USER_TABLE=""
-  if [ ${#ADMITTED[@]} -gt 0 ] && ! USER_TABLE=$(python -m frozen.export_user_files "${ADMITTED[@]}"); then
+  if [ ${#ADMITTED[@]} -gt 0 ] && ! USER_TABLE=$(python -m delta_suite.frozen.export_user_files "${ADMITTED[@]}"); then
     # never silent: the gate then runs without them, and the job says so (a failed step, status 2)
     echo "[main] checks: the user files could not be named for the gate (above); it runs without them" >&2
-    record "checks: user files" 2 "" python -m frozen.export_user_files "${ADMITTED[@]}"
+    record "checks: user files" 2 "" python -m delta_suite.frozen.export_user_files "${ADMITTED[@]}"
     if [ "$status" -eq 0 ]; then status=2; fi
     USER_TABLE=""
   fi

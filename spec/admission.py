@@ -21,11 +21,11 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
-from frozen.loader import FrozenTokenizer, normalizer_kind
-from spec.families import PREFIX_SPACE_REFUSAL, is_total, removed_inverted_regexes, split_stages
-from spec.patterns import identify
-from spec.proofs.derive import derive, prove_total
-from spec.refusals import sentencepiece_stage
+from delta_suite.frozen.loader import FrozenTokenizer, normalizer_kind
+from delta_suite.spec.families import PREFIX_SPACE_REFUSAL, is_total, removed_inverted_regexes, split_stages
+from delta_suite.spec.patterns import identify
+from delta_suite.spec.proofs.derive import derive, prove_total
+from delta_suite.spec.refusals import sentencepiece_stage
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
 ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc")

@@ -1,4 +1,4 @@
-"""`python -m spec.admission_cli TOKENIZER [--name N]`: what admission decides for a tokenizer, and why.
+"""`python -m delta_suite.spec.admission_cli TOKENIZER [--name N]`: what admission decides for a tokenizer, and why.
 
 TOKENIZER is a registry name or alias, or a path to a tokenizer.json or a folder holding one (a user file,
 `frozen.resolve_tokenizer`). Prints one line: the tokenizer's name, provenance, SHA-256, size, margin and bound,
@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from frozen.errors import run_command
-from frozen.user_files import resolve_tokenizer
-from spec.admission import admission_of
-from spec.refusals import refusal_message
+from delta_suite.frozen.errors import run_command
+from delta_suite.frozen.user_files import resolve_tokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.refusals import refusal_message
 
 
 def _cmd(args: argparse.Namespace) -> int:
@@ -28,7 +28,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m spec.admission_cli", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m delta_suite.spec.admission_cli", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("tokenizer", help="registry name or alias, or a path to a tokenizer.json or a folder holding one")
     p.add_argument("--name", help="the name of a path (default: the folder's name, or the file's stem)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from spec.engine_classes import CODE_SPACE, engine_mask
+from delta_suite.spec.engine_classes import CODE_SPACE, engine_mask
 
 O, S, L, N, M = 0, 1, 2, 3, 4
 CLASS_NAMES = "OSLNM"

@@ -23,14 +23,14 @@ import unicodedata
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from frozen.loader import FrozenTokenizer
-from spec.admission import STRIP_REFUSAL, admission_of
-from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
-from spec.families import is_apostrophe_free, is_crlf_free, is_family, pairs_of
-from spec.guard import GUARD_MODES, cut_inside_special, special_touches
-from spec.normalization import anchors_around, nfc_split
-from spec.special_cut import SPECIAL_RULE_MODES, at_selected_edge, premises_hold
-from spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, CR_LF
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import STRIP_REFUSAL, admission_of
+from delta_suite.spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
+from delta_suite.spec.families import is_apostrophe_free, is_crlf_free, is_family, pairs_of
+from delta_suite.spec.guard import GUARD_MODES, cut_inside_special, special_touches
+from delta_suite.spec.normalization import anchors_around, nfc_split
+from delta_suite.spec.special_cut import SPECIAL_RULE_MODES, at_selected_edge, premises_hold
+from delta_suite.spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, CR_LF
 
 CLASS_SOURCES = ("engine", "python")
 ACCEPTED_TRANSITION = "accepted:transition"

@@ -16,11 +16,10 @@ from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
+from delta_suite.frozen.cache import cache_root
+from delta_suite.frozen.cache_lock import computing
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
-
-from frozen.cache import cache_root
-from frozen.cache_lock import computing
 
 CODE_SPACE = 0x110000
 SURROGATES = range(0xD800, 0xE000)

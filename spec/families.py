@@ -17,8 +17,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from spec.patterns import GPT2, SPLIT_PATTERNS, TOTAL_STAGES, identify
-from spec.transitions import APOSTROPHE_FREE, PATTERN_PAIRS
+from delta_suite.spec.patterns import GPT2, SPLIT_PATTERNS, TOTAL_STAGES, identify
+from delta_suite.spec.transitions import APOSTROPHE_FREE, PATTERN_PAIRS
 
 DERIVED_PREFIX = "derived:"
 DIGEST_LENGTH = 12

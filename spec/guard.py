@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from frozen.loader import FrozenTokenizer
+from delta_suite.frozen.loader import FrozenTokenizer
 
 _END = ""  # trie key marking the end of a literal (never a character)
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from delta_suite.spec.classes import M
 from tokenizers.normalizers import NFC
-
-from spec.classes import M
 
 ANCHOR_SCAN = 256
 REORDER_PROBE_BEFORE = "\u0301"  # combining acute, ccc 230

@@ -17,12 +17,11 @@ from importlib.metadata import version
 from itertools import compress, count, islice
 from typing import TYPE_CHECKING
 
-from frozen.errors import InvalidText
+from delta_suite.frozen.errors import InvalidText
 
 if TYPE_CHECKING:
+    from delta_suite.frozen.loader import FrozenTokenizer
     from tokenizers import Encoding
-
-    from frozen.loader import FrozenTokenizer
 
 PROBE_TEXT = "probe"
 

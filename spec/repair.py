@@ -75,13 +75,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-
-from frozen.loader import FrozenTokenizer
-from spec.admission import admission_of
-from spec.classes import class_table
-from spec.normalization import ANCHOR_SCAN, is_anchor, nfc
-from spec.reference import reference_encode_with_offsets
-from spec.transitions import is_accepted_transition
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.classes import class_table
+from delta_suite.spec.normalization import ANCHOR_SCAN, is_anchor, nfc
+from delta_suite.spec.reference import reference_encode_with_offsets
+from delta_suite.spec.transitions import is_accepted_transition
 
 MIN_MARGIN = 8
 MATCH_KEYS = ("full", "ids", "spans")

@@ -64,10 +64,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from frozen.loader import FrozenTokenizer
-from spec.admission import IDENTITY_NORMALIZERS
-from spec.guard import LiteralTrie, literal_trie
-from spec.reference import reference_encode_with_offsets
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import IDENTITY_NORMALIZERS
+from delta_suite.spec.guard import LiteralTrie, literal_trie
+from delta_suite.spec.reference import reference_encode_with_offsets
 
 SPECIAL_RULE_MODES = ("selected", "any_occurrence", "off")
 

@@ -15,7 +15,7 @@ the L->O carve-out is not needed. The repair's sync witness stays on the floor.
 
 from __future__ import annotations
 
-from spec.classes import L, M, N, O, S, class_table
+from delta_suite.spec.classes import L, M, N, O, S, class_table
 
 ACCEPTED_PAIRS: frozenset[tuple[int, int]] = frozenset(
     {(L, N), (L, O), (L, S), (N, L), (N, O), (N, S), (O, N), (O, S)}

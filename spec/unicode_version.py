@@ -25,10 +25,9 @@ from functools import lru_cache
 
 import unicodedata2
 import unicodedataplus
+from delta_suite.spec.classes import M
+from delta_suite.spec.normalization import HANGUL_PROBES, REORDER_PROBE_AFTER, REORDER_PROBE_BEFORE, nfc
 from tokenizers.normalizers import NFD
-
-from spec.classes import M
-from spec.normalization import HANGUL_PROBES, REORDER_PROBE_AFTER, REORDER_PROBE_BEFORE, nfc
 
 LATER = (99, 0)  # Age of code points unassigned in unicodedataplus (Unicode 17+ additions)
 _STARTER = "\u4e00"  # a starter that composes with nothing

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from delta.cuts import encode_chunked
-from delta.session import Session
-from ledger.records import suite_version
-from spec.reference import reference_encode
+from delta_suite.delta.cuts import encode_chunked
+from delta_suite.delta.session import Session
+from delta_suite.ledger.records import suite_version
+from delta_suite.spec.reference import reference_encode
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 
 class DeltaSubject:

@@ -21,8 +21,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frozen.cache import cache_root
-from subjects.protocol import SubjectUnavailable
+from delta_suite.frozen.cache import cache_root
+from delta_suite.subjects.protocol import SubjectUnavailable
 
 MARKER = "delta-subject-env.json"
 INSTALL_TIMEOUT_S = 1800

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from subjects.protocol import SubjectFault
+from delta_suite.subjects.protocol import SubjectFault
 
 PROTOCOL = 1
 PATHS = ("encode", "encode_chunked", "session")

@@ -17,13 +17,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from subjects.envs import envs_root
-from subjects.exec_protocol import answer_ids, check_hello, hello, parse_answer
-from subjects.protocol import SubjectFault, SubjectUnavailable
-from subjects.user_inputs import tokenizer_files
+from delta_suite.subjects.envs import envs_root
+from delta_suite.subjects.exec_protocol import answer_ids, check_hello, hello, parse_answer
+from delta_suite.subjects.protocol import SubjectFault, SubjectUnavailable
+from delta_suite.subjects.user_inputs import tokenizer_files
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 
 class _Server:

@@ -8,7 +8,7 @@ failed or passed on a guess); a release in the table that cannot be installed he
 
 from __future__ import annotations
 
-from subjects.envs import version_key
+from delta_suite.subjects.envs import version_key
 
 DIVERGES, MATCHES = "diverges", "matches"
 NOT_INSTALLED = "not installed"

@@ -12,12 +12,12 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from spec.reference import reference_encode
-from subjects.envs import available_versions
-from subjects.fastokens_releases import NOT_INSTALLED, expected_outcome, verdict, versions_to_sweep
-from subjects.fastokens_subject import FastokensSubject
-from subjects.protocol import SubjectUnavailable
-from subjects.replay import ReplayResult, first_difference, replay
+from delta_suite.spec.reference import reference_encode
+from delta_suite.subjects.envs import available_versions
+from delta_suite.subjects.fastokens_releases import NOT_INSTALLED, expected_outcome, verdict, versions_to_sweep
+from delta_suite.subjects.fastokens_subject import FastokensSubject
+from delta_suite.subjects.protocol import SubjectUnavailable
+from delta_suite.subjects.replay import ReplayResult, first_difference, replay
 
 _WORDS = ("state", "host", "prev", "buffer", "index", "count", "value", "result", "config", "node", "item", "path")
 

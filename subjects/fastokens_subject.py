@@ -12,8 +12,8 @@ the slow way, to show that both give the same IDs.
 
 from __future__ import annotations
 
-from subjects.fastokens_releases import SGLANG_PINNED
-from subjects.pypi_peer import PeerSession, PeerSubject
+from delta_suite.subjects.fastokens_releases import SGLANG_PINNED
+from delta_suite.subjects.pypi_peer import PeerSession, PeerSubject
 
 __all__ = ["SGLANG_PINNED", "FastokensSubject"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from subjects.pypi_peer import PeerSubject
+from delta_suite.subjects.pypi_peer import PeerSubject
 
 
 class GigatokenSubject(PeerSubject):

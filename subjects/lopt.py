@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from spec.reference import check_text, reference_encode
+from delta_suite.spec.reference import check_text, reference_encode
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 CHUNKS = 32
 OVERLAP = 512

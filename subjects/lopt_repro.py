@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from spec.reference import reference_encode, reference_encode_with_offsets
-from subjects.lopt import LoptParams, lopt_encode
-from subjects.replay import first_difference
+from delta_suite.spec.reference import reference_encode, reference_encode_with_offsets
+from delta_suite.subjects.lopt import LoptParams, lopt_encode
+from delta_suite.subjects.replay import first_difference
 
 # The first 120 characters of the Thousand Character Classic plus the paper's pair (U+547D U+6570).
 CJK_ALPHABET = (

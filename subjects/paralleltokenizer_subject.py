@@ -8,7 +8,7 @@ transformers and sentencepiece (see `subjects.envs.PEERS`).
 
 from __future__ import annotations
 
-from subjects.pypi_peer import PeerSubject
+from delta_suite.subjects.pypi_peer import PeerSubject
 
 
 class ParallelTokenizerSubject(PeerSubject):

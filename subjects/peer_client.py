@@ -14,14 +14,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from frozen.cache import tokenizers_dir
-from frozen.digests import sha256_file
-from frozen.user_table import user_entry
-from subjects.envs import envs_root
-from subjects.protocol import SubjectUnavailable
+from delta_suite.frozen.cache import tokenizers_dir
+from delta_suite.frozen.digests import sha256_file
+from delta_suite.frozen.user_table import user_entry
+from delta_suite.subjects.envs import envs_root
+from delta_suite.subjects.protocol import SubjectUnavailable
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 SERVER = Path(__file__).resolve().with_name("peer_server.py")
 _LIVE: list[PeerProcess] = []

@@ -1,4 +1,4 @@
-"""Peer environments built ahead of the tests that need them (`python -m subjects.prefetch SPEC...`).
+"""Peer environments built ahead of the tests that need them (`python -m delta_suite.subjects.prefetch SPEC...`).
 
 A fresh machine builds each PyPI peer's environment the first time a test asks for it, and that test's worker
 waits for pip (20 to 40 s a peer). The gate starts this command in the background when it collects peer tests
@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from frozen.errors import SuiteError, run_command
-from subjects.envs import PEERS, ensure_env, resolve_version
-from subjects.protocol import SubjectUnavailable
+from delta_suite.frozen.errors import SuiteError, run_command
+from delta_suite.subjects.envs import PEERS, ensure_env, resolve_version
+from delta_suite.subjects.protocol import SubjectUnavailable
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -52,7 +52,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m subjects.prefetch", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m delta_suite.subjects.prefetch",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("specs", nargs="+", metavar="SPEC", help="NAME or NAME==VERSION of a PyPI peer")
     parser.set_defaults(func=_run)
     return run_command(parser, argv)

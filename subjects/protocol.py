@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import import_module
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from frozen.errors import SuiteError
+from delta_suite.frozen.errors import SuiteError
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 
 class SubjectUnavailable(SuiteError):
@@ -109,24 +108,18 @@ class SubjectEntry:
     target: str
     options: tuple[tuple[str, object], ...] = ()
 
-    def factory(self) -> Factory:
-        """The class, imported only now: a subject's module (and its peer) is loaded when that subject is asked for."""
-        module, _, attribute = self.target.partition(":")
-        cls = getattr(import_module(module), attribute)
-        options = dict(self.options)
-        return lambda tok, version: cls(tok, version, **options)
 
-
-# Subject name -> where it lives. Nothing here imports a subject: the table names module paths, so the protocol
-# sits below every concrete subject and a peer's absence never breaks the suite.
+# Subject name -> where it lives. Nothing here imports a subject: the table names module paths (imported by
+# `delta_suite.subjects.by_name` when that subject is asked for), so the protocol sits below every concrete subject
+# and a peer's absence never breaks the suite.
 SUBJECTS: dict[str, SubjectEntry] = {
-    "delta": SubjectEntry("subjects.delta_subject:DeltaSubject"),
-    "lopt": SubjectEntry("subjects.lopt:LoptSubject", (("compare_ids", False),)),
-    "lopt-ids": SubjectEntry("subjects.lopt:LoptSubject", (("compare_ids", True),)),
-    "toktier": SubjectEntry("subjects.toktier_subject:TokTierSubject"),
-    "fastokens": SubjectEntry("subjects.fastokens_subject:FastokensSubject"),
-    "gigatoken": SubjectEntry("subjects.gigatoken_subject:GigatokenSubject"),
-    "paralleltokenizer": SubjectEntry("subjects.paralleltokenizer_subject:ParallelTokenizerSubject"),
+    "delta": SubjectEntry("delta_suite.subjects.delta_subject:DeltaSubject"),
+    "lopt": SubjectEntry("delta_suite.subjects.lopt:LoptSubject", (("compare_ids", False),)),
+    "lopt-ids": SubjectEntry("delta_suite.subjects.lopt:LoptSubject", (("compare_ids", True),)),
+    "toktier": SubjectEntry("delta_suite.subjects.toktier_subject:TokTierSubject"),
+    "fastokens": SubjectEntry("delta_suite.subjects.fastokens_subject:FastokensSubject"),
+    "gigatoken": SubjectEntry("delta_suite.subjects.gigatoken_subject:GigatokenSubject"),
+    "paralleltokenizer": SubjectEntry("delta_suite.subjects.paralleltokenizer_subject:ParallelTokenizerSubject"),
 }
 
 
@@ -172,16 +165,3 @@ def is_third_party(spec: str | None) -> bool:
 
 
 DEFAULT_SUBJECT = "delta"
-
-
-def get_subject(spec: str | None, tok: FrozenTokenizer) -> Subject:
-    """Build subject `spec` (`NAME[==VERSION]`, default `delta`) bound to `tok`; SubjectUnavailable if it cannot run."""
-    parsed = parse_subject(spec or DEFAULT_SUBJECT)
-    entry = SUBJECTS.get(parsed.name)
-    if entry is None:
-        if is_user_spec(parsed.name) or parsed.name in entry_point_names():
-            # named by module path like the table above, so the protocol imports no subject
-            return import_module("subjects.user").open_user_subject(parsed.name, tok)
-        raise UnknownSubject(f"unknown subject {parsed.name!r}; known: {', '.join(names())}, or module:factory, "
-                             "or exec:COMMAND")
-    return entry.factory()(tok, parsed.version)

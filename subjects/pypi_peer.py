@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from subjects.envs import ensure_env, resolve_version
-from subjects.peer_client import PeerProcess, config_file, staged_tokenizer_file
-from subjects.protocol import SubjectUnavailable
+from delta_suite.subjects.envs import ensure_env, resolve_version
+from delta_suite.subjects.peer_client import PeerProcess, config_file, staged_tokenizer_file
+from delta_suite.subjects.protocol import SubjectUnavailable
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 
 class PeerSession:

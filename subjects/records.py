@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ledger.records import make_record
-from spec.reference import reference_encode_batch
-from subjects.replay import first_difference
+from delta_suite.ledger.records import make_record
+from delta_suite.spec.reference import reference_encode_batch
+from delta_suite.subjects.replay import first_difference
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 KIND = "subject"
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from spec.reference import reference_encode
-from subjects.protocol import SubjectUnavailable, has_session
+from delta_suite.spec.reference import reference_encode
+from delta_suite.subjects.protocol import SubjectUnavailable, has_session
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
-    from subjects.protocol import Subject
+    from delta_suite.frozen.loader import FrozenTokenizer
+    from delta_suite.subjects.protocol import Subject
 
 
 @dataclass

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from frozen.registry import lookup
-from subjects.envs import envs_root
-from subjects.peer_client import config_file, staged_tokenizer_file
-from subjects.pypi_peer import PeerSubject
+from delta_suite.frozen.registry import lookup
+from delta_suite.subjects.envs import envs_root
+from delta_suite.subjects.peer_client import config_file, staged_tokenizer_file
+from delta_suite.subjects.pypi_peer import PeerSubject
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 
 class TokTierSubject(PeerSubject):

@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import unicodedata2
-
-from spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
-from spec.engine_classes import scalar_values
-from spec.reference import reference_encode_batch
+from delta_suite.spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
+from delta_suite.spec.engine_classes import scalar_values
+from delta_suite.spec.reference import reference_encode_batch
 
 SHAPES = ("{x}", "a{x}b", "{x}a", "1{x}", " {x}", "{x}{x}", "{x}\u0334", "a{x}\u0334")
 

@@ -33,8 +33,8 @@ from importlib import import_module
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from typing import TYPE_CHECKING, Any
 
-from subjects.exec_subject import ExecSubject
-from subjects.protocol import (
+from delta_suite.subjects.exec_subject import ExecSubject
+from delta_suite.subjects.protocol import (
     ENTRY_POINT_GROUP,
     SubjectFault,
     SubjectUnavailable,
@@ -42,10 +42,10 @@ from subjects.protocol import (
     is_exec_spec,
     is_import_spec,
 )
-from subjects.user_inputs import registry_row, timeout_seconds, tokenizer_files
+from delta_suite.subjects.user_inputs import registry_row, timeout_seconds, tokenizer_files
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 def checked_ids(value: Any, what: str) -> list[int]:
     """`value` as a list of ints, or SubjectFault("malformed") naming what came back."""

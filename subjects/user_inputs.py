@@ -11,11 +11,11 @@ import os
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
-from frozen.registry import lookup
-from subjects.peer_client import config_file, staged_tokenizer_file
+from delta_suite.frozen.registry import lookup
+from delta_suite.subjects.peer_client import config_file, staged_tokenizer_file
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 
 def timeout_seconds() -> float:

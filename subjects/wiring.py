@@ -15,12 +15,13 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from spec.reference import LIBRARY, reference_encode
-from subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, get_subject, has_chunked, has_session, names
-from subjects.replay import first_difference
+from delta_suite.spec.reference import LIBRARY, reference_encode
+from delta_suite.subjects.by_name import get_subject
+from delta_suite.subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, has_chunked, has_session, names
+from delta_suite.subjects.replay import first_difference
 
 if TYPE_CHECKING:
-    from frozen.loader import FrozenTokenizer
+    from delta_suite.frozen.loader import FrozenTokenizer
 
 PATHS = ("encoder", "chunked", "repair")
 

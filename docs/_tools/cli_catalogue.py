@@ -24,19 +24,22 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("fuzz", "fuzz.cli", "build_parser", "fuzz.md"),
-    Command("corpora", "corpora.cli", "build_parser", "corpora.md"),
-    Command("reports", "reports.cli", "build_parser", "reports.md"),
-    Command("python -m controls.kill_matrix", "controls.kill_matrix", "main", "kill-matrix.md"),
-    Command("python -m spec.admission_cli", "spec.admission_cli", "build_parser", "admission.md"),
-    Command("python -m spec.proofs", "spec.proofs.__main__", "main", "proofs.md"),
-    Command("python -m benchmarks", "benchmarks.__main__", "main", "benchmarks.md"),
-    Command("python -m benchmarks.gate_compare", "benchmarks.gate_compare", "main", "gate-compare.md"),
+    Command("fuzz", "delta_suite.fuzz.cli", "build_parser", "fuzz.md"),
+    Command("corpora", "delta_suite.corpora.cli", "build_parser", "corpora.md"),
+    Command("reports", "delta_suite.reports.cli", "build_parser", "reports.md"),
+    Command("python -m delta_suite.controls.kill_matrix", "delta_suite.controls.kill_matrix", "main", "kill-matrix.md"),
+    Command("python -m delta_suite.spec.admission_cli", "delta_suite.spec.admission_cli", "build_parser",
+            "admission.md"),
+    Command("python -m delta_suite.spec.proofs", "delta_suite.spec.proofs.__main__", "main", "proofs.md"),
+    Command("python -m delta_suite.benchmarks", "delta_suite.benchmarks.__main__", "main", "benchmarks.md"),
+    Command("python -m delta_suite.benchmarks.gate_compare", "delta_suite.benchmarks.gate_compare", "main",
+            "gate-compare.md"),
     Command("python -m mutation", "mutation.cli", "_parser", "mutation.md"),
-    Command("python -m reports.transcripts", "reports.transcripts", "main", "transcripts.md"),
-    Command("python -m fuzz.campaign_tokenizers", "fuzz.campaign_tokenizers", "main", "campaign-tokenizers.md"),
-    Command("python -m ledger.job", "ledger.job", "main", "ledger-job.md"),
-    Command("python -m subjects.prefetch", "subjects.prefetch", "main", "prefetch.md"),
+    Command("python -m delta_suite.reports.transcripts", "delta_suite.reports.transcripts", "main", "transcripts.md"),
+    Command("python -m delta_suite.fuzz.campaign_tokenizers", "delta_suite.fuzz.campaign_tokenizers", "main",
+            "campaign-tokenizers.md"),
+    Command("python -m delta_suite.ledger.job", "delta_suite.ledger.job", "main", "ledger-job.md"),
+    Command("python -m delta_suite.subjects.prefetch", "delta_suite.subjects.prefetch", "main", "prefetch.md"),
 )
 
 

@@ -16,12 +16,11 @@ import mkdocs_gen_files
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cli_catalogue  # noqa: E402  (docs/_tools is not a package: its folder is put on the path above)
-
-from frozen import errors as frozen_errors  # noqa: E402
-from frozen import export_user_files  # noqa: E402
-from frozen.registry import REGISTRY_PATH, rows  # noqa: E402
-from ledger import records  # noqa: E402
-from subjects import exec_protocol  # noqa: E402
+from delta_suite.frozen import errors as frozen_errors  # noqa: E402
+from delta_suite.frozen import export_user_files  # noqa: E402
+from delta_suite.frozen.registry import REGISTRY_PATH, rows  # noqa: E402
+from delta_suite.ledger import records  # noqa: E402
+from delta_suite.subjects import exec_protocol  # noqa: E402
 
 EXIT_CODES_PAGE = "../exit-codes.md"
 PUBLIC_PACKAGES = ("frozen", "spec", "delta", "ledger", "controls", "subjects")
@@ -105,7 +104,8 @@ def command_pages() -> None:
 
 def tokenizer_page() -> None:
     out = ["# The tokenizer registry", "",
-           f"Generated from `{REGISTRY_PATH.relative_to(REGISTRY_PATH.parents[1])}` (`frozen.registry.rows()`) at "
+           f"Generated from `{REGISTRY_PATH.relative_to(REGISTRY_PATH.parents[1])}` "
+           f"(`delta_suite.frozen.registry.rows()`) at "
            "build time. Provisioning and the sources are described in",
            "[the frozen tokenizers](../explanation/frozen-tokenizers.md).", "",
            "| name | alias | hub repository @ revision | normalizer | margin | bound | split pattern | package | "
@@ -136,7 +136,8 @@ def error_classes() -> list[type]:
 
 def error_page() -> None:
     out = ["# Error types", "",
-           "Generated from the subclasses of `frozen.errors.SuiteError` loaded by the commands: each is printed as one",
+           "Generated from the subclasses of `delta_suite.frozen.errors.SuiteError` loaded by the commands: each is "
+           "printed as one",
            "line (`error: ...`), never a traceback, and exits with its status. See [exit codes](exit-codes.md).", "",
            "| error | module | exit status | what it means |", "|---|---|---|---|"]
     for cli in cli_catalogue.COMMANDS:  # import every command so the errors its modules define are listed
@@ -165,7 +166,7 @@ def ledger_page() -> None:
             "A record as `make_record` returns it (provenance values elided):", "",
             "```json", json.dumps(example, indent=1), "```", "",
             "## Identity", "",
-            "Fields that make a record's outcome (`ledger.records.OUTCOME_FIELDS`): "
+            "Fields that make a record's outcome (`delta_suite.ledger.records.OUTCOME_FIELDS`): "
             + ", ".join(f"`{f}`" for f in records.OUTCOME_FIELDS) + "; and of `details`: "
             + ", ".join(f"`{f}`" for f in records.OUTCOME_DETAILS) + ".", ""]
     with mkdocs_gen_files.open("reference/ledger-schema.md", "w") as f:
@@ -209,7 +210,7 @@ def python_api_page() -> None:
 
 
 def export_user_files_page() -> None:
-    out = ["# `python -m frozen.export_user_files`", "",
+    out = ["# `python -m delta_suite.frozen.export_user_files`", "",
            "Generated from the module's docstring (the command takes no options: `PATH` or `NAME=PATH`, repeated).",
            "Exit statuses: see [exit codes](exit-codes.md).", "",
            "```text", inspect.getdoc(export_user_files).strip(), "```", ""]

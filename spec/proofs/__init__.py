@@ -6,5 +6,5 @@ z3 and confirm counterexamples with the reference; `depth` says how deep each co
 provisioned tokenizers of its pattern (split pieces, byte-level units or reference IDs) and searches for one that
 changes the IDs; `bounded` is the independent engine-level enumeration;
 `obligations` lists the premises of the cut and repair propositions and reads their status off the ledgers.
-`python -m spec.proofs` prints the per-pattern summary.
+`python -m delta_suite.spec.proofs` prints the per-pattern summary.
 """

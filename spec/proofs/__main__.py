@@ -2,11 +2,13 @@
 counterexample reaches on the family's provisioned tokenizers (pieces, units or reference IDs, with the IDs), and
 the solver time, then the pipeline-level proof: every Split stage in order with the byte-level stage, a cut at an
 accepted transition proved to leave the pieces unchanged (end of input and right side) for every string up to a
-length bound (`python -m spec.proofs [--bounded] [--pipeline-bound N] [FAMILY...]`). Exit 0 when every claimed proof
+length bound (`python -m delta_suite.spec.proofs [--bounded] [--pipeline-bound N] [FAMILY...]`). Exit 0 when every
+claimed proof
 holds, 1 when one fails (an accepted pair refuted, an exclusion neither proved nor confirmed, a coverage claim
 wrong, the pipeline encoding disagreeing with the reference), 2 on a usage error.
 
-`python -m spec.proofs --tokenizer PATH` shows the decision for one tokenizer.json (or a folder holding one): its
+`python -m delta_suite.spec.proofs --tokenizer PATH` shows the decision for one tokenizer.json (or a folder holding
+one): its
 Split stages (a ByteLevel stage with use_regex read as the GPT-2 pattern's stage), the known family they are, or
 the derivation of a derived family (`spec.proofs.derive`: cached or proved now, with the pairs adopted, the
 counterexamples of the excluded pairs confirmed on the reference, the pipeline and re-synchronization proofs, the
@@ -22,18 +24,18 @@ import re
 import sys
 from pathlib import Path
 
-from frozen.errors import SuiteError
-from frozen.loader import load_tokenizer_file
-from frozen.registry import TOKENIZER_FILE
-from spec.families import is_total, removed_inverted_regexes, split_stages, stages_of
-from spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES, identify
-from spec.proofs.alphabet import family_alphabet
-from spec.proofs.bounded import bounded_check, default_lengths
-from spec.proofs.coverage import family_coverage
-from spec.proofs.derive import UNPROVED, cache_path, derive, prove_total
-from spec.proofs.pieces import family_pieces
-from spec.proofs.pipeline_proof import DEFAULT_BOUND, family_resync, prove_family_pipeline
-from spec.proofs.prove import examine_family
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import load_tokenizer_file
+from delta_suite.frozen.registry import TOKENIZER_FILE
+from delta_suite.spec.families import is_total, removed_inverted_regexes, split_stages, stages_of
+from delta_suite.spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES, identify
+from delta_suite.spec.proofs.alphabet import family_alphabet
+from delta_suite.spec.proofs.bounded import bounded_check, default_lengths
+from delta_suite.spec.proofs.coverage import family_coverage
+from delta_suite.spec.proofs.derive import UNPROVED, cache_path, derive, prove_total
+from delta_suite.spec.proofs.pieces import family_pieces
+from delta_suite.spec.proofs.pipeline_proof import DEFAULT_BOUND, family_resync, prove_family_pipeline
+from delta_suite.spec.proofs.prove import examine_family
 
 
 def _ids(effect: dict) -> str:
@@ -166,7 +168,7 @@ def tokenizer_main(path: Path) -> int:
         print(f"  stage {i}: {stage}")
     family = identify(stages)
     if family is not None:
-        print(f"  known family {family}: its proof is `python -m spec.proofs {family}`")
+        print(f"  known family {family}: its proof is `python -m delta_suite.spec.proofs {family}`")
         return 0
     d = derive(stages)
     details = d.details
@@ -204,7 +206,7 @@ def tokenizer_main(path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spec.proofs", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m delta_suite.spec.proofs", description=__doc__)
     parser.add_argument("families", nargs="*", help=f"pattern families (default: all of {', '.join(SPLIT_PATTERNS)})")
     parser.add_argument("--bounded", action="store_true", help="also run the default bounded enumeration")
     parser.add_argument("--pipeline-bound", type=int, default=DEFAULT_BOUND, metavar="N",
@@ -231,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{s['obligations_proved']}/{s['obligations_total']} obligations proved, solver {s['solver_seconds']}s")
         print(f"  accepted pairs proved (separating stage): {s['accepted_pairs_proved']}")
         print(f"  accepted pairs FAILED: {s['accepted_pairs_failed']}")
-        print(f"  outside the floor but sound, adopted for this pattern (spec.transitions): "
+        print(f"  outside the floor but sound, adopted for this pattern (delta_suite.spec.transitions): "
               f"{s['excluded_sound_conservative']}")
         depths, bound = s["exclusion_depths"], s["witness_search"]
         checked = f"tokenizers: {', '.join(s['ids_checked_on'])}" if s["ids_checked_on"] else s["ids_note"]

@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from spec.classes import CLASS_NAMES, L, M, N, O, S
-from spec.engine_classes import CODE_SPACE, engine_mask
-from spec.families import stages_of
-from spec.patterns import SPLIT_PATTERNS
-from spec.proofs.regex import Atom, atoms, parse
+from delta_suite.spec.classes import CLASS_NAMES, L, M, N, O, S
+from delta_suite.spec.engine_classes import CODE_SPACE, engine_mask
+from delta_suite.spec.families import stages_of
+from delta_suite.spec.patterns import SPLIT_PATTERNS
+from delta_suite.spec.proofs.regex import Atom, atoms, parse
 
 # the class atoms (the transition set speaks of them) and the carve-out characters (its exceptions speak of them)
 CLASS_ATOMS: dict[int, Atom] = {

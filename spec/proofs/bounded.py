@@ -23,10 +23,10 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
-from spec.classes import CLASS_NAMES, class_table
-from spec.proofs.alphabet import Alphabet
-from spec.proofs.pieces import Pieces
-from spec.transitions import is_accepted_transition
+from delta_suite.spec.classes import CLASS_NAMES, class_table
+from delta_suite.spec.proofs.alphabet import Alphabet
+from delta_suite.spec.proofs.pieces import Pieces
+from delta_suite.spec.transitions import is_accepted_transition
 
 FORCED = (" ", "\r", "\n", "'")
 # contraction letters interchangeable by the symmetry of the contraction group (see the module docstring)

@@ -21,11 +21,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from spec.families import stages_of
-from spec.proofs.alphabet import Alphabet, family_alphabet
-from spec.proofs.lazy_z3 import z3
-from spec.proofs.regex import parse
-from spec.proofs.z3_encoding import Encoder
+from delta_suite.spec.families import stages_of
+from delta_suite.spec.proofs.alphabet import Alphabet, family_alphabet
+from delta_suite.spec.proofs.lazy_z3 import z3
+from delta_suite.spec.proofs.regex import parse
+from delta_suite.spec.proofs.z3_encoding import Encoder
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import islice
 
-from frozen.errors import NotProvisioned
-from frozen.loader import FrozenTokenizer, byte_level_bytes, load_tokenizer
-from frozen.registry import rows
-from spec.proofs.alphabet import Alphabet
-from spec.proofs.pieces import Pieces, cut_changes_pieces
-from spec.reference import reference_encode_units
+from delta_suite.frozen.errors import NotProvisioned
+from delta_suite.frozen.loader import FrozenTokenizer, byte_level_bytes, load_tokenizer
+from delta_suite.frozen.registry import rows
+from delta_suite.spec.proofs.alphabet import Alphabet
+from delta_suite.spec.proofs.pieces import Pieces, cut_changes_pieces
+from delta_suite.spec.reference import reference_encode_units
 
 DEPTHS = ("pieces", "units", "ids")  # shallowest first
 MODEL_BOUND = 40  # z3 models of the failing obligation enumerated per pair (each found model blocked)

@@ -49,21 +49,20 @@ from importlib.metadata import version
 from pathlib import Path
 
 import regex
-
-from frozen.cache import cache_root
-from frozen.cache_lock import computing
-from frozen.errors import SuiteError
-from spec.classes import CLASS_NAMES, O, S
-from spec.families import DerivedFamily, derived_name, register, register_total, stages_digest
-from spec.proofs.alphabet import partition
-from spec.proofs.coverage import regex_coverage
-from spec.proofs.lazy_z3 import z3
-from spec.proofs.pieces import pieces_of, stages_pre_tokenizer
-from spec.proofs.pipeline import Pipeline, pieces_to_boundaries
-from spec.proofs.pipeline_proof import prove_pipeline, prove_resync
-from spec.proofs.prove import FamilyProof, prove_stages
-from spec.proofs.regex import PatternSyntaxUnsupported, atoms, parse
-from spec.transitions import ACCEPTED_PAIRS
+from delta_suite.frozen.cache import cache_root
+from delta_suite.frozen.cache_lock import computing
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.spec.classes import CLASS_NAMES, O, S
+from delta_suite.spec.families import DerivedFamily, derived_name, register, register_total, stages_digest
+from delta_suite.spec.proofs.alphabet import partition
+from delta_suite.spec.proofs.coverage import regex_coverage
+from delta_suite.spec.proofs.lazy_z3 import z3
+from delta_suite.spec.proofs.pieces import pieces_of, stages_pre_tokenizer
+from delta_suite.spec.proofs.pipeline import Pipeline, pieces_to_boundaries
+from delta_suite.spec.proofs.pipeline_proof import prove_pipeline, prove_resync
+from delta_suite.spec.proofs.prove import FamilyProof, prove_stages
+from delta_suite.spec.proofs.regex import PatternSyntaxUnsupported, atoms, parse
+from delta_suite.spec.transitions import ACCEPTED_PAIRS
 
 PIPELINE_BOUND = 4  # the gate's default bound (properties/conftest.pipeline_bound): every string of 2..4 symbols
 CACHE_FORMAT = 1

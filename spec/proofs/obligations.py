@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from fnmatch import fnmatch
 
-from frozen.registry import rows
-from ledger.gate import did_not_pass
+from delta_suite.frozen.registry import rows
+from delta_suite.ledger.gate import did_not_pass
 
 Z3 = "z3 proof"
 EXHAUSTIVE = "exhaustive per-code-point test"

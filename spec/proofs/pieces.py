@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
+from delta_suite.spec.families import stages_of
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import PreTokenizer, Sequence, Split
-
-from spec.families import stages_of
 
 Pieces = Callable[[str], list[str]]
 

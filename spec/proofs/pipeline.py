@@ -33,9 +33,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from spec.proofs.alphabet import Alphabet
-from spec.proofs.lazy_z3 import z3
-from spec.proofs.regex import Alt, Cat, Look, Node, Rep, Sym
+from delta_suite.spec.proofs.alphabet import Alphabet
+from delta_suite.spec.proofs.lazy_z3 import z3
+from delta_suite.spec.proofs.regex import Alt, Cat, Look, Node, Rep, Sym
 
 
 class Algebra(Protocol):

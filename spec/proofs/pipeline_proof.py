@@ -30,15 +30,15 @@ import time
 from dataclasses import dataclass, field
 from functools import cache
 
-from frozen.errors import SuiteError
-from spec.families import stages_of
-from spec.proofs.alphabet import Alphabet, family_alphabet, partition
-from spec.proofs.bounded import reduced_representatives
-from spec.proofs.lazy_z3 import z3
-from spec.proofs.pieces import Pieces, pieces_of, stages_pre_tokenizer
-from spec.proofs.pipeline import ConcreteAlgebra, Pipeline, StageSemantics, Z3Algebra, pieces_to_boundaries
-from spec.proofs.prove import PairSet, pair_sets
-from spec.proofs.regex import atoms, parse
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.spec.families import stages_of
+from delta_suite.spec.proofs.alphabet import Alphabet, family_alphabet, partition
+from delta_suite.spec.proofs.bounded import reduced_representatives
+from delta_suite.spec.proofs.lazy_z3 import z3
+from delta_suite.spec.proofs.pieces import Pieces, pieces_of, stages_pre_tokenizer
+from delta_suite.spec.proofs.pipeline import ConcreteAlgebra, Pipeline, StageSemantics, Z3Algebra, pieces_to_boundaries
+from delta_suite.spec.proofs.prove import PairSet, pair_sets
+from delta_suite.spec.proofs.regex import atoms, parse
 
 DEFAULT_BOUND = 8  # symbols per string: every string of up to 8 abstract symbols, cut anywhere
 FAITHFUL_SHORT = 2  # every string over the reduced representatives up to this length

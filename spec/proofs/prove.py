@@ -45,13 +45,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
 
-from frozen.errors import SuiteError
-from frozen.loader import FrozenTokenizer
-from spec.classes import CLASS_NAMES
-from spec.families import stages_of
-from spec.patterns import RECONSTRUCTED
-from spec.proofs.alphabet import Alphabet, partition
-from spec.proofs.depth import (
+from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.classes import CLASS_NAMES
+from delta_suite.spec.families import stages_of
+from delta_suite.spec.patterns import RECONSTRUCTED
+from delta_suite.spec.proofs.alphabet import Alphabet, partition
+from delta_suite.spec.proofs.depth import (
     CONTEXT_BOUND,
     FIRST_CONTEXT_BOUND,
     MODEL_BOUND,
@@ -62,11 +62,11 @@ from spec.proofs.depth import (
     family_tokenizers,
     find_witness,
 )
-from spec.proofs.lazy_z3 import z3
-from spec.proofs.pieces import Pieces, cut_changes_pieces, pieces_of, stages_pre_tokenizer
-from spec.proofs.regex import Node, atoms, is_single_run, lookaheads, parse
-from spec.proofs.z3_encoding import Encoder
-from spec.transitions import APOSTROPHE, CR_LF, is_accepted_pair
+from delta_suite.spec.proofs.lazy_z3 import z3
+from delta_suite.spec.proofs.pieces import Pieces, cut_changes_pieces, pieces_of, stages_pre_tokenizer
+from delta_suite.spec.proofs.regex import Node, atoms, is_single_run, lookaheads, parse
+from delta_suite.spec.proofs.z3_encoding import Encoder
+from delta_suite.spec.transitions import APOSTROPHE, CR_LF, is_accepted_pair
 
 SOLVER_TIMEOUT_MS = 60_000
 _CHAR_NAMES = {"\r": "CR", "\n": "LF", "'": "'"}

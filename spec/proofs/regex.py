@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from frozen.errors import SuiteError
+from delta_suite.frozen.errors import SuiteError
 
 
 class PatternSyntaxUnsupported(SuiteError):

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from spec.proofs.alphabet import Alphabet
-from spec.proofs.lazy_z3 import z3
-from spec.proofs.regex import Alt, Cat, Look, Node, Rep, Sym
+from delta_suite.spec.proofs.alphabet import Alphabet
+from delta_suite.spec.proofs.lazy_z3 import z3
+from delta_suite.spec.proofs.regex import Alt, Cat, Look, Node, Rep, Sym
 
 SYMBOL_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # ascending; ranges only within a run
 

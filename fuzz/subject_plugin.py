@@ -4,14 +4,15 @@
     pytest --delta-subject=my_pkg.module:factory -n auto          # or exec:COMMAND, or an entry-point name
     pytest --delta-subject=my_pkg.module:factory --delta-tokenizer path/to/snapshot/   # your own tokenizer.json
 
-Installed with the package, the plugin is inert until `--delta-subject` is given (also `-p fuzz.pytest_plugin`).
-Then it adds the tests of `fuzz/subject_gate.py` to the session, once per tokenizer (and per path for the
-campaigns), so pytest-xdist spreads them over workers: a Hypothesis property of the whole encode on seam texts,
-the `ci` seam battery on every path the subject offers, and a short fuzz campaign per path. Each writes ledger
-records under `--delta-ledger` (default out/ledgers/subject) that `reports table3 --ledgers DIR` renders in its
-Subjects section, with the name and version the subject reports. A subject that cannot be imported or built
-fails its tests as "not installed" (recorded, never a pass); one that crashes, hangs (`--delta-timeout`) or
-returns malformed output on an input fails with the input, recorded as such.
+Installed with the package, the plugin's entry (`delta_suite.pytest_plugin`, also `-p delta_suite.pytest_plugin`)
+only declares the options; when `--delta-subject` is given it registers this module, which adds the tests of
+`fuzz/subject_gate.py` to the session, once per tokenizer (and per path for the campaigns), so pytest-xdist spreads
+them over workers: a Hypothesis property of the whole encode on seam texts, the `ci` seam battery on every path the
+subject offers, and a short fuzz campaign per path. Each writes ledger records under `--delta-ledger` (default
+out/ledgers/subject) that `reports table3 --ledgers DIR` renders in its Subjects section, with the name and version
+the subject reports. A subject that cannot be imported or built fails its tests as "not installed" (recorded, never
+a pass); one that crashes, hangs (`--delta-timeout`) or returns malformed output on an input fails with the input,
+recorded as such.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ import os
 from pathlib import Path
 
 import pytest
-
-from frozen.errors import NotProvisioned, SuiteError
-from frozen.loader import load_tokenizer
-from frozen.registry import lookup, rows
-from frozen.user_files import is_path_argument, resolve_tokenizer
-from spec.admission import admission_of
-from spec.refusals import refusal_message
+from delta_suite.frozen.errors import NotProvisioned, SuiteError
+from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.frozen.registry import lookup, rows
+from delta_suite.frozen.user_files import is_path_argument, resolve_tokenizer
+from delta_suite.spec.admission import admission_of
+from delta_suite.spec.refusals import refusal_message
 
 GATE = Path(__file__).resolve().with_name("subject_gate.py")
 
@@ -58,26 +58,8 @@ def selected_tokenizers(name: str, user_name: str | None = None) -> list[str]:
     return out
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("delta-suite", "certify an implementation against the reference (delta-suite)")
-    group.addoption("--delta-subject", metavar="SPEC",
-                    help="the implementation under test: module:factory, exec:COMMAND, or an entry-point name")
-    group.addoption("--delta-tokenizer", default="all", metavar="NAME|PATH",
-                    help="registry name or alias, all (every provisioned admitted tokenizer; default), or a path to "
-                    "a tokenizer.json or a folder holding one (a user file, run as its own tokenizer)")
-    group.addoption("--delta-tokenizer-name", default=None, metavar="NAME",
-                    help="the name of a --delta-tokenizer path (default: the folder's name, or the file's stem)")
-    group.addoption("--delta-examples", type=int, default=200, metavar="N",
-                    help="Hypothesis examples of the property, and cases per path of each campaign (default 200)")
-    group.addoption("--delta-ledger", default="out/ledgers/subject", metavar="DIR",
-                    help="where the ledger records go (default out/ledgers/subject)")
-    group.addoption("--delta-timeout", type=float, default=None, metavar="SECONDS",
-                    help="per-call timeout of the subject (default $DELTA_SUBJECT_TIMEOUT or 30)")
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    if not config.getoption("--delta-subject"):
-        return
+    """Check the options and add the subject gate's tests to the session (registered only with --delta-subject)."""
     if config.getoption("--delta-examples") < 1:
         raise pytest.UsageError("--delta-examples must be at least 1")
     timeout = config.getoption("--delta-timeout")
