@@ -277,6 +277,10 @@ FAMILIES: tuple[tuple[str, str], ...] = (
     (r"regression\.control\.(?P<case>.+)", "saved regression replayed on its control"),
     (r"synthetic\.control\.(?P<control>.+)", "synthetic tokenizer: control {control} caught by the comparison"),
     (r"layers\.planted:(?P<plant>.+)", "test of the test: a planted upward import ({plant}) fails lint-imports"),
+    (r"merge_locality\.exhaustive:(?P<mode>.+)", "merge locality: every free cut of every word and merge list up to "
+                                                 "the bound splits the whole word's BPE ({mode}), vs the reference"),
+    (r"merge_locality\.planted:(?P<plant>.+)", "test of the test: merge locality with a premise broken ({plant}) "
+                                               "finds a cut that differs"),
     (r"benchmark\.(?P<figure>.+)", "benchmark figure {figure}"),
 )
 
