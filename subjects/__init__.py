@@ -1,10 +1,9 @@
 """Subjects: implementations the suite certifies (the minimal one by default, PyPI peers, the LoPT joiner).
 
-`get_subject` is re-exported lazily (PEP 562): it lives above every concrete subject (`by_name`), and importing the
-package, as each of its modules does, must not import them all.
+A subject is built by name with `delta_suite.subjects.by_name.get_subject`, which sits above every concrete subject;
+the package itself re-exports only the protocol's names, so importing it (as each of its modules does) imports no
+subject.
 """
-
-from __future__ import annotations
 
 from delta_suite.subjects.protocol import (
     DEFAULT_SUBJECT,
@@ -20,15 +19,6 @@ __all__ = [
     "Subject",
     "SubjectUnavailable",
     "UnknownSubject",
-    "get_subject",
     "names",
     "parse_subject",
 ]
-
-
-def __getattr__(name: str):
-    if name == "get_subject":
-        from delta_suite.subjects.by_name import get_subject
-
-        return get_subject
-    raise AttributeError(f"module 'delta_suite.subjects' has no attribute {name!r}")
