@@ -13,6 +13,10 @@ How each condition becomes an array operation over the text's code points (numpy
   candidate starts found by a regular expression over the literals' first characters, the lengths from the
   trie); "inside an occurrence" is a difference array summed once; the reference's selection (the two-stage
   leftmost-longest scan of `spec.special_cut`, premise P1) is computed from the same occurrence list;
+- the free-pair rule (whole-word tokenizers, `spec.free_pair_cut`, in place of classes and transitions): each
+  offset's normalized pair as one integer `(left << 21) | right`, looked up in the sorted table of pairs joined
+  inside vocabulary tokens by a binary search (`np.searchsorted`); with fused unknowns, a mask of the characters
+  that are no single-character token;
 - the normalization condition (NFC tokenizers): where the characters at b-1, b and b+1 are all anchors
   (`spec.normalization.is_anchor`, computed once per distinct code point) the anchors are a = b-1 and
   c = b+1 (or the end of the text), NFC splits the window at b without changing it, and only the occurrence
@@ -33,6 +37,7 @@ from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.spec.admission import admission_of
 from delta_suite.spec.classes import L, O, S
 from delta_suite.spec.cut import (
+    ACCEPTED_FREE_PAIR,
     ACCEPTED_SPECIAL,
     ACCEPTED_TRANSITION,
     DEFAULT_CUT_RULES,
@@ -44,10 +49,12 @@ from delta_suite.spec.cut import (
 )
 from delta_suite.spec.guard import LiteralTrie, literal_trie
 from delta_suite.spec.normalization import is_anchor
+from delta_suite.spec.free_pair_cut import forgotten_pair
 from delta_suite.spec.special_cut import clear_left, clear_right, premises_hold, stage_tries
+from delta_suite.spec.whole_word import WholeWordRules, whole_word_rules
 
-REFUSED, TRANSITION, SPECIAL, NFC_PENDING = 0, 1, 2, 3
-VERDICT_NAMES = {TRANSITION: ACCEPTED_TRANSITION, SPECIAL: ACCEPTED_SPECIAL}
+REFUSED, TRANSITION, SPECIAL, NFC_PENDING, FREE_PAIR = 0, 1, 2, 3, 4
+VERDICT_NAMES = {TRANSITION: ACCEPTED_TRANSITION, SPECIAL: ACCEPTED_SPECIAL, FREE_PAIR: ACCEPTED_FREE_PAIR}
 FAULTS = ("guard_misses_last_interior", "crlf_carveout_misses_cr")  # broken array rules (controls only)
 _CR, _LF, _APOSTROPHE = 13, 10, 39
 
@@ -129,6 +136,41 @@ def _covered(lo: int, hi: int, spans: list[tuple[int, int]], first: int, last: i
             marks[a] += 1
             marks[z] -= 1
     return np.cumsum(marks[:size]) > 0
+
+
+@lru_cache(maxsize=16)
+def _pair_table(rules: WholeWordRules, forget: str | None) -> np.ndarray:
+    """The sorted pair keys of `rules.inner_pairs`, without the pair named by `forget` (a broken variant)."""
+    keys = sorted(rules.inner_pairs)
+    if forget is not None:
+        left, right = (int(part[2:], 16) for part in forget.split(":")[1].split(","))
+        keys = [k for k in keys if k != (left << 21) | right]
+    return np.array(keys, dtype=np.uint64)
+
+
+def _free_pair_mask(tok: FrozenTokenizer, codes: np.ndarray, size: int, rules: CutRules) -> np.ndarray:
+    """The free-pair rule for `size` offsets, whose characters b-1 and b are codes[i] and codes[i+1]
+    (codes[i+1] and codes[i+2] under the broken free_pair_offset 1; an offset past the text is refused)."""
+    ww = whole_word_rules(tok)
+    mapped = codes.astype(np.uint64)
+    if ww.shape.space is not None:
+        mapped = np.where(mapped == 32, np.uint64(ord(ww.shape.space)), mapped)
+    shift = rules.free_pair_offset
+    left = mapped[shift : shift + size]
+    right = mapped[shift + 1 : shift + 1 + size]
+    free = np.zeros(size, dtype=bool)
+    n = min(left.size, right.size)
+    forget = forgotten_pair(ww) if rules.free_pair_table == "forgets_first_merge" else None
+    table = _pair_table(ww, forget)
+    keys = (left[:n] << np.uint64(21)) | right[:n]
+    at = np.minimum(np.searchsorted(table, keys), max(0, table.size - 1))
+    joined = (table[at] == keys) if table.size else np.zeros(n, dtype=bool)
+    if ww.fuses_unknowns:
+        singles = np.array(sorted(ww.single_chars), dtype=np.uint64)
+        unknown = ~np.isin(mapped, singles)
+        joined |= unknown[shift : shift + n] & unknown[shift + 1 : shift + 1 + n]
+    free[:n] = ~joined
+    return free
 
 
 @lru_cache(maxsize=1 << 16)
@@ -218,15 +260,11 @@ def cut_map(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES
         return cmap
     base = lo - 1  # the characters at b-1, b and b+1 for every b in lo..hi
     codes = np.frombuffer(text[base : hi + 2].encode("utf-32-le"), dtype="<u4")
-    classes = _class_array(rules.class_source)[codes]
-    left, right, right_codes = classes[: hi - base], classes[1 : hi - base + 1], codes[1 : hi - base + 1]
-    transition = _pair_matrix(rules.pairs)[left, right]
-    if rules.cr_lf_carveout:
-        cr_lf = (right_codes == _LF) if fault == "crlf_carveout_misses_cr" else \
-            (right_codes == _CR) | (right_codes == _LF)
-        transition &= ~((left == O) & (right == S) & cr_lf)
-    if rules.apostrophe_carveout:
-        transition &= ~((left == L) & (right == O) & (right_codes == _APOSTROPHE))
+    whole_word = admission_of(tok).whole_word
+    if whole_word:
+        transition, kind = _free_pair_mask(tok, codes, hi - base, rules), FREE_PAIR
+    else:
+        transition, kind = _transition_mask(codes, hi - base, rules, fault), TRANSITION
     trie = literal_trie(tok)
     first = max(0, lo - 1 - trie.longest)  # every occurrence that contains or touches an offset of lo..hi
     if rules.guard == "off" or not trie.root:
@@ -237,9 +275,9 @@ def cut_map(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES
         guarded = _selected_in(tok, text, first, hi + 1 + trie.longest)
     # inside an occurrence [s, e): s < b < e, i.e. b in [s + 1, e) (the fault forgets b = e - 1)
     clear = ~_covered(lo, hi, guarded, 1, -1 if fault == "guard_misses_last_interior" else 0)
-    cmap.verdicts[:] = np.where(transition & clear, TRANSITION, REFUSED)
-    if tok.is_nfc and rules.check_normalization:
-        _normalization_mask(cmap, codes, classes, guarded, rules)
+    cmap.verdicts[:] = np.where(transition & clear, kind, REFUSED)
+    if tok.is_nfc and rules.check_normalization and not whole_word:
+        _normalization_mask(cmap, codes, _class_array(rules.class_source)[codes], guarded, rules)
     if rules.special_rule != "off" and trie.root and (premises_hold(tok) or not rules.check_premises):
         if rules.special_rule == "selected":
             edges = _selected_in(tok, text, first, hi + 1 + trie.longest)
@@ -250,6 +288,21 @@ def cut_map(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES
                 if lo <= b <= hi and clear[b - lo]:
                     cmap.verdicts[b - lo] = SPECIAL
     return cmap
+
+
+def _transition_mask(codes: np.ndarray, size: int, rules: CutRules, fault: str | None) -> np.ndarray:
+    """The transition rule (classes, accepted pairs, carve-outs) for `size` offsets whose characters b-1 and b
+    are codes[i] and codes[i+1]."""
+    classes = _class_array(rules.class_source)[codes]
+    left, right, right_codes = classes[:size], classes[1 : size + 1], codes[1 : size + 1]
+    transition = _pair_matrix(rules.pairs)[left, right]
+    if rules.cr_lf_carveout:
+        cr_lf = (right_codes == _LF) if fault == "crlf_carveout_misses_cr" else \
+            (right_codes == _CR) | (right_codes == _LF)
+        transition &= ~((left == O) & (right == S) & cr_lf)
+    if rules.apostrophe_carveout:
+        transition &= ~((left == L) & (right == O) & (right_codes == _APOSTROPHE))
+    return transition
 
 
 def _normalization_mask(cmap: CutMap, codes: np.ndarray, classes: np.ndarray, guarded: list, rules: CutRules) -> None:

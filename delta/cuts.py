@@ -11,7 +11,9 @@ workers).
 Encode: the chunks (or the whole text, when no cut is planned) go through the reference library's own batch path
 (parallel in Rust; the IDs-only `encode_batch_fast` where the library has it, which skips building offsets) and the
 ID rows are concatenated; post-processing, when asked for, is applied once to the assembled sequence. Tokenizers
-that are not admitted are encoded whole.
+that are not admitted are encoded whole. A whole-word tokenizer's chunks after the first are encoded by the chunk
+encoder of `spec.free_pair_cut` (without a second prefix; a chunk may become two rows there), its full and its
+prefix-free rows each in one batch.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from delta_suite.delta.cut_map import CutMap, cut_map
 from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.spec.admission import admission_of
 from delta_suite.spec.cut import DEFAULT_CUT_RULES, CutRules
+from delta_suite.spec.free_pair_cut import chunked_ids
 from delta_suite.spec.reference import check_text, post_process, reference_ids_batch
 
 QUICK_SCAN = 48
@@ -131,5 +134,8 @@ def encode_planned(
     """`encode_chunked` without post-processing, and the cuts it used (empty: the text went whole)."""
     check_text(text)
     k = chunks if chunks is not None else default_chunks(len(text), workers)
-    cuts = plan_cuts(tok, text, k, rules, fault) if admission_of(tok).admitted else []
+    admission = admission_of(tok)
+    cuts = plan_cuts(tok, text, k, rules, fault) if admission.admitted else []
+    if admission.whole_word and cuts:
+        return chunked_ids(tok, text, cuts, rules.chunk_prefix), cuts
     return list(chain.from_iterable(encode_rows(tok, split_at(text, cuts)))), cuts  # no cut: one row, whole

@@ -29,7 +29,7 @@ import tokenizers
 from delta_suite.frozen.cache import cache_root
 
 FOLDER = "tokenizer-facts"
-SOURCES = ("loader.py", "facts_cache.py")  # the code that computes and keys the facts
+SOURCES = ("loader.py", "facts_cache.py", "vocabulary_facts.py")  # the code that computes and keys the facts
 
 
 @cache

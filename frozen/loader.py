@@ -21,6 +21,7 @@ from delta_suite.frozen.errors import CorruptTokenizerFile, InstalledFileChanged
 from delta_suite.frozen.facts_cache import tokenizer_facts
 from delta_suite.frozen.registry import CONFIG_FILE, TOKENIZER_FILE, RegistryRow, lookup, rows
 from delta_suite.frozen.user_table import USER_FILE, UserEntry, user_entry
+from delta_suite.frozen.vocabulary_facts import vocabulary_facts
 from tokenizers import AddedToken, Tokenizer
 
 MIN_MARGIN = 8
@@ -54,13 +55,17 @@ class AdmissionInputs:
     pre_tokenizer: dict | None
     added_tokens: tuple[dict, ...]
     byte_fallback: bool | None = None
+    model: dict = field(default_factory=dict)  # the model's MODEL_KEYS as the file has them
+    vocabulary: dict | None = None  # `frozen.vocabulary_facts` of a file without a ByteLevel stage
 
     @classmethod
-    def of(cls, config: dict, added: list[dict]) -> AdmissionInputs:
-        """The inputs of a parsed tokenizer.json and the full list of added tokens."""
+    def of(cls, config: dict, added: list[dict], vocabulary: dict | None = None) -> AdmissionInputs:
+        """The inputs of a parsed tokenizer.json (or of its `file_facts` sections) and the full list of added
+        tokens; `vocabulary`: the file's vocabulary facts, when it has them."""
         model = config.get("model") or {}
         return cls(model.get("type"), model.get("dropout"), config.get("normalizer"), config.get("pre_tokenizer"),
-                   tuple(dict(t) for t in added), model.get("byte_fallback"))
+                   tuple(dict(t) for t in added), model.get("byte_fallback"),
+                   {k: model.get(k) for k in MODEL_KEYS}, vocabulary)
 
 
 class DeferredReference:
@@ -151,8 +156,21 @@ def reference_pre_tokenizer(tok: FrozenTokenizer) -> dict | None:
     section = tok.admission_inputs.pre_tokenizer
     if section is None:
         return None
-    shell = {"version": "1.0", "model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": section}
-    return loaded_pre_tokenizer(Tokenizer.from_str(json.dumps(shell)))
+    return loaded_stages(None, section)[1]
+
+
+def loaded_stages(normalizer: dict | None, pre_tokenizer: dict | None) -> tuple[dict | None, dict | None]:
+    """The normalizer and pre-tokenizer sections as the reference library loads and serializes them (defaults
+    filled in, legacy keys read: a Metaspace without `prepend_scheme` says which one it is), from an object of
+    those sections alone with an empty BPE model. `CorruptTokenizerFile` when the library cannot load them."""
+    shell = {"version": "1.0", "model": {"type": "BPE", "vocab": {}, "merges": []}, "normalizer": normalizer,
+             "pre_tokenizer": pre_tokenizer}
+    try:
+        loaded = Tokenizer.from_str(json.dumps(shell))
+    except Exception as exc:  # the Rust loader raises a bare Exception on malformed content
+        raise CorruptTokenizerFile(f"the normalizer or pre-tokenizer section cannot be loaded: {exc}") from exc
+    stage = loaded.normalizer
+    return (None if stage is None else json.loads(stage.__getstate__())), loaded_pre_tokenizer(loaded)
 
 
 def _parse_json(data: bytes, what: str) -> dict:
@@ -220,13 +238,20 @@ def compute_bound(config: dict, added: list[dict]) -> int:
 
 
 SECTIONS = ("normalizer", "pre_tokenizer", "added_tokens")  # what the loader reads of tokenizer.json, beside the model
-MODEL_KEYS = ("type", "dropout", "byte_fallback")
+MODEL_KEYS = ("type", "dropout", "byte_fallback", "unk_token", "fuse_unk", "ignore_merges",
+              "continuing_subword_prefix", "end_of_word_suffix")
+
+
+def has_byte_level_stage(config: dict) -> bool:
+    """Whether the normalizer or the pre-tokenizer section names a ByteLevel stage anywhere (at any depth)."""
+    return '"ByteLevel"' in json.dumps([config.get("normalizer"), config.get("pre_tokenizer")])
 
 
 def file_facts(data: bytes, what: str) -> dict:
     """What the loader reads from the bytes of a tokenizer.json (kept per digest by `frozen.facts_cache`): its
-    normalizer, pre-tokenizer and added-token sections as they are, the model's type, dropout and byte fallback,
-    and the longest vocabulary entry in bytes (`compute_bound` without the added tokens).
+    normalizer, pre-tokenizer and added-token sections as they are, the model's `MODEL_KEYS`, the longest
+    vocabulary entry in bytes (`compute_bound` without the added tokens), and, for a BPE file without a ByteLevel
+    stage, its `frozen.vocabulary_facts` (None otherwise).
     `CorruptTokenizerFile` for bytes that are not a JSON object with a model section."""
     config = _parse_json(data, what)
     if "model" not in config:
@@ -234,7 +259,9 @@ def file_facts(data: bytes, what: str) -> dict:
     model = config.get("model") or {}
     sections = {k: config[k] for k in SECTIONS if k in config}
     sections["model"] = {k: model.get(k) for k in MODEL_KEYS}
-    return {"sections": sections, "vocab_longest_bytes": compute_bound({"model": model}, [])}
+    whole_word = model.get("type") == "BPE" and not has_byte_level_stage(config)
+    return {"sections": sections, "vocab_longest_bytes": compute_bound({"model": model}, []),
+            "vocabulary": vocabulary_facts(model) if whole_word else None}
 
 
 def compute_margin(special_strings: tuple[str, ...]) -> int:
@@ -291,7 +318,7 @@ def build(
         special_strings=specials,
         margin=margin,
         bound=bound,
-        admission_inputs=AdmissionInputs.of(config, added),
+        admission_inputs=AdmissionInputs.of(config, added, facts.get("vocabulary")),
         provenance=provenance,
         config_sha256=sha256_bytes(config_bytes) if config_bytes is not None else None,
         chat_template=_chat_template(tok_config),

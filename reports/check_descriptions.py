@@ -128,6 +128,8 @@ CHECKS: dict[str, str] = {
     "store_state_machine": "session store as a state machine: every answer is the reference's",
     "store_switch_tokenizer": "session store: after switching tokenizer, answers use the new tokenizer's IDs",
     # proofs, exhaustive tables
+    "merge_locality.z3_all_tables": "z3 proof of merge locality over the proof's abstraction of BPE, for every merge "
+                                    "table and every cut of every word up to the gate's length",
     "proof.scan_lemmas": "the special-token scan's two lemmas, on every short text",
     "proof.transitions": "machine-checked proof of the accepted transitions",
     "proofs.alphabet_partition": "the alphabet's blocks cover every scalar value once, each inside or outside a class",
@@ -281,6 +283,13 @@ FAMILIES: tuple[tuple[str, str], ...] = (
                                                  "the bound splits the whole word's BPE ({mode}), vs the reference"),
     (r"merge_locality\.planted:(?P<plant>.+)", "test of the test: merge locality with a premise broken ({plant}) "
                                                "finds a cut that differs"),
+    (r"merge_locality\.abstraction:(?P<mode>.+)", "merge locality: the proof's abstraction (least (rank, position) "
+                                                   "merged first) gives the reference's IDs on every word and merge "
+                                                   "list up to the bound ({mode})"),
+    (r"merge_locality\.abstraction_planted:(?P<plant>.+)", "test of the test: a wrong abstraction of BPE ({plant}) "
+                                                           "differs from the reference"),
+    (r"merge_locality\.z3_control:(?P<control>.+)", "test of the test: the z3 merge-locality query with a premise "
+                                                    "dropped ({control}) is satisfiable"),
     (r"benchmark\.(?P<figure>.+)", "benchmark figure {figure}"),
 )
 

@@ -21,11 +21,15 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
-from delta_suite.frozen.loader import FrozenTokenizer, normalizer_kind
+from delta_suite.frozen.errors import CorruptTokenizerFile
+from delta_suite.frozen.loader import FrozenTokenizer, loaded_stages, normalizer_kind
+from delta_suite.frozen.vocabulary_facts import vocabulary_facts
 from delta_suite.spec.families import PREFIX_SPACE_REFUSAL, is_total, removed_inverted_regexes, split_stages
 from delta_suite.spec.patterns import identify
 from delta_suite.spec.proofs.derive import derive, prove_total
 from delta_suite.spec.refusals import sentencepiece_stage
+from delta_suite.spec.whole_word import KIND as WHOLE_WORD
+from delta_suite.spec.whole_word import is_whole_word_candidate, judge, whole_word_shape
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
 ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc")
@@ -33,25 +37,43 @@ STRIP_REFUSAL = "added_token_strip_or_single_word"
 __all__ = ["PREFIX_SPACE_REFUSAL", "split_stages"]  # re-exported from spec.families, where they live
 
 
+BYTE_LEVEL = "byte_level"
+KINDS = (BYTE_LEVEL, WHOLE_WORD)
+
+
 @dataclass(frozen=True)
 class Admission:
-    """The decision: `admitted`, the reason code when refused, and the split-pattern family when known."""
+    """The decision: `admitted`, the reason code when refused, the split-pattern family of an admitted byte-level
+    tokenizer (`pattern`), the kind of family (`KINDS`: byte-level, or whole-word, `spec.whole_word`) and its
+    name (`family`: the pattern family, or `bpe-whole-word:<digest>`)."""
 
     admitted: bool
     reason: str
     pattern: str | None = None
+    kind: str = BYTE_LEVEL
+    family: str | None = None
+
+    @property
+    def whole_word(self) -> bool:
+        """Whether this is an admitted whole-word tokenizer (its cuts and repairs follow `spec.free_pair_cut`)."""
+        return self.admitted and self.kind == WHOLE_WORD
 
     def __bool__(self) -> bool:
         return self.admitted
 
 
-def admit(config: dict, added_tokens: list[dict]) -> Admission:
-    """Decide admission for a parsed tokenizer.json and the full list of added tokens of the loaded configuration."""
+def admit(config: dict, added_tokens: list[dict], vocabulary: dict | None = None) -> Admission:
+    """Decide admission for a parsed tokenizer.json and the full list of added tokens of the loaded configuration.
+    `vocabulary`: the file's `frozen.vocabulary_facts` (computed from `config`'s model when it is not given)."""
     model = config.get("model") or {}
     if model.get("type") != "BPE":
         return Admission(False, f"model_not_bpe:{model.get('type')}")
     if model.get("dropout") not in (None, 0, 0.0):
         return Admission(False, "bpe_dropout")
+    if is_whole_word_candidate(config):
+        decided = _whole_word(config, added_tokens, vocabulary)
+        if decided is not None:
+            return decided
     sentencepiece = sentencepiece_stage(config)
     if sentencepiece is not None:  # named before the pre-tokenizer's shape: the stage a user would have to change
         return Admission(False, f"sentencepiece_style:{sentencepiece}")
@@ -77,7 +99,29 @@ def admit(config: dict, added_tokens: list[dict]) -> Admission:
         if not derivation.admitted:
             return Admission(False, derivation.reason)
         family = derivation.name
-    return Admission(True, "admitted", family)
+    return Admission(True, "admitted", family, BYTE_LEVEL, family)
+
+
+def _whole_word(config: dict, added_tokens: list[dict], vocabulary: dict | None) -> Admission | None:
+    """The decision for a file without a ByteLevel stage: admitted as a whole-word family, refused with the
+    first failing premise, or None (judge it as before) when its stages are not the family's and it is not
+    SentencePiece-style either."""
+    try:
+        shape = whole_word_shape(*loaded_stages(config.get("normalizer"), config.get("pre_tokenizer")))
+    except CorruptTokenizerFile:  # an unloadable section: judged (and refused) by the byte-level path as before
+        return None
+    if isinstance(shape, str) and sentencepiece_stage(config) is None:
+        return None
+    for tok in added_tokens:
+        if tok.get("lstrip") or tok.get("rstrip") or tok.get("single_word"):
+            return Admission(False, f"{STRIP_REFUSAL}:{tok.get('content')}")
+    model = config.get("model") or {}
+    if vocabulary is None and "vocab" in model:
+        vocabulary = vocabulary_facts(model)
+    refused, family = judge(config, added_tokens, vocabulary)
+    if refused is not None:
+        return Admission(False, refused, kind=WHOLE_WORD)
+    return Admission(True, "admitted", None, WHOLE_WORD, family)
 
 
 _DECIDED: weakref.WeakKeyDictionary[FrozenTokenizer, Admission] = weakref.WeakKeyDictionary()
@@ -88,8 +132,8 @@ def admission_of(tok: FrozenTokenizer) -> Admission:
     decided = _DECIDED.get(tok)
     if decided is None:
         inputs = tok.admission_inputs
-        config = {"model": {"type": inputs.model_type, "dropout": inputs.dropout,
-                            "byte_fallback": inputs.byte_fallback},
-                  "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
-        decided = _DECIDED[tok] = admit(config, list(inputs.added_tokens))
+        model = inputs.model or {"type": inputs.model_type, "dropout": inputs.dropout,
+                                 "byte_fallback": inputs.byte_fallback}
+        config = {"model": model, "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
+        decided = _DECIDED[tok] = admit(config, list(inputs.added_tokens), inputs.vocabulary)
     return decided

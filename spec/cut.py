@@ -13,6 +13,10 @@ admitted tokenizer is accepted
    accepted transition.
 Then ref(S[:b]) + ref(S[b:]) == ref(S), and any set of accepted cuts of either rule concatenates exactly.
 
+A whole-word tokenizer (`spec.whole_word`: the SentencePiece style, no splitting pre-tokenizer) has no class
+transitions: after the guard and the special-token rule, its cuts are judged by the free-pair rule
+(`spec.free_pair_cut`, verdict "accepted:free_pair"), and its chunks are encoded by that module's chunk encoder.
+
 `CutRules` holds the knobs; its defaults are the correct specification, and every other value is a broken
 variant that the controls use to show the properties can fail.
 """
@@ -27,6 +31,7 @@ from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.spec.admission import STRIP_REFUSAL, admission_of
 from delta_suite.spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 from delta_suite.spec.families import is_apostrophe_free, is_crlf_free, is_family, pairs_of
+from delta_suite.spec.free_pair_cut import ACCEPTED_FREE_PAIR, CHUNK_PREFIXES, FREE_PAIR_TABLES, free_pair_verdict
 from delta_suite.spec.guard import GUARD_MODES, cut_inside_special, special_touches
 from delta_suite.spec.normalization import anchors_around, nfc_split
 from delta_suite.spec.special_cut import SPECIAL_RULE_MODES, at_selected_edge, premises_hold
@@ -35,7 +40,7 @@ from delta_suite.spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, CR_LF
 CLASS_SOURCES = ("engine", "python")
 ACCEPTED_TRANSITION = "accepted:transition"
 ACCEPTED_SPECIAL = "accepted:special_token"
-ACCEPTED_VERDICTS = (ACCEPTED_TRANSITION, ACCEPTED_SPECIAL)
+ACCEPTED_VERDICTS = (ACCEPTED_TRANSITION, ACCEPTED_SPECIAL, ACCEPTED_FREE_PAIR)
 ACCEPTED = ACCEPTED_TRANSITION  # the transition rule's verdict (pair_verdict's "no objection")
 
 
@@ -59,8 +64,15 @@ class CutRules:
     nfc_anchor_search: bool = True  # False: no search for anchors; the NFC window is the pair S[b-1:b+1]
     pattern_pairs: str = "own"  # "own": the floor plus the tokenizer's pattern's proved pairs (spec.transitions);
     # "floor": the floor alone (conservative, correct); a family name: that pattern's pairs for every tokenizer
+    free_pair_table: str = "vocabulary"  # whole-word: "forgets_first_merge" misses the first merge's pair
+    free_pair_offset: int = 0  # whole-word: 1 judges the pair one character to the right of the cut
+    chunk_prefix: str = "scheme"  # whole-word: "full" encodes every later chunk by the tokenizer itself
 
     def __post_init__(self) -> None:
+        if self.free_pair_table not in FREE_PAIR_TABLES:
+            raise ValueError(f"free_pair_table must be one of {FREE_PAIR_TABLES}, not {self.free_pair_table!r}")
+        if self.chunk_prefix not in CHUNK_PREFIXES:
+            raise ValueError(f"chunk_prefix must be one of {CHUNK_PREFIXES}, not {self.chunk_prefix!r}")
         if self.special_rule not in SPECIAL_RULE_MODES:
             raise ValueError(f"special_rule must be one of {SPECIAL_RULE_MODES}, not {self.special_rule!r}")
         if self.guard not in GUARD_MODES:
@@ -145,8 +157,11 @@ def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAU
     """
     if not 0 < b < len(text):
         return "out_of_range"
-    if not admission_of(tok).admitted and (rules.check_premises or not refused_only_for_strip(tok)):
+    admission = admission_of(tok)
+    if not admission.admitted and (rules.check_premises or not refused_only_for_strip(tok)):
         return "not_admitted"
+    if admission.whole_word:
+        return _whole_word_verdict(tok, text, b, rules)
     rules = rules_for(tok, rules)
     if cut_inside_special(tok, text, b, rules.guard) is not None:
         return "inside_special"
@@ -160,6 +175,16 @@ def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAU
     if tok.is_nfc and rules.check_normalization:
         return _normalization_verdict(tok, text, b, table, rules)
     return ACCEPTED
+
+
+def _whole_word_verdict(tok: FrozenTokenizer, text: str, b: int, rules: CutRules) -> str:
+    """`explain_cut` for a whole-word tokenizer: the guard, the special-token rule, then the free-pair rule."""
+    if cut_inside_special(tok, text, b, rules.guard) is not None:
+        return "inside_special"
+    premises = premises_hold(tok) or not rules.check_premises
+    if premises and at_selected_edge(tok, text, b, rules.special_rule) is not None:
+        return ACCEPTED_SPECIAL
+    return free_pair_verdict(tok, text, b, rules.free_pair_table, rules.free_pair_offset)
 
 
 def _normalization_verdict(tok: FrozenTokenizer, text: str, b: int, table: bytes, rules: CutRules) -> str:

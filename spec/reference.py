@@ -21,7 +21,7 @@ from delta_suite.frozen.errors import InvalidText
 
 if TYPE_CHECKING:
     from delta_suite.frozen.loader import FrozenTokenizer
-    from tokenizers import Encoding
+    from tokenizers import Encoding, Tokenizer
 
 PROBE_TEXT = "probe"
 
@@ -107,13 +107,17 @@ def reference_encode_batch(tok: FrozenTokenizer, texts: list[str]) -> list[list[
 def reference_ids_batch(tok: FrozenTokenizer, texts: list[str]) -> list[list[int]]:
     """The IDs of `reference_encode_batch` through the library's IDs-only batch path (`encode_batch_fast`, which
     skips building offsets) where the installed library has it; the same IDs either way."""
-    fast = getattr(tok.tokenizer, "encode_batch_fast", None)
-    if fast is None:
-        return reference_encode_batch(tok, texts)
+    return library_ids_batch(tok.tokenizer, texts)
+
+
+def library_ids_batch(tokenizer: Tokenizer, texts: list[str]) -> list[list[int]]:
+    """`reference_ids_batch` on a given library object (the whole-word family's chunk encoder is a copy of the
+    reference object with its prefix stage changed, `spec.free_pair_cut.chunk_encoder`), metered the same way."""
+    fast = getattr(tokenizer, "encode_batch_fast", None)
     texts = [check_text(t) for t in texts]
     t0 = time.perf_counter_ns()
     try:
-        encodings = fast(texts, add_special_tokens=False)
+        encodings = (fast or tokenizer.encode_batch)(texts, add_special_tokens=False)
     finally:
         LIBRARY.add(t0)
     return [e.ids for e in encodings]

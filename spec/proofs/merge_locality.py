@@ -49,10 +49,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from tokenizers import Tokenizer
+
+from delta_suite.spec.proofs.lazy_z3 import z3
 
 UNK = "<unk>"
 BYTE_TOKENS = tuple(f"<0x{b:02X}>" for b in range(256))
@@ -170,9 +173,7 @@ def exhaustive_check(bound: Bound = GATE_BOUND, mode: str = "byte_fallback", pla
     words = _words(bound)
     out = Outcome(mode, plant, words=len(words))
     unknown = set(bound.outside)
-    for merges in merge_lists(bound.alphabet, bound.max_merges):
-        if merges and merges[0][0] != bound.alphabet[0] and len(bound.alphabet) == 2:
-            continue  # the two letters are interchangeable: the first merge may start with the first letter
+    for merges in enumerated_merge_lists(bound):
         used = list(merges)
         if plant == "merge_takes_byte_tokens":
             if mode != "byte_fallback" or not merges:
@@ -205,3 +206,241 @@ def planted_variant(plant: str, bound: Bound = GATE_BOUND) -> Outcome:
         raise ValueError(f"unknown plant {plant!r}")
     mode = {"unknown_pair_free": "fuse_unk", "merge_takes_byte_tokens": "byte_fallback"}.get(plant, "byte_fallback")
     return exhaustive_check(bound, mode, plant)
+
+
+# --- the proof's abstraction, executable ----------------------------------------------------------------------
+
+
+def initial_symbols(word: str, vocabulary: dict[str, int], mode: str) -> list[str]:
+    """The reference's symbols of `word` before any merge, character by character: the character when it is a
+    vocabulary token, else its UTF-8 byte tokens under byte fallback (P5: all 256 exist), else the unknown token,
+    fused with an unknown token just before it under `fuse_unk`."""
+    symbols: list[str] = []
+    for ch in word:
+        if ch in vocabulary:
+            symbols.append(ch)
+        elif mode == "byte_fallback":
+            symbols.extend(f"<0x{x:02X}>" for x in ch.encode())
+        elif not (mode == "fuse_unk" and symbols and symbols[-1] == UNK):
+            symbols.append(UNK)
+    return symbols
+
+
+def abstract_bpe(symbols: list[str], merges: list[Merge]) -> list[str]:
+    """The abstraction the argument uses: while some adjacent pair is a merge, merge the one of least (rank,
+    position), rank being the merge's index in `merges` (distinct merges) and position the left symbol's index.
+    Invariant: the result's concatenation is the symbols' concatenation, and no adjacent pair of it is a merge."""
+    rank = {pair: i for i, pair in enumerate(merges)}
+    symbols = list(symbols)
+    while True:
+        candidates = [(rank[pair], i) for i, pair in enumerate(itertools.pairwise(symbols)) if pair in rank]
+        if not candidates:
+            return symbols
+        _, i = min(candidates)
+        symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
+
+
+@dataclass
+class Agreement:
+    """What the abstraction check compared: vocabularies, (vocabulary, word) encodes, the encodes where the
+    abstraction's IDs differ from the reference's, and the first such (merges, word, abstraction, reference)."""
+    mode: str
+    vocabularies: int = 0
+    encodes: int = 0
+    differences: int = 0
+    first: tuple | None = None
+
+
+def enumerated_merge_lists(bound: Bound) -> Iterator[list[Merge]]:
+    """The merge lists the exhaustive checks run: every one of `merge_lists`, except that over two letters only
+    those whose first merge starts with the first letter (the letters are interchangeable)."""
+    for merges in merge_lists(bound.alphabet, bound.max_merges):
+        if merges and merges[0][0] != bound.alphabet[0] and len(bound.alphabet) == 2:
+            continue
+        yield merges
+
+
+def abstraction_check(bound: Bound = GATE_BOUND, mode: str = "byte_fallback", *,
+                      abstraction: Callable[[list[str], list[Merge]], list[str]] = abstract_bpe) -> Agreement:
+    """`abstract_bpe` over `initial_symbols` against the reference's encode, on every word and merge list the
+    exhaustive check enumerates (`enumerated_merge_lists`, `_words`): the abstraction is what the reference
+    computes there. `abstraction` replaces it in a control."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}")
+    words = _words(bound)
+    out = Agreement(mode)
+    for merges in enumerated_merge_lists(bound):
+        tok = reference_model(bound.alphabet, merges, mode)
+        vocabulary = tok.get_vocab()
+        batch = tok.encode_batch_fast(words, add_special_tokens=False)
+        out.vocabularies += 1
+        for w, e in zip(words, batch, strict=True):
+            ids = [vocabulary[t] for t in abstraction(initial_symbols(w, vocabulary, mode), merges)]
+            out.encodes += 1
+            if ids != e.ids:
+                out.differences += 1
+                if out.first is None:
+                    out.first = (merges, w, ids, e.ids)
+    return out
+
+
+# --- a bounded proof over the abstraction, for every merge table ----------------------------------------------
+
+Z3_GATE_LENGTH = 7  # the gate proves every cut of every word of 2..7 symbols
+Z3_PROOF_LENGTH = 8  # what a longer run (the proofs command) can reach: n = 8 takes about half a minute
+Z3_CONTROLS = ("junction_dropped", "table_axiom_dropped")
+
+
+@dataclass(frozen=True)
+class MergeTable:
+    """An arbitrary merge table, uninterpreted: tokens of one sort; for a pair of tokens, whether it is a merge,
+    its rank and the token it makes; for a token, its first and its last character (as tokens)."""
+    token: z3.SortRef
+    is_merge: z3.FuncDeclRef
+    rank: z3.FuncDeclRef
+    new: z3.FuncDeclRef
+    first: z3.FuncDeclRef
+    last: z3.FuncDeclRef
+
+
+def uninterpreted_table() -> MergeTable:
+    """The table's sort and functions, with no axiom: the axioms are instantiated where a pair is queried."""
+    tok = z3.DeclareSort("Tok")
+    return MergeTable(tok, z3.Function("IsM", tok, tok, z3.BoolSort()), z3.Function("Rank", tok, tok, z3.IntSort()),
+                      z3.Function("New", tok, tok, tok), z3.Function("First", tok, tok),
+                      z3.Function("Last", tok, tok))
+
+
+@dataclass(frozen=True)
+class Premises:
+    """Which premises a query instantiates: the table axiom (a merge's token starts as its left token and ends as
+    its right one) and the junction premise for the cut's characters (left, right). Dropping one is a control."""
+    table_axiom: bool = True
+    junction: tuple[z3.ExprRef, z3.ExprRef] | None = None
+
+
+@dataclass(frozen=True)
+class SymbolicState:
+    """A symbolic symbol sequence: `alive[i]` whether a symbol starts at character i, `symbols[i]` that symbol."""
+    symbols: list[z3.ExprRef]
+    alive: list[z3.BoolRef]
+
+
+def pair_facts(table: MergeTable, left: z3.ExprRef, right: z3.ExprRef, premises: Premises) -> list[z3.BoolRef]:
+    """The premises instantiated on one queried pair: IsM(l, r) => First(New(l, r)) = First(l) and
+    Last(New(l, r)) = Last(r); and Last(l) = x[k-1] and First(r) = x[k] => not IsM(l, r). Each is an instance of
+    a statement true of every table the lemma covers, so an UNSAT query is a proof for all of them."""
+    facts = []
+    if premises.table_axiom:
+        made = table.new(left, right)
+        facts.append(z3.Implies(table.is_merge(left, right), z3.And(table.first(made) == table.first(left),
+                                                                    table.last(made) == table.last(right))))
+    if premises.junction is not None:
+        x, y = premises.junction
+        facts.append(z3.Implies(z3.And(table.last(left) == x, table.first(right) == y),
+                                z3.Not(table.is_merge(left, right))))
+    return facts
+
+
+def _adjacent(alive: list[z3.BoolRef], i: int, j: int) -> z3.BoolRef:
+    """Symbols start at i and at j and none between: j is i's right neighbour."""
+    return z3.And(alive[i], alive[j], *[z3.Not(alive[t]) for t in range(i + 1, j)])
+
+
+def _right_neighbour(state: SymbolicState, i: int) -> z3.ExprRef:
+    """The symbol right of the one at i (the last symbol when none is alive between; unused then)."""
+    n = len(state.symbols)
+    neighbour = state.symbols[n - 1]
+    for j in reversed(range(i + 1, n - 1)):
+        neighbour = z3.If(_adjacent(state.alive, i, j), state.symbols[j], neighbour)
+    return neighbour
+
+
+def merge_step(table: MergeTable, state: SymbolicState, facts: list[z3.BoolRef],
+               premises: Premises) -> SymbolicState:
+    """One step of `abstract_bpe` on symbolic symbols: of the adjacent pairs that are merges, the one of least
+    (rank, position) is merged into its left symbol's place; the state is unchanged when none is a merge. The
+    premises are instantiated on every pair the step queries (appended to `facts`)."""
+    n = len(state.symbols)
+    right = [_right_neighbour(state, i) if i < n - 1 else None for i in range(n)]
+    has = [z3.BoolVal(False)] * n
+    rank = [z3.IntVal(0)] * n
+    for i in range(n - 1):
+        facts.extend(pair_facts(table, state.symbols[i], right[i], premises))
+        has[i] = z3.And(z3.Or(*[_adjacent(state.alive, i, j) for j in range(i + 1, n)]),
+                        table.is_merge(state.symbols[i], right[i]))
+        rank[i] = table.rank(state.symbols[i], right[i])
+    chosen = [z3.And(has[i], *[z3.Implies(has[j], z3.Or(rank[i] < rank[j], z3.And(rank[i] == rank[j], i < j)))
+                               for j in range(n) if j != i]) for i in range(n)]
+    symbols = [z3.If(chosen[i], table.new(state.symbols[i], right[i]), state.symbols[i]) if i < n - 1
+               else state.symbols[i] for i in range(n)]
+    absorbed = [z3.Or(*[z3.And(chosen[i], _adjacent(state.alive, i, j)) for i in range(j)]) if j else z3.BoolVal(False)
+                for j in range(n)]
+    return SymbolicState(symbols, [z3.And(state.alive[j], z3.Not(absorbed[j])) for j in range(n)])
+
+
+def symbolic_bpe(table: MergeTable, chars: list[z3.ExprRef], facts: list[z3.BoolRef],
+                 premises: Premises) -> SymbolicState:
+    """`abstract_bpe` on symbolic characters: len(chars) - 1 steps, after which no pair is left to merge (each
+    step that merges removes a symbol)."""
+    state = SymbolicState(list(chars), [z3.BoolVal(True)] * len(chars))
+    for _ in range(len(chars) - 1):
+        state = merge_step(table, state, facts, premises)
+    return state
+
+
+def _same_state(whole: SymbolicState, split: SymbolicState) -> z3.BoolRef:
+    """Position by position: the same symbols start at the same characters."""
+    return z3.And(*[z3.And(w == s, z3.Implies(w, ws == ss)) for w, s, ws, ss
+                    in zip(whole.alive, split.alive, whole.symbols, split.symbols, strict=True)])
+
+
+def locality_query(n: int, k: int, control: str | None = None) -> z3.Solver:
+    """Satisfiable exactly when some merge table and word of n characters whose pair at the cut k (0 < k < n) no
+    merge joins makes the whole word's final state differ from the concatenation of its sides'. Characters are
+    tokens with First = Last = identity. `control` drops one premise (`Z3_CONTROLS`)."""
+    if control not in (None, *Z3_CONTROLS):
+        raise ValueError(f"unknown control {control!r}")
+    table = uninterpreted_table()
+    chars = [z3.Const(f"x{i}", table.token) for i in range(n)]
+    facts = [z3.And(table.first(c) == c, table.last(c) == c) for c in chars]
+    premises = Premises(table_axiom=control != "table_axiom_dropped",
+                        junction=None if control == "junction_dropped" else (chars[k - 1], chars[k]))
+    whole = symbolic_bpe(table, chars, facts, premises)
+    left = symbolic_bpe(table, chars[:k], facts, premises)
+    right = symbolic_bpe(table, chars[k:], facts, premises)
+    split = SymbolicState(left.symbols + right.symbols, left.alive + right.alive)
+    solver = z3.Solver()
+    solver.add(*facts, z3.Not(_same_state(whole, split)))
+    return solver
+
+
+@dataclass
+class LocalityProof:
+    """The answer for every cut k of every length n up to `max_length` ("unsat" is proved), and seconds per n."""
+    max_length: int
+    control: str | None = None
+    answers: dict[tuple[int, int], str] = field(default_factory=dict)
+    seconds: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def proved(self) -> bool:
+        return all(a == "unsat" for a in self.answers.values())
+
+    @property
+    def refuted(self) -> list[tuple[int, int]]:
+        return [cut for cut, a in self.answers.items() if a == "sat"]
+
+
+def prove_locality(max_length: int = Z3_GATE_LENGTH, control: str | None = None,
+                   min_length: int = 2) -> LocalityProof:
+    """One query per word length n in min_length..max_length and cut 0 < k < n: with every premise, all UNSAT is
+    the lemma for every merge table and every word of up to max_length symbols; with `control`, SAT shows the
+    dropped premise is needed."""
+    out = LocalityProof(max_length, control)
+    for n in range(min_length, max_length + 1):
+        start = time.perf_counter()
+        for k in range(1, n):
+            out.answers[n, k] = str(locality_query(n, k, control).check())
+        out.seconds[n] = round(time.perf_counter() - start, 2)
+    return out
