@@ -4,6 +4,7 @@
 
 - "initialized:<why>": no usable state (first call, history rewritten, evicted, tokenizer changed); whole encode;
 - "repaired:window=k": the stored text is a proper prefix; the repair of spec/repair.py spliced on window k;
+- "repaired:free_cut": the same for a whole-word tokenizer (spec/whole_word_repair.py: re-encoded from one cut);
 - "fallback:<reason>": the stored text is a proper prefix but the repair refused (reason codes of spec/repair.py);
 - "identical": the same text again; the stored IDs;
 - "reference:not_admitted": an inadmissible tokenizer; always the reference, no state kept.
@@ -28,7 +29,7 @@ class SessionStats:
 
     calls: int = 0
     initialized: Counter = field(default_factory=Counter)  # why -> count
-    repaired: Counter = field(default_factory=Counter)  # window index -> count
+    repaired: Counter = field(default_factory=Counter)  # window index (or "free_cut") -> count
     fallbacks: Counter = field(default_factory=Counter)  # reason -> count
     identical: int = 0
     reference: int = 0  # inadmissible tokenizer: reference path every time
@@ -54,7 +55,7 @@ class SessionStats:
         if kind == "initialized":
             self.initialized[detail] += 1
         elif kind == "repaired":
-            self.repaired[int(detail.removeprefix("window="))] += 1
+            self.repaired[int(detail.removeprefix("window=")) if detail.startswith("window=") else detail] += 1
         elif kind == "fallback":
             self.fallbacks[detail] += 1
         elif kind in ("identical", "noop"):

@@ -65,6 +65,9 @@ vocabulary) the whole text's token crosses the window's piece end, while both st
 (battery hazard mark_tail).
 
 The anchor predicate is the cut spec's (spec/normalization.py), so both propositions rest on one definition.
+
+A whole-word tokenizer (`spec.whole_word`) is repaired by its own proposition (`spec.whole_word_repair`): re-encode
+from the highest accepted cut at or before len(S), with no window, bound or witness (path "repaired:free_cut").
 """
 
 from __future__ import annotations
@@ -78,9 +81,11 @@ import numpy as np
 from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.spec.admission import admission_of
 from delta_suite.spec.classes import class_table
+from delta_suite.spec.cut import DEFAULT_CUT_RULES, CutRules, is_safe_cut
 from delta_suite.spec.normalization import ANCHOR_SCAN, is_anchor, nfc
 from delta_suite.spec.reference import reference_encode_with_offsets
 from delta_suite.spec.transitions import is_accepted_transition
+from delta_suite.spec.whole_word_repair import encode_from_with_spans, repair_cut, token_boundary
 
 MIN_MARGIN = 8
 MATCH_KEYS = ("full", "ids", "spans")
@@ -103,6 +108,7 @@ class RepairParams:
     bound: int | None = None  # None = tok.bound
     check_seam: bool = True  # False = unchecked reuse: stored IDs + encode of the delta alone
     anchor_window_start: bool = True  # False = the window starts at len(S) - W even where NFC joins across it
+    cut_rules: CutRules = DEFAULT_CUT_RULES  # whole-word repair: the cut proposition that chooses its cut
 
     def __post_init__(self) -> None:
         if self.match_key not in MATCH_KEYS:
@@ -456,8 +462,11 @@ def repair_splice(
     if not params.check_seam:
         d_ids, d_spans = reference_encode_with_offsets(tok, delta)
         return Splice(len(old_ids), d_ids, [(s + n, e + n) for s, e in d_spans], "unchecked:reuse")
-    if not admission_of(tok).admitted:
+    admission = admission_of(tok)
+    if not admission.admitted:
         return _whole(tok, old_text + delta, "not_admitted", [])
+    if admission.whole_word:
+        return _whole_word_splice(tok, old_text, old_spans, delta, params)
     margin = tok.margin if params.margin is None else params.margin
     bound = tok.bound if params.bound is None else params.bound
     rejections: list[str] = []
@@ -479,6 +488,20 @@ def repair_splice(
                 return Splice(keep, ids, spans, f"repaired:window={k}", k, tuple(rejections))
         width *= 2
     return _whole(tok, old_text + delta, "no_match", rejections)
+
+
+def _whole_word_splice(tok: FrozenTokenizer, old_text: str, old_spans: list[Span], delta: str,
+                       params: RepairParams) -> Splice:
+    """`spec.whole_word_repair`: keep the tokens before the highest cut accepted in both texts, encode from it."""
+    new_text = old_text + delta
+    c = repair_cut(lambda text, b: is_safe_cut(tok, text, b, params.cut_rules), old_text, new_text)
+    if c is None:
+        return _whole(tok, new_text, "no_free_cut", [])
+    keep = token_boundary(old_spans, c)
+    if keep is None:
+        return _whole(tok, new_text, "no_token_boundary", [])
+    ids, spans = encode_from_with_spans(tok, new_text, c, params.cut_rules.chunk_prefix)
+    return Splice(keep, ids, spans, "repaired:free_cut")
 
 
 def repair_window(

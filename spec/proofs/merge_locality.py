@@ -286,7 +286,7 @@ def abstraction_check(bound: Bound = GATE_BOUND, mode: str = "byte_fallback", *,
 
 # --- a bounded proof over the abstraction, for every merge table ----------------------------------------------
 
-Z3_GATE_LENGTH = 7  # the gate proves every cut of every word of 2..7 symbols
+Z3_GATE_LENGTH = 6  # the gate proves every cut of every word of 2..6 symbols
 Z3_PROOF_LENGTH = 8  # what a longer run (the proofs command) can reach: n = 8 takes about half a minute
 Z3_CONTROLS = ("junction_dropped", "table_axiom_dropped")
 
