@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING
 
 from delta_suite.delta.cut_map import cut_map
 from delta_suite.delta.cuts import encode_chunked
+from delta_suite.spec.admission import admission_of
 from delta_suite.spec.cut import DEFAULT_CUT_RULES
+from delta_suite.spec.free_pair_cut import chunked_ids
 from delta_suite.spec.reference import reference_encode_unit_lengths, reference_encode_with_offsets, units_from_lengths
 from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS, repair
 
@@ -203,7 +205,10 @@ def check_cut_case(
     out.paths["refused"] = len(case.cuts) - len(accepted)
     whole_encoded = memo.encoded(text)
     whole = whole_encoded[0]
-    if accepted:
+    if accepted and admission_of(tok).whole_word:
+        out.fast_path += 1
+        _check_whole_word_cuts(tok, text, accepted, whole, out)
+    elif accepted:
         out.fast_path += 1
         for b in accepted:
             got = joined([memo.encoded(text[:b]), memo.encoded(text[b:])])
@@ -229,6 +234,21 @@ def check_cut_case(
         out.paths["chunked"] += 1
         out.note(diff.located(f"encode_chunked:chunks={CHUNKED_PIECES}") if diff else None)
     return out
+
+
+def _check_whole_word_cuts(tok: FrozenTokenizer, text: str, accepted: list[int], whole: list[int],
+                           out: CheckResult) -> None:
+    """The cut checks of `check_cut_case` for a whole-word tokenizer: each accepted cut alone, then all of them,
+    with the chunks after the first encoded by the family's chunk encoder (`spec.free_pair_cut.chunked_ids`: the
+    proposition's own statement). Units are not compared: the whole text is one pre-token per stretch, so a free
+    cut splits a unit by design (counted in `paths["units_not_applicable"]`)."""
+    for b in accepted:
+        diff = first_difference(whole, chunked_ids(tok, text, [b]))
+        out.note(diff.located(f"cut={b}") if diff else None)
+    if len(accepted) > 1:
+        diff = first_difference(whole, chunked_ids(tok, text, accepted))
+        out.note(diff.located("partition") if diff else None)
+    out.paths["units_not_applicable"] += 1
 
 
 def check_repair_case(

@@ -68,13 +68,15 @@ from delta_suite.frozen.errors import SuiteError
 from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
 from delta_suite.frozen.user_table import tokenizer_key
 from delta_suite.ledger.records import SCHEMA, make_record
-from delta_suite.spec.cut import ACCEPTED_SPECIAL, explain_cut
+from delta_suite.spec.cut import ACCEPTED_FREE_PAIR, ACCEPTED_SPECIAL, explain_cut
 from delta_suite.spec.proofs.obligations import declare
 from delta_suite.spec.reference import reference_encode, reference_encode_batch, reference_version
 from delta_suite.subjects.protocol import DEFAULT_SUBJECT, SubjectUnavailable, is_user_spec, names, parse_subject
 from delta_suite.subjects.protocol import UnknownSubject as BadSpec
 from delta_suite.subjects.records import subject_record, unavailable_record
 from delta_suite.subjects.wiring import check_on_subject, open_subject
+
+CUT_RULE_NAMES = {ACCEPTED_SPECIAL: "special_token", ACCEPTED_FREE_PAIR: "free_pair"}  # else a transition
 
 LEVEL_NAMES = {1: "encoder", 2: "chunked", 3: "repair"}
 CHUNK_COUNTS = (2, 4, 8)
@@ -362,7 +364,7 @@ class _FrontEndTally:
 
     def __init__(self) -> None:
         self.turns = self.fast = self.fallbacks = self.differences = 0
-        self.cuts = {"special_token": 0, "transition": 0}
+        self.cuts = {"special_token": 0, "transition": 0, "free_pair": 0}
         self.transcript_cpu: list[float] = []
         self.turn_ms: list[float] = []
         self.band_ms: list[float] = []
@@ -434,7 +436,7 @@ def _level3(tok: FrozenTokenizer, docs: Iterator[dict], tally: _Tally, timing: d
             if cuts:
                 chunked.fast += 1
                 for b in cuts:
-                    rule = "special_token" if explain_cut(tok, text, b) == ACCEPTED_SPECIAL else "transition"
+                    rule = CUT_RULE_NAMES.get(explain_cut(tok, text, b), "transition")
                     chunked.cuts[rule] += 1
             else:
                 chunked.fallbacks += 1

@@ -77,6 +77,10 @@ def _cmd(args: argparse.Namespace) -> int:
     records = []
     for name in ready:
         tok = load_tokenizer(name)
+        if admission_of(tok).whole_word:  # its cuts come from the free-pair rule: no pattern pairs to add
+            print(f"  {name:20s} not applicable: a whole-word family has no split pattern and no pattern pairs "
+                  "(its cuts are the free-pair rule's, checked by the corpus comparison); no record written")
+            continue
         gain = pattern_pairs_gain(tok, texts, verify=args.verify)
         d = gain.as_dict()
         share = f"{d['gained_share']:6.1%}" if d["gained_share"] is not None else "     -"

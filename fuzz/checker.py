@@ -28,7 +28,9 @@ from delta_suite.delta.session import Session
 from delta_suite.frozen.errors import SuiteError
 from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.fuzz.cases import CaseOutcome, Difference, FuzzCase, first_difference
+from delta_suite.spec.admission import admission_of
 from delta_suite.spec.cut import DEFAULT_CUT_RULES
+from delta_suite.spec.free_pair_cut import chunked_ids
 from delta_suite.spec.reference import LIBRARY, reference_encode, reference_encode_batch
 from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS
 from delta_suite.subjects import wiring
@@ -198,13 +200,16 @@ class BatteryCutChecker:
         """The full expected and actual IDs of the comparison `where` names ("cut=b", "partition", "encode_chunked")."""
         text = case.text
         whole = memo.ids(text)
+        whole_word = admission_of(self.tok).whole_word  # later chunks by the family's chunk encoder
         if where.startswith("cut="):
             b = int(where.split("=", 1)[1])
-            got, cuts = memo.ids(text[:b]) + memo.ids(text[b:]), [b]
+            cuts = [b]
+            got = chunked_ids(self.tok, text, cuts) if whole_word else memo.ids(text[:b]) + memo.ids(text[b:])
         elif where == "partition":
             cuts = cut_map(self.tok, text, self.rules, self.fault).accepted_among(case.cuts)
             bounds = [0, *cuts, len(text)]
-            got = [t for i in range(len(bounds) - 1) for t in memo.ids(text[bounds[i] : bounds[i + 1]])]
+            got = chunked_ids(self.tok, text, cuts) if whole_word else \
+                [t for i in range(len(bounds) - 1) for t in memo.ids(text[bounds[i] : bounds[i + 1]])]
         else:
             chunks = differential.CHUNKED_PIECES
             cuts = delta_cuts.plan_cuts(self.tok, text, chunks, self.rules, self.fault)

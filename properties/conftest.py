@@ -184,9 +184,11 @@ def provisioned() -> list[str]:
 @lru_cache(maxsize=1)
 def admitted_names() -> list[str]:
     """The admitted provisioned rows, then the admitted user files named in DELTA_USER_TOKENIZERS (exported by
-    `python -m delta_suite.frozen.export_user_files PATH...`: the gate's per-tokenizer properties run on them too)."""
+    `python -m delta_suite.frozen.export_user_files PATH...`: the gate's per-tokenizer properties run on them too).
+    Byte-level families only: the per-tokenizer properties state the byte-level propositions (classes, windows,
+    units); a whole-word file is checked by properties/test_whole_word.py and the campaigns."""
     names = provisioned() + sorted(user_table_module.user_table())
-    return [n for n in names if admission_of(load_tokenizer(n)).admitted]
+    return [n for n in names if (a := admission_of(load_tokenizer(n))).admitted and not a.whole_word]
 
 
 def __getattr__(name: str) -> list[str]:

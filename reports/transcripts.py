@@ -79,7 +79,7 @@ def transcript_figures(records: list[dict]) -> list[FrontEndFigures]:
                     a[key].append(int(f.get(key) or 0))
                 cuts = f.get("cuts") or {}
                 a["special"].append(int(cuts.get("special_token", 0)))
-                a["transition"].append(int(cuts.get("transition", 0)))
+                a["transition"].append(int(cuts.get("transition", 0)) + int(cuts.get("free_pair", 0)))
                 a["cpu"].extend(f.get("cpu_seconds_per_transcript") or [])
                 a["turn_ms"].extend(f.get("ms_per_turn") or [])
                 a["band_ms"].extend(f.get("ms_per_turn_history_250k_500k") or [])
@@ -126,7 +126,7 @@ def figure_rows(figures: list[FrontEndFigures]) -> list[list[str]]:
 
 FIGURE_HEADER = ["tokenizer", "variant", "front end", "transcripts", "turns", "fast path", "fell back", "differences",
                  "CPU ms / transcript (median)", "ms / turn (median)", "ms / turn, 250-500K history (turns)",
-                 "cuts at markers / at transitions", "session turns by path: count: ms (median)"]
+                 "cuts at markers / at transitions or free pairs", "session turns by path: count: ms (median)"]
 
 
 PAPER_SENTENCE = (

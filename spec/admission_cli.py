@@ -2,7 +2,7 @@
 
 TOKENIZER is a registry name or alias, or a path to a tokenizer.json or a folder holding one (a user file,
 `frozen.resolve_tokenizer`). Prints one line: the tokenizer's name, provenance, SHA-256, size, margin and bound,
-and "admitted (split family F)" or the refusal in words (`spec.refusals.refusal_message`: the stage, the premise it
+and "admitted (split family F)", "admitted (whole-word family bpe-whole-word:D, prefix scheme P)" or the refusal in words (`spec.refusals.refusal_message`: the stage, the premise it
 breaks, the reason code). Exit 0 admitted, 2 refused or not a tokenizer file, 3 unreadable.
 """
 
@@ -15,12 +15,18 @@ from delta_suite.frozen.errors import run_command
 from delta_suite.frozen.user_files import resolve_tokenizer
 from delta_suite.spec.admission import admission_of
 from delta_suite.spec.refusals import refusal_message
+from delta_suite.spec.whole_word import whole_word_rules
 
 
 def _cmd(args: argparse.Namespace) -> int:
     tok = resolve_tokenizer(args.tokenizer, args.name)
     decided = admission_of(tok)
-    said = f"admitted (split family {decided.pattern})" if decided.admitted else refusal_message(decided.reason)
+    if decided.whole_word:
+        said = f"admitted (whole-word family {decided.family}, prefix scheme {whole_word_rules(tok).shape.prefix})"
+    elif decided.admitted:
+        said = f"admitted (split family {decided.pattern})"
+    else:
+        said = refusal_message(decided.reason)
     size = f", {tok.size:,} bytes" if tok.size is not None else ""
     print(f"{tok.name} ({tok.provenance}, sha256 {tok.sha256}{size}, margin {tok.margin}, bound {tok.bound}): "
           f"{said}")

@@ -6,8 +6,9 @@ sentence naming the stage and the property of the cut and repair propositions it
 Unknown codes are shown as they are (consumers must tolerate new codes).
 
 `sentencepiece_stage` recognises the SentencePiece-style configurations (a Metaspace pre-tokenizer, or a Prepend
-or Replace normalizer that writes U+2581 for spaces, usually with byte fallback): their pieces are not byte-level
-and depend on their position in the text, so the propositions' premise fails at the first stage it names.
+or Replace normalizer that writes U+2581 for spaces, usually with byte fallback). Those whose stages are the
+whole-word family's are judged by its premises (`spec.whole_word`, the codes from `whole_word_stage` on); the
+code `sentencepiece_style` remains for such a stage beside a ByteLevel one, which neither family covers.
 """
 
 from __future__ import annotations
@@ -65,6 +66,47 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "byte_level_add_prefix_space": (
         "pre_tokenizer ByteLevel",
         "add_prefix_space is true"),
+    "whole_word_stage": (
+        "",  # the detail names the stage
+        "a file without a ByteLevel stage is admitted as whole-word BPE (the SentencePiece style) only when its "
+        "normalizer is Replace(' ' -> R) and/or Prepend(R) and its pre-tokenizer Metaspace(R) and/or a Split on "
+        "' ' that no space is left to match, with at most one source of the prefix; the stage named is outside "
+        "that list, so the free-pair proposition does not cover what it does to the text"),
+    "whole_word_stage_unloadable": (
+        "normalizer or pre_tokenizer",
+        "the reference library cannot load the section, so its effective settings cannot be read"),
+    "bpe_subword_affix": (
+        "model",
+        "a continuing-subword prefix or an end-of-word suffix makes a character's symbol depend on its place in "
+        "the word, so the two sides of a cut would not start from the whole word's symbols (the detail names the "
+        "key)"),
+    "ignore_merges": (
+        "model.ignore_merges",
+        "with ignore_merges a side of a cut that is itself a vocabulary token is taken whole, which the whole "
+        "word is not (merge locality fails: merges (a,a), (a,b), (a,aa) and 'aaa' + an unknown character); set it "
+        "to false to be admitted"),
+    "byte_fallback_token_merged": (
+        "model.merges",
+        "a merge takes or makes a byte-fallback token (<0xNN>), so a character spelled in bytes could join its "
+        "neighbour's bytes across a cut; the pair table leaves byte tokens out only when no merge names them (the "
+        "detail names the first such merge)"),
+    "unk_token_merged": (
+        "model.merges",
+        "a merge takes the unknown token, so an unknown character could join its neighbour across a cut"),
+    "byte_fallback_incomplete": (
+        "model.byte_fallback",
+        "byte fallback is on but the vocabulary lacks byte tokens a character outside it may need (the detail "
+        "names them); the reference then emits a pending unknown token after the next character's byte tokens, "
+        "out of text order, so chunks would not concatenate; add the 256 <0xNN> tokens to be admitted"),
+    "no_unknown_symbol": (
+        "model.unk_token",
+        "without byte fallback and without an unknown token in the vocabulary, the reference drops characters "
+        "outside the vocabulary and their neighbours join across them, so a cut beside one could split a token "
+        "the whole encode makes"),
+    "normalized_added_token_under_whole_word": (
+        "added_tokens",
+        "an added token is matched after normalization (normalized: true) in a whole-word file, where the prefix "
+        "and the space replacement decide where it matches; set normalized to false"),
     "split_pattern_unknown": (
         "pre_tokenizer Split",
         "the split regexes are none of the families whose transitions are proved"),
