@@ -47,9 +47,9 @@ from delta_suite.spec.cut import (
     rules_for,
     rules_table,
 )
+from delta_suite.spec.free_pair_cut import forgotten_pair
 from delta_suite.spec.guard import LiteralTrie, literal_trie
 from delta_suite.spec.normalization import is_anchor
-from delta_suite.spec.free_pair_cut import forgotten_pair
 from delta_suite.spec.special_cut import clear_left, clear_right, premises_hold, stage_tries
 from delta_suite.spec.whole_word import WholeWordRules, whole_word_rules
 

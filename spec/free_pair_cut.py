@@ -150,14 +150,16 @@ def chunk_pieces(tok: FrozenTokenizer, text: str, lo: int, hi: int,
     return [(MID, lo, first_end)] + ([(FULL, first_end, hi)] if first_end < hi else [])
 
 
-def pieces_ids(tok: FrozenTokenizer, text: str, pieces: list[tuple[str, int, int]]) -> list[list[int]]:
-    """The IDs of each piece, full pieces in one batch of the reference object, mid pieces in one batch of the
-    chunk encoder (each batch parallel in the library)."""
+def pieces_ids(tok: FrozenTokenizer, text: str, pieces: list[tuple[str, int, int]],
+               strings: list[str] | None = None) -> list[list[int]]:
+    """The IDs of each piece (text[start:end], or strings[i] when given), full pieces in one batch of the reference
+    object, mid pieces in one batch of the chunk encoder (each batch parallel in the library)."""
     out: list[list[int]] = [[] for _ in pieces]
     for which, encoder in ((FULL, lambda: tok.tokenizer), (MID, lambda: chunk_encoder(tok))):
         idx = [i for i, p in enumerate(pieces) if p[0] == which]
         if idx:
-            rows = library_ids_batch(encoder(), [text[pieces[i][1]:pieces[i][2]] for i in idx])
+            rows = library_ids_batch(encoder(), [strings[i] if strings is not None else
+                                                 text[pieces[i][1]:pieces[i][2]] for i in idx])
             for i, row in zip(idx, rows, strict=True):
                 out[i] = row
     return out
@@ -174,3 +176,23 @@ def chunked_ids(tok: FrozenTokenizer, text: str, cuts: list[int], prefix: str = 
     pieces = list(chain.from_iterable(chunk_pieces(tok, text, lo, hi, prefix)
                                       for lo, hi in zip(bounds, bounds[1:], strict=False) if hi > lo))
     return list(chain.from_iterable(pieces_ids(tok, text, pieces)))
+
+
+def chunked_ids_many(tok: FrozenTokenizer, jobs: list[tuple[str, list[int]]],
+                     prefix: str = "scheme") -> list[list[int]]:
+    """`chunked_ids` of each (text, cuts) job, with every piece of every job in one batch per encoder."""
+    pieces: list[tuple[str, int, int]] = []  # (encoder, 0, 0): the strings are given apart
+    strings: list[str] = []
+    owner: list[int] = []
+    for i, (text, cuts) in enumerate(jobs):
+        bounds = [0, *cuts, len(text)]
+        for lo, hi in zip(bounds, bounds[1:], strict=False):
+            for which, a, z in chunk_pieces(tok, text, lo, hi, prefix) if hi > lo else ():
+                pieces.append((which, 0, 0))
+                strings.append(text[a:z])
+                owner.append(i)
+    rows = pieces_ids(tok, "", pieces, strings)
+    out: list[list[int]] = [[] for _ in jobs]
+    for i, row in zip(owner, rows, strict=True):
+        out[i].extend(row)
+    return out
