@@ -85,5 +85,5 @@ def vocabulary_facts(model: dict) -> dict:
     unk = model.get("unk_token")
     first = merge_sides(merges[0]) if merges else None
     return {"first_merge": list(first) if first else None, "inner_pairs": sorted(pairs),
-            "single_chars": sorted(singles), "byte_tokens": sorted(byte_values), **_first_merge(merges, unk), "unk_in_vocab": isinstance(unk, str) and unk in vocab,
-            "longest_token_chars": longest}
+            "single_chars": sorted(singles), "byte_tokens": sorted(byte_values), **_first_merge(merges, unk),
+            "unk_in_vocab": isinstance(unk, str) and unk in vocab, "longest_token_chars": longest}

@@ -3,7 +3,8 @@
 TOKENIZER is a registry name or alias, or a path to a tokenizer.json or a folder holding one (a user file,
 `frozen.resolve_tokenizer`). Prints one line: the tokenizer's name, provenance, SHA-256, size, margin and bound,
 and "admitted (split family F)", "admitted (whole-word family bpe-whole-word:D, prefix scheme P)", or the
-refusal in words (`spec.refusals.refusal_message`: the stage, the premise it breaks, the reason code). Exit 0 admitted, 2 refused or not a tokenizer file, 3 unreadable.
+refusal in words (`spec.refusals.refusal_message`: the stage, the premise it breaks, the reason code).
+Exit 0 admitted, 2 refused or not a tokenizer file, 3 unreadable.
 """
 
 from __future__ import annotations
