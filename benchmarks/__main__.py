@@ -4,7 +4,9 @@ Figures: repair (repair vs whole encode), chunked (chunked encode at 1 and 2 wor
 fallback (fallback confinement), suite (differential-check throughput; with --with-gate also the exhaustive
 the gate's per-test durations and its 64-worker bound), peer (toktier, where installed),
 scale (per-core throughput of corpus levels 1 and 2, for the paper's volumes), campaign (a `fuzz` campaign at 1 and
-2 workers: cases/s, reference share, ratio to the reference's speed). Ratios only; nothing is asserted.
+2 workers: cases/s, reference share, ratio to the reference's speed), whole-word (a whole-word tokenizer, named by
+--tokenizer as a registry name or a path: chunked encode and repair against a whole encode, and the share of free
+pairs, `benchmarks.whole_word`; run only when named with --only). Ratios only; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from delta_suite.benchmarks import campaign, gate_durations, scale, suite
+from delta_suite.benchmarks import campaign, gate_durations, scale, suite, whole_word
 from delta_suite.frozen.errors import SuiteError
 from delta_suite.frozen.loader import load_tokenizer
 from delta_suite.ledger.records import append_records
 
 FIGURES = ("repair", "chunked", "fallback", "suite", "peer", "scale", "campaign")
+ON_REQUEST = ("whole-word",)  # run only when named by --only
 DEFAULT_OUT = Path("out/ledgers/benchmarks")
 NFC_FALLBACK_TOKENIZER = "qwen3_8b"
 
@@ -29,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of `python -m delta_suite.benchmarks`."""
     parser = argparse.ArgumentParser(prog="python -m delta_suite.benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repetitions (for tests)")
-    parser.add_argument("--only", choices=FIGURES, action="append", help="run only this figure (repeatable)")
+    parser.add_argument("--only", choices=FIGURES + ON_REQUEST, action="append",
+                        help="run only this figure (repeatable)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="ledger directory (default %(default)s)")
     parser.add_argument("--with-gate", action="store_true",
                         help="also run the default gate once at -n 2 and record its per-test durations, the longest "
@@ -44,6 +48,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def figure_runners(args: argparse.Namespace) -> dict[str, Callable[[], list[dict]]]:
     """Figure name -> a call returning its records."""
+    if args.only and set(args.only) <= set(ON_REQUEST):  # a whole-word file: a path, resolved in the child
+        return {"whole-word": lambda: whole_word.whole_word_figures(args.tokenizer, args.quick)}
     tok = load_tokenizer(args.tokenizer)
     plan = suite.QUICK if args.quick else suite.DEFAULT
     nfc_name = tok.name if tok.is_nfc else NFC_FALLBACK_TOKENIZER
@@ -71,6 +77,7 @@ def figure_runners(args: argparse.Namespace) -> dict[str, Callable[[], list[dict
         "peer": lambda: suite.peer_figures(tok, plan),
         "scale": lambda: scale.scale_figures(tok, args.quick),
         "campaign": lambda: campaign.campaign_figures(tok, args.quick),
+        "whole-word": lambda: whole_word.whole_word_figures(args.tokenizer, args.quick),
     }
 
 
@@ -83,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ledger = args.out / f"benchmarks-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
     chosen = args.only or FIGURES
-    groups = [g for g in ("repair", "pooled", "suite", "peer", "scale", "campaign")
+    groups = [g for g in ("repair", "pooled", "suite", "peer", "scale", "campaign", "whole-word")
               if g in chosen or (g == "pooled" and {"chunked", "fallback"} & set(chosen))]
     for name in groups:
         if args.quick and name == "peer":
@@ -141,6 +148,8 @@ def summary_line(rec: dict) -> str:
                   f" bound64={d.get('bound_64_s')}s goal={'met' if d.get('goal_met') else 'not met'}")
     if "wall_s" in d:
         extra += f" wall={d['wall_s']:.1f}s rc={d['returncode']}"
+    if d.get("figure") == "whole_word_free_share":
+        extra += f" free_pairs={d['free_share']:.1%} accepted={d['accepted_share']:.1%}"
     ratio = f" ratio={d['ratio']:.2f}x" if isinstance(d.get("ratio"), float) else ""
     diffs = f" DIFFERENCES={rec['differences']}" if rec["differences"] else ""
     return f"{rec['check']} {params}{ratio}{extra}{diffs}"

@@ -22,6 +22,7 @@ from delta_suite.delta.chat_samples import CHATS
 from delta_suite.frozen.loader import FrozenTokenizer
 
 KINDS = ("prose", "code", "chat")
+PLAIN_KINDS = ("prose", "code", "cjk")  # cjk: the corpus's CJK shard alone (prose holds every script's shards)
 CORPUS_PROFILE = "small"
 NON_PROSE = ("code", "chat", "vectors")
 
@@ -52,15 +53,15 @@ def _read_shards(paths: list[Path], field: str) -> list:
 @lru_cache(maxsize=8)
 def source(kind: str) -> Source:
     """The pieces a kind's texts are built from (documents, or for chat the transcripts' messages as JSON)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown text kind {kind!r}; one of {KINDS}")
+    if kind not in (*KINDS, "cjk"):
+        raise ValueError(f"unknown text kind {kind!r}; one of {(*KINDS, 'cjk')}")
     root = _corpus_dir()
     if root is not None:
         shards = sorted(root.glob("*.jsonl"))
         if kind == "code":
             chosen = [p for p in shards if "code" in p.stem]
-        elif kind == "chat":
-            chosen = [p for p in shards if "chat" in p.stem]
+        elif kind in ("chat", "cjk"):
+            chosen = [p for p in shards if kind in p.stem]
         else:
             chosen = [p for p in shards if not any(word in p.stem for word in NON_PROSE)]
         field = "messages" if kind == "chat" else "text"
@@ -73,6 +74,8 @@ def source(kind: str) -> Source:
         return Source("samples", tuple(json.dumps(m, ensure_ascii=False) for m in CHATS.values()))
     if kind == "code":
         return Source("samples", tuple(s for s in SAMPLES if "def " in s or "return" in s) or SAMPLES)
+    if kind == "cjk":
+        return Source("samples", tuple(s for s in SAMPLES if any("\u4e00" <= ch <= "\u9fff" for ch in s)) or SAMPLES)
     return Source("samples", SAMPLES)
 
 
@@ -93,9 +96,9 @@ def _varied(pieces: tuple[str, ...], size: int, label: str) -> str:
 
 @lru_cache(maxsize=32)
 def plain_text(kind: str, size: int) -> str:
-    """`size` characters of prose or code (deterministic)."""
-    if kind not in ("prose", "code"):
-        raise ValueError(f"plain_text takes prose or code, not {kind!r}")
+    """`size` characters of prose, code or CJK text (deterministic)."""
+    if kind not in PLAIN_KINDS:
+        raise ValueError(f"plain_text takes one of {PLAIN_KINDS}, not {kind!r}")
     return _varied(source(kind).pieces, size, kind)
 
 

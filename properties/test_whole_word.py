@@ -277,3 +277,16 @@ def test_a_file_built_against_a_premise_is_refused_by_name(broken: str) -> None:
     code = CODE_OF.get(broken, broken)
     assert not decided.admitted and decided.reason.startswith(code), decided
     assert not refusal_message(decided.reason).startswith("refused: "), decided.reason  # it has words
+
+
+def test_the_benchmark_figures_compare_every_output(tmp_path: Path) -> None:
+    """`python -m delta_suite.benchmarks --only whole-word` (its quick plan, in this process): every timed output
+    equals the whole encode, and the free-pair share is counted from the array verdicts."""
+    from delta_suite.benchmarks.whole_word import child_main
+
+    records = child_main(str(write_config(tmp_path / "bench", small_config())), quick=True)
+    checks = {r["check"] for r in records}
+    assert checks == {"benchmark.whole_word_chunked", "benchmark.whole_word_repair", "benchmark.whole_word_free_share"}
+    timed = [r for r in records if r["check"] != "benchmark.whole_word_free_share"]
+    assert all(r["comparisons"] > 0 and r["differences"] == 0 for r in timed), timed
+    assert all(0 < r["details"]["accepted_share"] <= 1 for r in records if "accepted_share" in r["details"])
