@@ -56,6 +56,16 @@ the transition rule; the guard still counts it, which only refuses more); before
 at 2 on nemotron_3_nano_4b, where the reference joins the blank to "<". properties/test_non_special_tokens.py
 checks this section on the reference, exhaustively over nemotron's six non-special tokens and their neighbours.
 
+Whole-word tokenizers (`spec.whole_word`). The scan, the guard and the edge rule are the same, and so is the
+argument up to the encode of the right side: there the stretch after the edge may need the family's prefix, and the
+whole encode decides that by the prefix scheme. Under "per_stretch" (a Prepend normalizer, Metaspace "always") and
+"none", ref(S[b:]) is the whole encode's suffix, as above. Under "first" (Metaspace prepend_scheme "first") the whole
+encode prefixes only the stretch at offset 0, so the right side is encoded by the chunk encoder without the prefix
+(`spec.free_pair_cut.encode_from`; measured on Llama 2's vocabulary in that form: "hi</s>again" cut after "</s>"
+differs with ref(S[b:])). Gemma 3's runs of newlines, tabs and U+2581 are non-special added tokens matched in the
+raw text: a cut inside a run is refused by the guard (it lies strictly inside an occurrence of the shorter run), and
+their edges are this rule's cuts.
+
 Selection is computed locally: from the clear positions around b (found by walking left and right over
 overlapping occurrences), so the cost does not grow with the text except across chains of overlapping strings.
 """
