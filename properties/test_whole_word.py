@@ -290,3 +290,25 @@ def test_the_benchmark_figures_compare_every_output(tmp_path: Path) -> None:
     timed = [r for r in records if r["check"] != "benchmark.whole_word_free_share"]
     assert all(r["comparisons"] > 0 and r["differences"] == 0 for r in timed), timed
     assert all(0 < r["details"]["accepted_share"] <= 1 for r in records if "accepted_share" in r["details"])
+
+
+def test_a_campaign_on_the_public_gemma3_file_checks_cuts_and_repairs(tmp_path: Path) -> None:
+    """`fuzz --tokenizer <gemma3 folder> --budget 5s`: exit 0, every record of the user file, cuts and repairs
+    both checked, no difference."""
+    import subprocess
+    import sys
+
+    from delta_suite.ledger.records import read_ledgers
+
+    from properties.npm_tokenizers import npm_tokenizer
+
+    folder = npm_tokenizer("gemma3")
+    got = subprocess.run([sys.executable, "-m", "delta_suite.fuzz.cli", "--tokenizer", str(folder), "--name",
+                          "gemma3-npm", "--budget", "5s", "--out", str(tmp_path / "f")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert got.returncode == 0, got.stdout[-1500:] + got.stderr[-1500:]
+    records = read_ledgers([tmp_path / "f"]).records
+    by_check = {r["check"]: r for r in records}
+    assert all(r["tokenizer"] == "gemma3-npm" for r in records)
+    assert by_check["fuzz.cut"]["comparisons"] > 0 and by_check["fuzz.repair"]["comparisons"] > 0, sorted(by_check)
+    assert sum(r["differences"] for r in records) == 0
