@@ -45,8 +45,10 @@ from functools import lru_cache
 from delta_suite.checks import palette as P
 from delta_suite.frozen.errors import SuiteError
 from delta_suite.frozen.loader import FrozenTokenizer
+from delta_suite.spec.admission import WHOLE_WORD, admission_of
 from delta_suite.spec.classes import L, M, N, O, S, class_table
 from delta_suite.spec.repair import MARK_TAIL_PAIRS
+from delta_suite.spec.whole_word import whole_word_rules
 
 BATTERY_VERSION = "delta-suite.battery.v7"  # v2: periodic_tail; v3: its contraction units; v4: role_marker;
 # v5: digit_phase; v6: newline_tail, nfc_mark_order's composing branch, special_overlap's chains; v7: mark_tail
@@ -143,9 +145,26 @@ class _Draw:
         return self.one(self.specials)
 
     def special_len2(self) -> str:
-        """A special-token string of at least two characters (one that a cut can fall inside)."""
+        """A special-token string of at least two characters (one that a cut can fall inside). For a whole-word
+        tokenizer, half the draws come from the strings with a free pair inside (`_free_inside`): only those put
+        the guard to work there, and a vocabulary that holds every marker as a token (Gemma 3's 6,415) may list
+        them far past the first 256."""
+        free = _free_inside(self.tok)
+        if free and self.rng.random() < 0.5:
+            return self.one(free)
         longer = [s for s in self.specials[:256] if len(s) >= 2]
         return self.one(longer) if longer else "<|x|>"
+
+
+@lru_cache(maxsize=16)
+def _free_inside(tok: FrozenTokenizer) -> tuple[str, ...]:
+    """The added-token strings of a whole-word tokenizer with a pair inside that the free-pair rule would accept
+    (empty for any other tokenizer)."""
+    if admission_of(tok).kind != WHOLE_WORD:
+        return ()
+    rules = whole_word_rules(tok)
+    return tuple(s for s in tok.special_strings
+                 if any(rules.pair_refusal(a, b) is None for a, b in zip(s, s[1:], strict=False)))
 
 
 Core = tuple[str, list[int]]  # the hazard text and its seam offsets

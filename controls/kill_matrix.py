@@ -43,6 +43,7 @@ from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.frozen.user_files import resolve_tokenizer
 from delta_suite.ledger.records import append_records, make_record
 from delta_suite.spec.admission import admission_of
+from delta_suite.spec.cut import DEFAULT_CUT_RULES
 from delta_suite.spec.proofs.obligations import declare
 from delta_suite.spec.refusals import refusal_message
 from delta_suite.subjects.protocol import SubjectFault, SubjectUnavailable
@@ -161,6 +162,13 @@ def harness_check(tok: FrozenTokenizer, control: Control, case: BatteryCase, mem
     return 1, 0 if diff is not None else 1, diff
 
 
+def _compares_chunked(control: Control | None) -> bool:
+    """Whether the cut check of `control` (None: the unbroken rules) runs the chunked encoder: for the unbroken
+    rules, and for a control that breaks the chunk encoder itself (no single cut or partition reads it)."""
+    return control is None or (control.rules is not None
+                                and control.rules.chunk_prefix != DEFAULT_CUT_RULES.chunk_prefix)
+
+
 def run_matrix(
     tok: FrozenTokenizer,
     control_names: list[str],
@@ -175,8 +183,11 @@ def run_matrix(
 
     Every applicable control sees every case; a harness control's `differences` counts detected faults, and a
     planted fault the comparison misses is recorded in `fallbacks` as an escape (which the tests forbid). The
-    chunked encoder is compared for the unbroken cut rules only (the controls' rules are exercised by every
-    single cut and the partition; the planner adds cost, not coverage).
+    chunked encoder is compared for the unbroken cut rules, and for a control whose rules change the chunk encoder
+    of a whole-word tokenizer (`CutRules.chunk_prefix`, which only the chunked encode reads); the other controls'
+    rules are exercised by every single cut and the partition (the planner adds cost, not coverage). A whole-word
+    tokenizer's cuts are compared on IDs only (`checks.differential`: a free cut splits a pre-token by design), so
+    its kills are ID kills.
     """
     controls = [get(n) for n in control_names]
     paths = sorted({c.path for c in controls if c.path in UNBROKEN})
@@ -211,7 +222,7 @@ def run_matrix(
             elif path == "cut":
                 rules = control.rules if control else None
                 fault = control.cut_fault if control else None
-                cell.add(case, check_cut_case(tok, case, rules, memo, chunked=control is None, fault=fault))
+                cell.add(case, check_cut_case(tok, case, rules, memo, chunked=_compares_chunked(control), fault=fault))
             elif path == "repair":
                 cell.add(case, check_repair_case(tok, case, control.params if control else None, memo))
             else:

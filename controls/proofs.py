@@ -4,10 +4,16 @@ A control that survives is a finding unless the condition it removes is redundan
 the argument in its docstring and checks its premise against the reference (pre-tokenizer, added-token scan,
 normalizer) exhaustively over the code points concerned; it returns how many premises it checked and the
 counterexamples it found (a proof holds only with none). `properties/test_control_proofs.py` runs them.
+
+A proof about pre-tokens or repair windows has nothing to say about a whole-word tokenizer (`spec.whole_word`: no
+splitting pre-tokenizer, a repair without windows): there it returns a check marked `not_applicable` (with the
+reason), which never holds. The whole-word family has proofs of its own (`special_interiors_joined`,
+`forgotten_pair_guarded`, `chunk_encoder_is_tokenizer`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
@@ -16,7 +22,8 @@ from delta_suite.checks.palette import class_pool
 from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.spec.admission import admission_of
 from delta_suite.spec.classes import L, M, N, O, class_table
-from delta_suite.spec.cut import DEFAULT_CUT_RULES, CutRules, rules_for
+from delta_suite.spec.cut import DEFAULT_CUT_RULES, CutRules, accepted_cuts, rules_for
+from delta_suite.spec.free_pair_cut import chunk_encoder, chunk_pieces, forgotten_pair
 from delta_suite.spec.guard import literal_trie
 from delta_suite.spec.normalization import is_anchor, nfc
 from delta_suite.spec.reference import reference_encode_with_offsets
@@ -30,6 +37,7 @@ from delta_suite.spec.repair import (
     sync_witness,
 )
 from delta_suite.spec.transitions import is_accepted_transition
+from delta_suite.spec.whole_word import whole_word_rules
 from tokenizers.normalizers import NFC, NFD
 
 _NFC = NFC()
@@ -43,16 +51,36 @@ class ProofCheck:
     tokenizer: str
     checked: int = 0
     counterexamples: list = field(default_factory=list)
+    not_applicable: str = ""  # why the proof does not speak about this tokenizer (then nothing is checked)
 
     @property
     def holds(self) -> bool:
-        return self.checked > 0 and not self.counterexamples
+        return self.checked > 0 and not self.counterexamples and not self.not_applicable
+
+
+WHOLE_WORD_HAS_NO_PRE_TOKENS = ("whole-word tokenizer (spec.whole_word): no splitting pre-tokenizer, each stretch "
+                                "is one word, so there are no pre-token boundaries to prove")
+WHOLE_WORD_HAS_NO_WINDOWS = ("whole-word tokenizer (spec.whole_word_repair): its repair re-encodes from one accepted "
+                             "cut, with no window, matched run, bound or witness")
+NOT_WHOLE_WORD = "not a whole-word tokenizer: the proof is about the whole-word family (spec.whole_word)"
+
+
+def _not_applicable(check: ProofCheck, why: str) -> ProofCheck:
+    check.not_applicable = why
+    return check
+
+
+def _whole_word(tok: FrozenTokenizer) -> bool:
+    return admission_of(tok).whole_word
 
 
 def _pieces(tok: FrozenTokenizer, text: str) -> tuple[str, list[tuple[int, int]]]:
     """The normalized text and the character spans of its pre-tokens (the reference's own normalizer and
-    pre-tokenizer)."""
+    pre-tokenizer; a tokenizer without a pre-tokenizer has one pre-token, the whole normalized text). The callers
+    return "not applicable" for a whole-word tokenizer before they get here."""
     norm = tok.tokenizer.normalizer.normalize_str(text) if tok.tokenizer.normalizer is not None else text
+    if tok.tokenizer.pre_tokenizer is None:
+        return norm, [(0, len(norm))] if norm else []
     return norm, [span for _, span in tok.tokenizer.pre_tokenizer.pre_tokenize_str(norm)]
 
 
@@ -73,6 +101,8 @@ def single_digit_pretokens(tok: FrozenTokenizer) -> ProofCheck:
     exactly one pre-token.
     """
     out = ProofCheck("single_digit_pretokens", tok.name)
+    if _whole_word(tok):
+        return _not_applicable(out, WHOLE_WORD_HAS_NO_PRE_TOKENS)
     table = class_table()
     digits = [chr(c) for c in class_pool(N)]
     text = "".join(f"a{c}{c}1{c}.{c} {c}" for c in digits)
@@ -102,6 +132,8 @@ def letter_runs_stop_before_apostrophe(tok: FrozenTokenizer, stride: int = 1) ->
     default gate); stride 1 is the exhaustive check.
     """
     out = ProofCheck("letter_runs_stop_before_apostrophe", tok.name)
+    if _whole_word(tok):
+        return _not_applicable(out, WHOLE_WORD_HAS_NO_PRE_TOKENS)
     table = class_table()
     suffixes = ("'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'LL", "' ", "'.")
     letters = [chr(c) for c in class_pool(L)[::stride]]
@@ -135,6 +167,8 @@ def marks_end_before_other(tok: FrozenTokenizer, stride: int = 1) -> ProofCheck:
     follows a mark in the normalized text.
     """
     out = ProofCheck("marks_end_before_other", tok.name)
+    if _whole_word(tok):
+        return _not_applicable(out, WHOLE_WORD_HAS_NO_PRE_TOKENS)
     table = class_table()
     marks = [chr(c) for c in class_pool(M)]
     others = [chr(c) for c in class_pool(O)]
@@ -270,6 +304,8 @@ def one_token_runs_rejected(tok: FrozenTokenizer, texts: list[str]) -> ProofChec
     with min_match_tokens=1 (everything else as specified) does not accept it.
     """
     out = ProofCheck("one_token_runs_rejected", tok.name)
+    if _whole_word(tok):
+        return _not_applicable(out, WHOLE_WORD_HAS_NO_WINDOWS)
     params = RepairParams(min_match_tokens=1)
     for text in texts:
         _, spans = reference_encode_with_offsets(tok, text)
@@ -358,6 +394,8 @@ def accepted_runs_resynchronize(tok: FrozenTokenizer, cases: list, params) -> Pr
     NFC the window text and the whole text normalize to the same characters from the first witness on (step 3).
     """
     out = ProofCheck("accepted_runs_resynchronize", tok.name)
+    if _whole_word(tok):
+        return _not_applicable(out, WHOLE_WORD_HAS_NO_WINDOWS)
     trie = literal_trie(tok)
     for case in cases:
         for s in case.splits:
@@ -425,6 +463,105 @@ def pattern_pairs_equal(tok: FrozenTokenizer, family: str = "qwen2") -> ProofChe
     return out
 
 
+# --- the whole-word family (spec.whole_word, spec.free_pair_cut) -------------------------------------------------
+
+
+def special_interiors_joined(tok: FrozenTokenizer) -> ProofCheck:
+    """cut.no_guard is redundant for a whole-word tokenizer none of whose added-token strings has a free interior
+    pair (Llama 2's "<s>", "</s>", "<unk>"; Gemini's; not Gemma 3's "<image_soft_token>": "e_" and "_s" are free).
+
+    Argument. Without the guard, an offset b strictly inside an occurrence of an added-token string Z is judged by
+    the special-token rule and then the free-pair rule (`spec.cut`, whole-word dispatch). (a) b strictly inside a
+    selected occurrence: selected occurrences do not overlap, so b is no edge of a selected one and the special-token
+    rule refuses it; the free-pair rule reads (S[b-1], S[b]), an interior pair of Z, which by the premise a
+    vocabulary token joins (or two unknown characters fuse): refused, as the guard refuses it. (b) b strictly
+    inside unselected occurrences only: the control judges b as the guard "selected" does (cut.guard_selected_only),
+    which `selected_occurrences_match_reference` proves safe (scan locality needs only that no selected occurrence
+    contains b; the free-pair argument of `spec.free_pair_cut` then goes through unchanged). So every cut the
+    control accepts is safe. The array evaluation (`delta.cut_map`) masks the same offsets: with the guard off its
+    clear mask is everywhere true, and the free-pair and special-token masks are the spec's.
+
+    Premise checked: for every added-token string Z and 0 < i < len(Z), `WholeWordRules.pair_refusal(Z[i-1], Z[i])`
+    refuses the pair. Not applicable to a byte-level tokenizer (its guard is needed: cut.no_guard is killed there).
+    """
+    out = ProofCheck("special_interiors_joined", tok.name)
+    if not _whole_word(tok):
+        return _not_applicable(out, NOT_WHOLE_WORD)
+    rules = whole_word_rules(tok)
+    for special in tok.special_strings:
+        for i in range(1, len(special)):
+            out.checked += 1
+            if rules.pair_refusal(special[i - 1], special[i]) is None:
+                out.counterexamples.append({"special": special, "free_at": i,
+                                            "pair": f"U+{ord(special[i - 1]):04X},U+{ord(special[i]):04X}"})
+    return out
+
+
+def forgotten_pair_guarded(tok: FrozenTokenizer) -> ProofCheck:
+    """cut.free_pair_forgets_first_merge is redundant where every raw pair that normalizes to the first merge's
+    junction pair is itself an added-token string (Gemma 3's and Gemini's first merges join newlines, and two
+    newlines are one of their added tokens; not Llama 2's first merge, U+2581 + "t").
+
+    Argument. The broken table differs from the specification's only in the pair it forgets
+    (`spec.free_pair_cut.forgotten_pair`), and the free-pair rule is read only after the guard and the special-token
+    rule. An offset b whose raw pair (S[b-1], S[b]) normalizes to the forgotten pair has S[b-1:b+1] among the
+    added-token strings by the premise, so the occurrence [b-1, b+1) strictly contains b and the guard refuses b
+    before the table is read: every verdict is the specification's (in `delta.cut_map` too, whose guard mask is
+    applied to the free-pair mask).
+
+    Premise checked: with (x, y) the forgotten normalized pair, every raw pair (a, b), a in {x} plus a space when
+    the family writes x for a space, b likewise, has a + b among the added-token strings. Not applicable where no
+    pair is forgotten (no first merge) or the tokenizer is not whole-word.
+    """
+    out = ProofCheck("forgotten_pair_guarded", tok.name)
+    if not _whole_word(tok):
+        return _not_applicable(out, NOT_WHOLE_WORD)
+    rules = whole_word_rules(tok)
+    if forgotten_pair(rules) is None or rules.first_merge is None:
+        return _not_applicable(out, "no first merge: the broken table forgets nothing")
+    x, y = rules.first_merge[0][-1], rules.first_merge[1][0]
+
+    def raw(ch: str) -> list[str]:
+        return [ch, " "] if rules.shape.space == ch else [ch]
+
+    specials = set(tok.special_strings)
+    for a in raw(x):
+        for b in raw(y):
+            out.checked += 1
+            if a + b not in specials:
+                out.counterexamples.append({"pair": f"U+{ord(a):04X},U+{ord(b):04X}",
+                                            "forgotten": forgotten_pair(rules)})
+    return out
+
+
+def chunk_encoder_is_tokenizer(tok: FrozenTokenizer, texts: Sequence[str] = ()) -> ProofCheck:
+    """cut.prefix_on_later_chunks is redundant for the prefix scheme "none" (Gemma 3, Gemini): there the chunk
+    encoder of `spec.free_pair_cut` is the tokenizer itself, so encoding every chunk by the tokenizer (the control)
+    is the specification.
+
+    Argument. `chunk_pieces` returns one full piece for every chunk when the scheme is "none", whatever its
+    `prefix` says, and `chunk_encoder` returns the reference object; the control changes no piece and no encoder.
+
+    Premise checked: the scheme is "none" and `chunk_encoder(tok)` is the reference object (one premise), and, for
+    each given text and each cut the specification accepts there, the pieces of the chunk from that cut are the
+    same under both prefix values. Not applicable to a tokenizer that is not whole-word.
+    """
+    out = ProofCheck("chunk_encoder_is_tokenizer", tok.name)
+    if not _whole_word(tok):
+        return _not_applicable(out, NOT_WHOLE_WORD)
+    scheme = whole_word_rules(tok).shape.prefix
+    out.checked += 1
+    if scheme != "none" or chunk_encoder(tok) is not tok.tokenizer:
+        out.counterexamples.append({"scheme": scheme})
+        return out
+    for text in texts:
+        for lo in accepted_cuts(tok, text):
+            out.checked += 1
+            if chunk_pieces(tok, text, lo, len(text), "full") != chunk_pieces(tok, text, lo, len(text)):
+                out.counterexamples.append({"text": text[:80], "cut": lo})
+    return out
+
+
 PROOFS = {
     "single_digit_pretokens": single_digit_pretokens,
     "letter_runs_stop_before_apostrophe": letter_runs_stop_before_apostrophe,
@@ -436,4 +573,7 @@ PROOFS = {
     "accepted_runs_resynchronize": accepted_runs_resynchronize,
     "pattern_pairs_equal": pattern_pairs_equal,
     "nfc_specials_edged_by_anchors": nfc_specials_edged_by_anchors,
+    "special_interiors_joined": special_interiors_joined,
+    "forgotten_pair_guarded": forgotten_pair_guarded,
+    "chunk_encoder_is_tokenizer": chunk_encoder_is_tokenizer,
 }

@@ -34,7 +34,7 @@ from functools import lru_cache
 
 import numpy as np
 from delta_suite.frozen.loader import FrozenTokenizer
-from delta_suite.spec.admission import admission_of
+from delta_suite.spec.admission import WHOLE_WORD, admission_of
 from delta_suite.spec.classes import L, O, S
 from delta_suite.spec.cut import (
     ACCEPTED_FREE_PAIR,
@@ -260,7 +260,7 @@ def cut_map(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES
         return cmap
     base = lo - 1  # the characters at b-1, b and b+1 for every b in lo..hi
     codes = np.frombuffer(text[base : hi + 2].encode("utf-32-le"), dtype="<u4")
-    whole_word = admission_of(tok).whole_word
+    whole_word = admission_of(tok).kind == WHOLE_WORD  # admitted, or refused only for a stripping token
     if whole_word:
         transition, kind = _free_pair_mask(tok, codes, hi - base, rules), FREE_PAIR
     else:

@@ -90,6 +90,27 @@ CHECKS: dict[str, str] = {
     "derived.public_battery": "public GPT-2-form file: admitted under the derived family, ci battery vs the reference",
     "derived.public_file_admission": "public GPT-2-form file: its ByteLevel stage read as the GPT-2 split stage",
     "derived.refusal": "a pattern that runs letters and digits together: admission refuses it",
+    "whole_word.admission": "public whole-word file (npm): admitted as a bpe-whole-word family with the prefix scheme "
+                            "its stages give",
+    "whole_word.random_cuts": "whole-word file: every accepted cut of random adversarial texts, alone and all at once, "
+                              "through the chunk encoder vs the whole encode; array verdicts vs the spec's",
+    "whole_word.code_points": "whole-word file: every single-character token and one code point per Unicode block "
+                              "beside U+2581, a letter, a newline and itself, each accepted cut vs the reference",
+    "whole_word.chunked_long_text": "whole-word file: encode_chunked of a long real text vs the whole encode, and the "
+                                    "post-processor applied once",
+    "whole_word.session_repair": "whole-word file: sessions of appends repaired from one cut vs the reference",
+    "whole_word.metaspace_forms": "Llama 2's vocabulary in each Metaspace form (always / first / never, split or "
+                                  "not): every accepted cut through its own chunk encoder vs the reference",
+    "whole_word.small_file": "a small whole-word file built to join across spaces: every accepted cut vs the "
+                             "reference",
+    "whole_word.prefix_on_later_chunks": "test of the test: the prefix kept on later chunks differs from the whole "
+                                         "encode under the schemes that prefix",
+    "admission.whole_word": "whole-word file: its own premises (the family's judgement, no added token that strips "
+                            "or matches as a single word, each premise of the merge-locality lemma on its model)",
+    "whole_word.control_statuses": "whole-word file (Llama 2's): each control's kill-matrix status as expected, the "
+                                   "byte-level-only ones not applicable, the whole-word ones killed on IDs",
+    "whole_word.control_worked_example": "whole-word file: on one worked text each whole-word control's rules or "
+                                         "parameters give a wrong ID, the specification's none",
     "synthetic.admitted_with_feature": "synthetic tokenizers: each admitted under its pattern, with its feature",
     "synthetic.battery.cut": "synthetic tokenizers: every accepted cut of the ci battery splits the reference",
     "synthetic.chunked_and_post_processing": "synthetic tokenizers: encode_chunked and post-processing vs the "

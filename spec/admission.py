@@ -114,7 +114,7 @@ def _whole_word(config: dict, added_tokens: list[dict], vocabulary: dict | None)
         return None
     for tok in added_tokens:
         if tok.get("lstrip") or tok.get("rstrip") or tok.get("single_word"):
-            return Admission(False, f"{STRIP_REFUSAL}:{tok.get('content')}")
+            return Admission(False, f"{STRIP_REFUSAL}:{tok.get('content')}", kind=WHOLE_WORD)
     model = config.get("model") or {}
     if vocabulary is None and "vocab" in model:
         vocabulary = vocabulary_facts(model)
@@ -132,8 +132,8 @@ def admission_of(tok: FrozenTokenizer) -> Admission:
     decided = _DECIDED.get(tok)
     if decided is None:
         inputs = tok.admission_inputs
-        model = inputs.model or {"type": inputs.model_type, "dropout": inputs.dropout,
-                                 "byte_fallback": inputs.byte_fallback}
+        model = {**inputs.model, "type": inputs.model_type, "dropout": inputs.dropout,
+                 "byte_fallback": inputs.byte_fallback}  # the named fields are the inputs' own word
         config = {"model": model, "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
         decided = _DECIDED[tok] = admit(config, list(inputs.added_tokens), inputs.vocabulary)
     return decided

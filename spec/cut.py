@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from delta_suite.frozen.loader import FrozenTokenizer
-from delta_suite.spec.admission import STRIP_REFUSAL, admission_of
+from delta_suite.spec.admission import STRIP_REFUSAL, WHOLE_WORD, admission_of
 from delta_suite.spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 from delta_suite.spec.families import is_apostrophe_free, is_crlf_free, is_family, pairs_of
 from delta_suite.spec.free_pair_cut import ACCEPTED_FREE_PAIR, CHUNK_PREFIXES, FREE_PAIR_TABLES, free_pair_verdict
@@ -160,7 +160,7 @@ def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAU
     admission = admission_of(tok)
     if not admission.admitted and (rules.check_premises or not refused_only_for_strip(tok)):
         return "not_admitted"
-    if admission.whole_word:
+    if admission.kind == WHOLE_WORD:  # admitted, or refused only for a stripping token (a control's variant)
         return _whole_word_verdict(tok, text, b, rules)
     rules = rules_for(tok, rules)
     if cut_inside_special(tok, text, b, rules.guard) is not None:
