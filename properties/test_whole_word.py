@@ -312,3 +312,42 @@ def test_a_campaign_on_the_public_gemma3_file_checks_cuts_and_repairs(tmp_path: 
     assert all(r["tokenizer"] == "gemma3-npm" for r in records)
     assert by_check["fuzz.cut"]["comparisons"] > 0 and by_check["fuzz.repair"]["comparisons"] > 0, sorted(by_check)
     assert sum(r["differences"] for r in records) == 0
+
+
+def test_the_pair_table_is_the_vocabularys_own_pairs(public: FrozenTokenizer) -> None:
+    """The cached pair table equals the pairs read here straight from the file's vocabulary (byte-fallback tokens
+    left out), and the single-character tokens likewise."""
+    import re
+
+    vocab = npm_config(public.name.removesuffix("-npm"))["model"]["vocab"]
+    text_tokens = [t for t in vocab if not re.fullmatch(r"<0x[0-9A-F]{2}>", t)]
+    pairs = {(ord(a) << 21) | ord(b) for t in text_tokens for a, b in zip(t, t[1:], strict=False)}
+    rules = whole_word_rules(public)
+    assert rules.inner_pairs == pairs
+    assert rules.single_chars == {ord(t) for t in text_tokens if len(t) == 1}
+
+
+@pytest.mark.parametrize(("normalizer", "pre_tokenizer", "want"), [
+    ({"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": R},
+                                          {"type": "Replace", "pattern": {"String": " "}, "content": R}]},
+     None, ("per_stretch", False)),
+    ({"type": "Replace", "pattern": {"String": " "}, "content": R},
+     {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious", "invert": False}, ("none", False)),
+    (None, {"type": "Metaspace", "replacement": R, "add_prefix_space": True}, ("per_stretch", True)),
+    (None, {"type": "Metaspace", "replacement": R, "prepend_scheme": "first", "split": False}, ("first", False)),
+    (None, {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"String": " "}, "behavior": "Isolated", "invert": False},
+        {"type": "Metaspace", "replacement": R, "prepend_scheme": "never", "split": False}]}, None),
+])
+def test_the_shape_is_read_from_the_loaded_stages(normalizer, pre_tokenizer, want) -> None:
+    """The prefix scheme and split as the reference loads the stages (a legacy `add_prefix_space: true` Metaspace is
+    "always" with split); a Split on spaces before anything replaced them really splits, and is refused."""
+    from delta_suite.frozen.loader import loaded_stages
+    from delta_suite.spec.whole_word import whole_word_shape
+
+    shape = whole_word_shape(*loaded_stages(normalizer, pre_tokenizer))
+    if want is None:
+        assert isinstance(shape, str) and shape.startswith("pre_tokenizer Split"), shape
+    else:
+        assert not isinstance(shape, str), shape
+        assert (shape.prefix, shape.split) == want
