@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from delta_suite.delta.cut_map import cut_map
 from delta_suite.delta.cuts import encode_chunked
-from delta_suite.spec.admission import admission_of
+from delta_suite.spec.admission import WHOLE_WORD, admission_of
 from delta_suite.spec.cut import DEFAULT_CUT_RULES
 from delta_suite.spec.free_pair_cut import chunked_ids
 from delta_suite.spec.reference import reference_encode_unit_lengths, reference_encode_with_offsets, units_from_lengths
@@ -205,7 +205,7 @@ def check_cut_case(
     out.paths["refused"] = len(case.cuts) - len(accepted)
     whole_encoded = memo.encoded(text)
     whole = whole_encoded[0]
-    if accepted and admission_of(tok).whole_word:
+    if accepted and admission_of(tok).kind == WHOLE_WORD:  # admitted, or a control's stripping variant
         out.fast_path += 1
         _check_whole_word_cuts(tok, text, accepted, whole, out)
     elif accepted:

@@ -7,11 +7,10 @@ it, and the control that ignores that refusal must be caught cutting next to a m
 the whitespace beside it. The derived file is built in memory from the reference's own serialization of
 `tok`, named after it ("<name>+stripping_markers"), and never enters the registry or the cache.
 
-Byte-level tokenizers only: for a whole-word one (`spec.whole_word`) admission refuses the derived file with the
-strip reason and the default (byte-level) kind, before any whole-word judgement, so the control's broken admission
-would judge it by the byte-level rules (class transitions, halves encoded apart) and "kill" it for reasons that are
-not the strip premise (on Llama 2's file: 204 of 216 ci strings, with unit differences); `controls.registry` does
-not apply cut.special_ignores_strip there.
+Whole-word tokenizers (`spec.whole_word`) too: admission refuses the derived file with the strip reason and the
+whole-word kind, so the control's broken admission judges it by the whole-word rules (free pairs, the chunk
+encoder), and what kills it is the strip premise itself (on Llama 2's file: "\t<unk>\n\n<s>\n" cut at 1, where the
+marker's lstrip swallows the tab; 18 of 216 ci strings).
 """
 
 from __future__ import annotations

@@ -220,7 +220,7 @@ _CONTROLS: tuple[Control, ...] = (
          CutRules(special_rule="any_occurrence"), applies=_overlapping_specials),
     _cut("cut.special_ignores_strip", "the special-token rule and admission ignore markers that strip whitespace "
          "(checked on the tokenizer with lstrip and rstrip set on its markers)",
-         CutRules(check_premises=False), derive=stripping_markers, applies=_byte_level),
+         CutRules(check_premises=False), derive=stripping_markers),
     _cut("cut.add_N_N", "N->N (number then number) added to the accepted transitions: a cut allowed between two digits",
          CutRules(pairs=_pairs_plus((N, N))), applies=_byte_level,
          redundant_for=frozenset({"qwen2", "tekken"}), proof="single_digit_pretokens"),

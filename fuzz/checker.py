@@ -28,7 +28,7 @@ from delta_suite.delta.session import Session
 from delta_suite.frozen.errors import SuiteError
 from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.fuzz.cases import CaseOutcome, Difference, FuzzCase, first_difference
-from delta_suite.spec.admission import admission_of
+from delta_suite.spec.admission import WHOLE_WORD, admission_of
 from delta_suite.spec.cut import DEFAULT_CUT_RULES
 from delta_suite.spec.free_pair_cut import chunked_ids
 from delta_suite.spec.reference import LIBRARY, reference_encode, reference_encode_batch
@@ -200,7 +200,7 @@ class BatteryCutChecker:
         """The full expected and actual IDs of the comparison `where` names ("cut=b", "partition", "encode_chunked")."""
         text = case.text
         whole = memo.ids(text)
-        whole_word = admission_of(self.tok).whole_word  # later chunks by the family's chunk encoder
+        whole_word = admission_of(self.tok).kind == WHOLE_WORD  # later chunks by the family's chunk encoder
         if where.startswith("cut="):
             b = int(where.split("=", 1)[1])
             cuts = [b]

@@ -105,7 +105,7 @@ def obligation_grid(model: Table3) -> tuple[list[str], list[list[str]], list[tup
     ob = model.obligations
     if not ob.available:
         return [], [], []
-    tokenizers = [t for t in model.tokenizers if t.in_registry]
+    tokenizers = [t for t in model.tokenizers if t.in_registry or t.user_file is not None]  # user columns last
     rebuilt = reconstructed_tokenizers(model)
     header = ["obligation", *[f"{t.alias} {RECONSTRUCTION_MARK}" if t.name in rebuilt else t.alias
                               for t in tokenizers]]

@@ -771,13 +771,57 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
+NOT_APPLICABLE = "not applicable"  # spec.proofs.obligations.NOT_APPLICABLE (that module is imported by name)
+
+
+def user_columns(records: list[dict]) -> dict[str, dict]:
+    """Each user tokenizer the records name (as `separate_user_files` left the names), with what its obligation
+    column needs: {"kind": "byte_level" | "whole_word" | None, "family", "normalizing": NFC or not, "source"}.
+
+    From the file's admission record when the records hold one (`details.kind`, e.g. `admission.whole_word`),
+    else from the file itself, when it is still where the records say and has their digest (`frozen.user_files`:
+    loaded and admitted, `spec.admission.admission_of`); else the kind is not known (None: the column takes the
+    premises of every kind, never fewer) and "source" says why."""
+    out: dict[str, dict] = {}
+    for name, facts in user_files_of(records).items():
+        said = next((r["details"] for r in records if r.get("tokenizer") == name
+                     and str(r.get("check", "")).startswith("admission") and r["details"].get("kind")), None)
+        if said is not None:
+            out[name] = {"kind": said["kind"], "family": said.get("family"),
+                         "normalizing": said.get("normalizer") == "nfc", "source": f"record {said.get('kind')}"}
+            continue
+        out[name] = _admitted_user_file(facts)
+    return out
+
+
+def _admitted_user_file(facts: dict) -> dict:
+    """The kind, family and normalizer of a user file read again from its path (digest re-checked)."""
+    from delta_suite.frozen.loader import load_user_entry
+    from delta_suite.frozen.user_table import UserEntry
+    from delta_suite.spec.admission import admission_of
+
+    try:
+        entry = UserEntry(**{k: v for k, v in facts.items() if k != "source"})
+        tok = load_user_entry(entry)
+        decided = admission_of(tok)
+    except (SuiteError, OSError, TypeError, ValueError) as exc:
+        return {"kind": None, "family": None, "normalizing": False,
+                "source": f"kind not known: {type(exc).__name__}: {str(exc)[:160]}"}
+    return {"kind": decided.kind, "family": decided.family or decided.pattern, "normalizing": tok.is_nfc,
+            "source": "file"}
+
+
 def obligation_table(records: list[dict], module_name: str = "delta_suite.spec.proofs.obligations",
-                     provisioned: list[str] | None = None) -> ObligationTable:
+                     provisioned: list[str] | None = None,
+                     users: dict[str, dict] | None = None) -> ObligationTable:
     """The proof-obligation table from `obligations()` and `status_from_ledger(records)`, if that module exists.
 
     `records` must be the suite's own (a third-party subject's record never discharges or fails an obligation of
     the suite: `build_table3` passes only those); `provisioned` (the names provisioned when the report is made)
-    keeps a provisioned tokenizer without records from reading "not provisioned"."""
+    keeps a provisioned tokenizer without records from reading "not provisioned". `users` (`user_columns`) adds a
+    column per user file after the registry's, with the premises of its kind (`with_user_columns`); a premise
+    that applies to no column at all (every cell "not applicable": a whole-word premise in a report of byte-level
+    tokenizers only) is left out."""
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -786,7 +830,11 @@ def obligation_table(records: list[dict], module_name: str = "delta_suite.spec.p
         return ObligationTable(False, f"obligation table not available: {module_name} failed to import ({exc})")
     try:
         obligations = [_plain(o) for o in module.obligations()]
-        kwargs = {"provisioned": provisioned} if provisioned is not None else {}
+        kwargs: dict = {"provisioned": provisioned} if provisioned is not None else {}
+        if users and hasattr(module, "with_user_columns"):
+            kwargs.update(module.with_user_columns(users))
+            if provisioned is not None:
+                kwargs["provisioned"] = sorted(set(provisioned) | set(users))
         status = _plain(module.status_from_ledger(records, **kwargs))
         patterns = _plain(module.pattern_proofs(records)) if hasattr(module, "pattern_proofs") else []
     except Exception as exc:  # a bug in the proofs module must show in the report, not abort it
@@ -804,6 +852,9 @@ def obligation_table(records: list[dict], module_name: str = "delta_suite.spec.p
         else:
             st = None
         row = {str(k): _text(v) for k, v in ob.items()}
+        cells = _plain(st)
+        if isinstance(cells, dict) and cells and all(v == NOT_APPLICABLE for v in cells.values()):
+            continue  # a premise of no column's kind
         if isinstance(_plain(st), dict):
             row.update({f"status: {k}" if k in row else str(k): _text(v) for k, v in _plain(st).items()})
         else:
@@ -812,7 +863,14 @@ def obligation_table(records: list[dict], module_name: str = "delta_suite.spec.p
             if k not in columns:
                 columns.append(k)
         rows.append(row)
-    return ObligationTable(True, f"from {module_name}", columns, [{c: r.get(c, "") for c in columns} for r in rows],
+    note = f"from {module_name}"
+    if users:
+        note += "; user files, each with the premises of its kind of family: " + ", ".join(
+            f"{name} ({facts.get('kind') or 'kind not known: every premise'}"
+            + (f", {facts['family']}" if facts.get("family") else "")
+            + (f"; {facts['source']}" if str(facts.get("source", "")).startswith("kind not known") else "") + ")"
+            for name, facts in users.items())
+    return ObligationTable(True, note, columns, [{c: r.get(c, "") for c in columns} for r in rows],
                            [p for p in patterns if isinstance(p, dict)] if isinstance(patterns, list) else [])
 
 
@@ -901,7 +959,8 @@ def build_table3(
         throughput=build_throughput(own),
         subjects=_subjects_table(subject_recs),
         provenance=gather(records),
-        obligations=obligation_table(own, obligations_module, provisioned_names(tokenizers, own)),
+        obligations=obligation_table(own, obligations_module, provisioned_names(tokenizers, own),
+                                     user_columns(own)),
         ledger_files=list(ledger_files_read or []),
         ledger_errors=sorted(ledger_errors or [], key=lambda e: (e.file, e.line, e.reason)),
         duplicate_records=getattr(records, "duplicates", 0),

@@ -13,7 +13,9 @@ whole job's. The line counts what ran (`N tokenizers, M comparisons with the
 reference, D differences`, then the checks against the spec, the self-consistency checks, the premise and proof
 checks and any of unknown oracle, each with its own number: reports/oracles.py), the controls killed or proven
 out of all (open findings named apart), and the obligation cells discharged out of those that apply to
-provisioned tokenizers. Third-party subjects are outside it (their own section).
+provisioned tokenizers and to user files (a user file's column has the premises of its kind of family, and its
+cells are also counted apart: "(user files: D of A)"; a report of user files alone, with no record of a registry
+tokenizer, counts theirs only). Third-party subjects are outside it (their own section).
 """
 
 from __future__ import annotations
@@ -42,21 +44,44 @@ class Verdict:
         return self.passed and not self.open_obligations
 
 
-def _obligation_counts(model: Table3) -> tuple[int, int, list[str]]:
-    """(discharged cells, cells that apply, failed cells as "premise on tokenizer") over provisioned tokenizers."""
-    provisioned = [t.name for t in model.tokenizers if t.provisioned]
-    discharged = applicable = 0
+@dataclass(frozen=True)
+class ObligationCounts:
+    """Obligation cells over the provisioned registry tokenizers and the user files: discharged, applicable, the
+    failed ones as "premise on tokenizer", and the user files' own discharged and applicable cells."""
+
+    discharged: int
+    applicable: int
+    failed: list[str]
+    user_discharged: int = 0
+    user_applicable: int = 0
+
+
+def _obligation_counts(model: Table3) -> ObligationCounts:
+    """The obligation cells that apply to provisioned tokenizers and to user files (each column with the premises
+    of its kind; "not applicable" cells are not counted). A report whose records name user files and no registry
+    tokenizer (the main job's `--only`, a campaign on a user file) counts the user files' cells alone: the eleven
+    were left out of that run, and their cells, all open, would say nothing about it (the table still shows them)."""
+    users = {t.name for t in model.tokenizers if t.user_file is not None}
+    registry = [t.name for t in model.tokenizers if t.provisioned and t.name not in users]
+    with_figures = {c for r in model.rows for c, cell in r.cells.items() if cell.status == "figures"}
+    if users and not with_figures.intersection(registry):
+        registry = []
+    columns = registry + [t.name for t in model.tokenizers if t.name in users]
+    discharged = applicable = user_discharged = user_applicable = 0
     failed: list[str] = []
     for row in model.obligations.rows if model.obligations.available else []:
-        for name in provisioned:
+        for name in columns:
             state = row.get(name, "")
             if state in ("", "not applicable"):
                 continue
             applicable += 1
             discharged += state == "discharged"
+            if name in users:
+                user_applicable += 1
+                user_discharged += state == "discharged"
             if state.startswith("failed"):
                 failed.append(f"{row.get('id', '?')} on {name}{state[len('failed'):]}")
-    return discharged, applicable, failed
+    return ObligationCounts(discharged, applicable, failed, user_discharged, user_applicable)
 
 
 def verdict(model: Table3) -> Verdict:
@@ -72,7 +97,8 @@ def verdict(model: Table3) -> Verdict:
     killed = [n for n in km.controls if all(c.status in DONE_CONTROL for c in km.cells[n].values())
               and any(c.status in ("killed", "redundant") for c in km.cells[n].values())]
     findings = sorted({n for n in km.controls for c in km.cells[n].values() if c.status == "open finding"})
-    discharged, applicable, failed_cells = _obligation_counts(model)
+    counts = _obligation_counts(model)
+    discharged, applicable, failed_cells = counts.discharged, counts.applicable, counts.failed
     problems = []
     if comparisons == 0:
         problems.append("nothing was compared")
@@ -102,6 +128,8 @@ def verdict(model: Table3) -> Verdict:
     line = (f"{head}: {len(ran)} tokenizers{user_part}, {comparisons_phrase(own_rows)}; "
             f"controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
             f"obligations discharged {discharged} of {applicable}")
+    if counts.user_applicable and counts.user_applicable != applicable:  # user cells apart from the eleven's
+        line += f" (user files: {counts.user_discharged} of {counts.user_applicable})"
     left_out = [str(st.get("step")) for st in model.job_steps if st.get("status") == NOT_SELECTED]
     if left_out:  # a PASS of a partial job must not read as the whole job's
         line += f" (partial run: {', '.join(left_out)} not selected)"

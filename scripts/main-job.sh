@@ -15,7 +15,8 @@
 # report is written whatever happens (even when nothing is provisioned or a tokenizer is corrupt), and the job exits with the first failing
 # step's status (1 difference, 2 input, 3 environment, 130 interrupted), else the verdict's (0 only on PASS).
 # --tokenizer [NAME=]PATH (repeatable): also run the whole table on a user's tokenizer.json or snapshot folder (admission,
-# smoke, a campaign, the corpus, cut-gain and the kill matrix, each its own step); --only: on those files alone,
+# smoke, a campaign, the corpus, cut-gain and the kill matrix, each its own step; for a whole-word file also the
+# merge-locality proofs and its premises); --only: on those files alone,
 # the eleven left out (their steps recorded as not selected).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -146,8 +147,14 @@ for i in "${!USER_PATHS[@]}"; do
   # a family admission derived by proof gets the per-code-point checks of its own (below)
   derived=0
   if python -m delta_suite.spec.admission_cli "$p" "${named[@]}" 2>/dev/null | grep -q "split family derived:"; then derived=1; fi
+  # a whole-word file's cut rests on the merge-locality lemma, proved for every merge table: its checks (the gate's,
+  # recorded with no tokenizer) and the file's own premises (admission.whole_word) are a step of its own, so a run
+  # on that file alone holds every record its whole-word obligations read
+  whole_word=0
+  if python -m delta_suite.spec.admission_cli "$p" "${named[@]}" 2>/dev/null | grep -q "whole-word family"; then whole_word=1; fi
   if selected checks; then file_steps+=("kill-matrix $p"); fi
   if selected checks && [ "$derived" = 1 ]; then file_steps+=("per-code-point $p"); fi
+  if selected checks && [ "$whole_word" = 1 ]; then file_steps+=("merge-locality $p"); fi
   if [ ${#file_steps[@]} -gt 0 ]; then plan "${file_steps[@]}"; fi
   if selected smoke; then ustep "smoke $p" corpora smoke --tokenizer "$p" "${named[@]}" --out "$u/smoke"; fi
   if selected fuzz; then ustep "fuzz $p" fuzz --tokenizer "$p" "${named[@]}" --budget "$BUDGET" --out "$u/fuzz"; fi
@@ -158,6 +165,9 @@ for i in "${!USER_PATHS[@]}"; do
   fi
   if selected checks; then ustep "kill-matrix $p" python -m delta_suite.controls.kill_matrix --tokenizer "$p" "${named[@]}" \
     --progress-every 100000 --ledger "$u/kill-matrix/kill-matrix.jsonl" >/dev/null
+  fi
+  if selected checks && [ "$whole_word" = 1 ]; then ustep "merge-locality $p" python -m delta_suite.spec.proofs \
+    --merge-locality --tokenizer "$p" "${named[@]}" --ledger "$u/merge-locality/merge-locality.jsonl"
   fi
   # the per-code-point checks of the file's split family when admission derived it by proof (class tables,
   # transition boundaries, end of input, the alphabet): the same tests as for the six, on the same stride; a

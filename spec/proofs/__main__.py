@@ -14,7 +14,18 @@ the derivation of a derived family (`spec.proofs.derive`: cached or proved now, 
 counterexamples of the excluded pairs confirmed on the reference, the pipeline and re-synchronization proofs, the
 seconds it took and the versions it was made with). Exit 0 when admitted, 1 when the proof refutes the stages
 (`split_pattern_unproved`), 2 when the file is refused before any proof (not byte-level, a construct the proofs do
-not model) or cannot be loaded."""
+not model) or cannot be loaded.
+
+`python -m delta_suite.spec.proofs --merge-locality [--tokenizer PATH [--name NAME]] [--ledger FILE]` runs the
+merge-locality lemma's checks of the gate (`spec.proofs.merge_locality`, as properties/test_merge_locality.py runs
+them): the exhaustive check and the abstraction against the reference under each mode, the z3 proof for every merge
+table up to `Z3_GATE_LENGTH` symbols, and the controls (each premise's planted violation, a wrong abstraction, the z3
+query with a premise dropped), each recorded under the gate's check name (about 45 s on two cores). The lemma is
+about every merge table, so these records name no tokenizer. With `--tokenizer`, a whole-word file's own premises
+are recorded too (`admission.whole_word`: the family's judgement, `spec.whole_word.judge`, no added token that
+strips or matches as a single word, and each premise of the lemma on its model, `merge_locality.premises_of`), so a
+run that checks only that file (the main job's `--only`) holds every record its whole-word premises read. Exit 0
+when everything holds, 1 when a check fails, 2 for a file that is not whole-word or cannot be loaded."""
 
 from __future__ import annotations
 
@@ -25,17 +36,34 @@ import sys
 from pathlib import Path
 
 from delta_suite.frozen.errors import SuiteError
-from delta_suite.frozen.loader import load_tokenizer_file
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer_file
 from delta_suite.frozen.registry import TOKENIZER_FILE
+from delta_suite.frozen.user_files import resolve_tokenizer
+from delta_suite.ledger.records import append_records, make_record
 from delta_suite.spec.families import is_total, removed_inverted_regexes, split_stages, stages_of
 from delta_suite.spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES, identify
 from delta_suite.spec.proofs.alphabet import family_alphabet
 from delta_suite.spec.proofs.bounded import bounded_check, default_lengths
 from delta_suite.spec.proofs.coverage import family_coverage
 from delta_suite.spec.proofs.derive import UNPROVED, cache_path, derive, prove_total
+from delta_suite.spec.proofs.merge_locality import (
+    GATE_BOUND,
+    MODES,
+    PLANTS,
+    Z3_CONTROLS,
+    Z3_GATE_LENGTH,
+    Merge,
+    abstraction_check,
+    exhaustive_check,
+    planted_variant,
+    premises_of,
+    prove_locality,
+)
+from delta_suite.spec.proofs.obligations import WHOLE_WORD, WHOLE_WORD_ADMISSION_CHECK, declare
 from delta_suite.spec.proofs.pieces import family_pieces
 from delta_suite.spec.proofs.pipeline_proof import DEFAULT_BOUND, family_resync, prove_family_pipeline
 from delta_suite.spec.proofs.prove import examine_family
+from delta_suite.spec.whole_word import is_whole_word_candidate, judge
 
 
 def _ids(effect: dict) -> str:
@@ -205,6 +233,138 @@ def tokenizer_main(path: Path) -> int:
     return 1 if d.reason.startswith(UNPROVED) else 2
 
 
+# --- merge locality: the gate's checks of the lemma, and a whole-word file's own premises, as ledger records ------
+
+MERGE_LOCALITY_KIND = "proofs"  # the records' kind: written by this command (the gate's are kind "gate")
+
+
+def _bound_details() -> dict:
+    return {"alphabet": GATE_BOUND.alphabet, "outside": GATE_BOUND.outside, "max_merges": GATE_BOUND.max_merges,
+            "max_length": GATE_BOUND.max_length}
+
+
+def _leftmost_first(symbols: list[str], merges: list[Merge]) -> list[str]:
+    """A wrong abstraction (the control of the abstraction check): the leftmost mergeable pair first, whatever its
+    rank."""
+    rank = {pair: i for i, pair in enumerate(merges)}
+    symbols = list(symbols)
+    while mergeable := [i for i, pair in enumerate(zip(symbols, symbols[1:], strict=False)) if pair in rank]:
+        i = mergeable[0]
+        symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
+    return symbols
+
+
+def _record(level: str, check: str, *, comparisons: int, differences: int, unit: str, oracle: str, details: dict,
+            tok: FrozenTokenizer | None = None) -> dict:
+    return declare(make_record(MERGE_LOCALITY_KIND, level, check, tokenizer=tok.name if tok is not None else None,
+                               tokenizer_sha256=tok.sha256 if tok is not None else None, comparisons=comparisons,
+                               differences=differences, unit=unit, oracle=oracle, details=details))
+
+
+def merge_locality_checks():
+    """Each check of the lemma as (what it shows, its record, whether it holds), one at a time (they take seconds
+    each): the same checks, check names, units and oracles as properties/test_merge_locality.py."""
+    for mode in MODES:
+        out = exhaustive_check(GATE_BOUND, mode)
+        yield (f"exhaustive [{mode}]: {out.cuts:,} free cuts of {out.words:,} words under {out.vocabularies} merge "
+               f"lists, {out.failures} differ"), _record(
+            "proof", f"merge_locality.exhaustive:{mode}", comparisons=out.cuts, differences=out.failures,
+            unit="cuts", oracle="reference", details={"vocabularies": out.vocabularies, "words": out.words,
+                                                      "first": repr(out.first), "bound": _bound_details()}), \
+            out.failures == 0 and out.cuts > 0
+    for mode in MODES:
+        agreement = abstraction_check(GATE_BOUND, mode)
+        yield (f"abstraction [{mode}]: {agreement.encodes:,} encodes, {agreement.differences} differ from the "
+               "reference"), _record(
+            "proof", f"merge_locality.abstraction:{mode}", comparisons=agreement.encodes,
+            differences=agreement.differences, unit="encodes", oracle="reference",
+            details={"vocabularies": agreement.vocabularies, "first": repr(agreement.first),
+                     "bound": _bound_details()}), agreement.differences == 0 and agreement.encodes > 0
+    proof = prove_locality(Z3_GATE_LENGTH)
+    unproved = [f"{n}:{k}={a}" for (n, k), a in proof.answers.items() if a != "unsat"]
+    yield (f"z3, every merge table, words of 2 to {Z3_GATE_LENGTH} symbols: {len(proof.answers)} cuts, "
+           f"{len(unproved)} not proved"), _record(
+        "proof", "merge_locality.z3_all_tables", comparisons=len(proof.answers), differences=len(unproved),
+        unit="cuts", oracle="proof", details={"max_length": proof.max_length, "seconds": proof.seconds,
+                                              "unproved": unproved}), proof.proved
+    for plant in PLANTS:
+        out = planted_variant(plant)
+        yield f"control {plant}: {out.failures:,} of {out.cuts:,} cuts differ", _record(
+            "control", f"merge_locality.planted:{plant}", comparisons=1, differences=int(out.failures > 0),
+            unit="controls", oracle="reference", details={"killed": out.failures > 0, "failing_cuts": out.failures,
+                                                          "cuts": out.cuts, "first": repr(out.first)}), \
+            out.failures > 0
+    wrong = abstraction_check(GATE_BOUND, "unk", abstraction=_leftmost_first)
+    yield f"control leftmost_first abstraction: {wrong.differences:,} encodes differ", _record(
+        "control", "merge_locality.abstraction_planted:leftmost_first", comparisons=1,
+        differences=int(wrong.differences > 0), unit="controls", oracle="reference",
+        details={"killed": wrong.differences > 0, "differing_encodes": wrong.differences, "encodes": wrong.encodes,
+                 "first": repr(wrong.first)}), wrong.differences > 0
+    for control in Z3_CONTROLS:
+        out = prove_locality(4, control, min_length=3)
+        killed = len(out.answers) > 0 and len(out.refuted) == len(out.answers)
+        yield f"control z3 {control}: {len(out.refuted)} of {len(out.answers)} cuts refuted", _record(
+            "control", f"merge_locality.z3_control:{control}", comparisons=1, differences=int(killed),
+            unit="controls", oracle="proof",
+            details={"killed": killed, "refuted_cuts": len(out.refuted), "cuts": len(out.answers),
+                     "answers": {f"{n}:{k}": a for (n, k), a in out.answers.items()}}), killed
+
+
+def whole_word_premises(tok: FrozenTokenizer) -> tuple[str, dict, bool] | None:
+    """A whole-word file's own premises as (what they show, its `admission.whole_word` record, whether all hold),
+    or None for a file that is not whole-word (its premises are its split family's): the family's judgement
+    (`spec.whole_word.judge`: its stages, M1-M4, no normalized added token), no added token that strips
+    whitespace or matches as a single word (the guard's condition), and each premise of the lemma on its model
+    (`merge_locality.premises_of`)."""
+    inputs = tok.admission_inputs
+    config = {"model": inputs.model, "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
+    if not is_whole_word_candidate(config):
+        return None
+    refused, family = judge(config, list(inputs.added_tokens), inputs.vocabulary)
+    model = {}
+    if tok.source_path:
+        model = json.loads(Path(tok.source_path).read_bytes()).get("model") or {}
+    stripping = [str(t.get("content")) for t in inputs.added_tokens
+                 if t.get("lstrip") or t.get("rstrip") or t.get("single_word")]
+    held = {"whole_word_family": refused is None, "no_strip_or_single_word": not stripping}
+    held.update(premises_of(model) if model else {"model_read": False})
+    failing = [k for k, ok in held.items() if not ok]
+    record = _record("harness", WHOLE_WORD_ADMISSION_CHECK, comparisons=len(held), differences=len(failing),
+                     unit="premises", oracle="premise", tok=tok,
+                     details={"kind": WHOLE_WORD, "family": family or None, "normalizer": tok.normalizer,
+                              "refusal": refused, "premises": held, "stripping_added_tokens": stripping[:10]})
+    said = (f"{tok.name}: whole-word family {family}, every premise holds ({', '.join(held)})" if not failing else
+            f"{tok.name}: premises FAILED: {', '.join(failing)}" + (f" ({refused})" if refused else ""))
+    return said, record, not failing
+
+
+def merge_locality_main(tokenizer: str | None, name: str | None, ledger: Path | None) -> int:
+    """`--merge-locality` (module docstring): print each check, append its record to `ledger`, exit 0/1/2."""
+    failed = False
+    if tokenizer is not None:
+        try:
+            tok = resolve_tokenizer(tokenizer, name)
+        except SuiteError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        own = whole_word_premises(tok)
+        if own is None:
+            print(f"error: {tok.name} is not a whole-word file (a ByteLevel stage: its premises are its split "
+                  "family's)", file=sys.stderr)
+            return 2
+        said, record, held = own
+        print(f"merge locality premises of {said}")
+        if ledger is not None:
+            append_records(ledger, [record])
+        failed |= not held
+    for said, record, held in merge_locality_checks():
+        print(f"merge locality {said}{'' if held else ' -- FAILED'}")
+        if ledger is not None:
+            append_records(ledger, [record])
+        failed |= not held
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m delta_suite.spec.proofs", description=__doc__)
     parser.add_argument("families", nargs="*", help=f"pattern families (default: all of {', '.join(SPLIT_PATTERNS)})")
@@ -212,8 +372,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pipeline-bound", type=int, default=DEFAULT_BOUND, metavar="N",
                         help=f"string length of the pipeline-level proof (default {DEFAULT_BOUND}; 0 skips it)")
     parser.add_argument("--tokenizer", metavar="PATH", type=Path,
-                        help="decide one tokenizer.json (or a folder holding one): its family, or its derivation")
+                        help="decide one tokenizer.json (or a folder holding one): its family, or its derivation; "
+                        "with --merge-locality: a whole-word file whose own premises are recorded too")
+    parser.add_argument("--merge-locality", action="store_true",
+                        help="run the merge-locality lemma's checks (and, with --tokenizer, a whole-word file's "
+                        "premises) and record them (--ledger)")
+    parser.add_argument("--name", help="with --merge-locality --tokenizer: the file's name in the records (default: "
+                        "its folder's name, or its stem)")
+    parser.add_argument("--ledger", type=Path, metavar="FILE", help="with --merge-locality: append the records here")
     args = parser.parse_args(argv)
+    if args.merge_locality:
+        if args.families or args.bounded:
+            parser.error("--merge-locality takes no family arguments and no --bounded")
+        return merge_locality_main(str(args.tokenizer) if args.tokenizer is not None else None, args.name,
+                                   args.ledger)
+    if args.name is not None or args.ledger is not None:
+        parser.error("--name and --ledger go with --merge-locality")
     if args.tokenizer is not None:
         if args.families:
             parser.error("--tokenizer takes no family arguments")

@@ -5,7 +5,12 @@ Each premise names one or more mechanisms (z3 proof, exhaustive per-code-point t
 test, control kill, admission check), and each mechanism names the ledger `check` names (shell-style patterns,
 case-insensitive) whose recorded runs discharge it. A premise is *discharged* for a tokenizer when every mechanism
 has a passing record that applies to it, *partial* when only some have, *failed* when any applicable record failed,
-and *open* when none exists. A record applies to a tokenizer when it names the tokenizer or lists it in
+and *open* when none exists. A premise holds for the kinds of family it names (`kinds`: byte-level, the split
+families of `spec.admission`; whole-word, `spec.whole_word`) and is "not applicable" to a tokenizer of another kind:
+the pattern proofs, the NFC anchors and the repair window's premises are about byte-level families only, and the
+whole-word family has premises of its own (merge locality, its chunk encoder, its one-cut repair); the registry's
+rows are all byte-level, a user's file is of the kind its admission decided. A record applies to a tokenizer when it
+names the tokenizer or lists it in
 `details.covers` (a check run on one tokenizer for every tokenizer with the same configuration of what it checks,
 e.g. the per-code-point tests on one tokenizer per set of Split stages), or it names none and is pattern-level (its
 details name the tokenizer's pattern family, or list the tokenizer) or global (its details name no family, or the
@@ -38,12 +43,22 @@ CONTROL = "control kill"
 ADMISSION = "admission check"
 
 DISCHARGED, PARTIAL, FAILED, OPEN = "discharged", "partial", "failed", "open"
-NOT_APPLICABLE = "not applicable"  # a normalization premise for a tokenizer whose normalizer is the identity
+# a normalization premise for a tokenizer whose normalizer is the identity, or a premise of another kind of family
+NOT_APPLICABLE = "not applicable"
 NOT_PROVISIONED, PATTERN_ONLY = "not provisioned", "pattern only"
 
+# the kinds of family (`spec.admission.KINDS`, which this module may not import: spec.admission imports spec.proofs)
+BYTE_LEVEL, WHOLE_WORD = "byte_level", "whole_word"
+KINDS = (BYTE_LEVEL, WHOLE_WORD)
+# the per-file admission record of a whole-word file (`python -m delta_suite.spec.proofs --merge-locality --tokenizer`)
+WHOLE_WORD_ADMISSION_CHECK = "admission.whole_word"
 
-def _m(mechanism: str, *checks: str, level: str | None = None) -> dict:
-    return {"mechanism": mechanism, "checks": list(checks), "level": level}
+
+def _m(mechanism: str, *checks: str, level: str | None = None, exclude: tuple[str, ...] = ()) -> dict:
+    """A mechanism: the checks (shell-style patterns) whose records discharge it, of `level` when given, less the
+    checks matching a pattern of `exclude` (a name that matches by accident, e.g. "...:byte_fallback")."""
+    return {"mechanism": mechanism, "checks": list(checks), "level": level,
+            **({"exclude": list(exclude)} if exclude else {})}
 
 
 _OBLIGATIONS: tuple[dict, ...] = (
@@ -62,6 +77,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "cut",
         "premise": "normalization_equation",
+        "kinds": [BYTE_LEVEL],
         "applies_to": "normalizing",
         "statement": "For a normalizing tokenizer, anchors a < b < c exist within 256 code points, no added-token "
         "occurrence touches S[a:c], N(S[a:c]) = N(S[a:b]) + N(S[b:c]), and the normalized characters at b form an "
@@ -76,6 +92,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "cut",
         "premise": "class_table",
+        "kinds": [BYTE_LEVEL],
         "scope": "pattern",
         "statement": "The class table (O, S, L, N, M) equals the reference engine's class membership on every code "
         "point, and the abstract alphabets of the patterns partition the code points exactly.",
@@ -88,6 +105,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "cut",
         "premise": "transition_soundness",
+        "kinds": [BYTE_LEVEL],
         "scope": "pattern",
         "statement": "Under the tokenizer's split pattern every accepted class transition (with its carve-outs) ends "
         "one piece and starts the next whatever text precedes it; for a sequence of splits, stage by stage.",
@@ -116,6 +134,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "cut",
         "premise": "end_of_input",
+        "kinds": [BYTE_LEVEL],
         "scope": "pattern",
         "statement": "The piece left of an accepted transition closes at the end of a chunk exactly as at the "
         "transition: no lookahead is evaluated there, and no letter, digit or punctuation run reads past it.",
@@ -129,6 +148,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "cut",
         "premise": "per_piece_bpe",
+        "kinds": [BYTE_LEVEL],
         "statement": "The model encodes each pre-tokenizer piece independently and deterministically, so the encode "
         "of a chunk concatenation is the concatenation of the chunk encodes.",
         "discharge": [
@@ -147,6 +167,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "repair",
         "premise": "margin",
+        "kinds": [BYTE_LEVEL],
         "statement": "The match search leaves out the first `margin` characters of the window, margin at least the "
         "longest added-token string (and at least 8), so no literal split by the window start reaches the match.",
         "discharge": [
@@ -157,6 +178,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "repair",
         "premise": "bound",
+        "kinds": [BYTE_LEVEL],
         "statement": "An accepted match covers more (normalized) characters than the longest text one token decodes "
         "to.",
         "discharge": [
@@ -167,6 +189,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "repair",
         "premise": "match_key",
+        "kinds": [BYTE_LEVEL],
         "statement": "Matched tokens agree in start, end, ordinal within a shared span, and ID, not in IDs or spans "
         "alone.",
         "discharge": [
@@ -177,6 +200,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "repair",
         "premise": "sync_witness",
+        "kinds": [BYTE_LEVEL],
         "statement": "Some internal boundary of the matched run is an accepted class transition read on the input "
         "characters; once the whole text and the window share a piece boundary (the witness gives one), every later "
         "piece agrees (the re-synchronization lemma, z3 over the whole pre-tokenizer, bounded). Necessary: without "
@@ -194,6 +218,7 @@ _OBLIGATIONS: tuple[dict, ...] = (
     {
         "proposition": "repair",
         "premise": "nfc_window_start",
+        "kinds": [BYTE_LEVEL],
         "applies_to": "normalizing",
         "statement": "For a normalizing tokenizer the window text is stable under the reference normalizer at its "
         "start (NFC cannot reach across the window start into the matched run).",
@@ -208,8 +233,56 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "statement": "Whenever no window is accepted (or the engine refuses), the result is a full reference encode "
         "of the whole text.",
         "discharge": [
-            _m(PROPERTY, "*fallback*", "window_covers_all", "battery.repair"),
+            _m(PROPERTY, "*fallback*", "window_covers_all", "battery.repair", exclude=("merge_locality.*",)),
             _m(CONTROL, "*check_seam*", "*unchecked*", level="control"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "free_pair_locality",
+        "kinds": [WHOLE_WORD],
+        "statement": "For a whole-word file whose model has no subword affix, no merge taking or making a "
+        "byte-fallback or unknown token, every character its own symbols (byte fallback complete, or an unknown "
+        "token) and ignore_merges off (M1-M4 of spec.whole_word), BPE over one word never merges across a pair of "
+        "characters that no vocabulary token holds next to each other (nor, under fuse_unk without byte fallback, "
+        "two unknown characters): the word's encode is its two sides' encodes concatenated (the merge-locality "
+        "lemma, spec.proofs.merge_locality: a statement about every merge table, so its proofs name no vocabulary).",
+        "discharge": [
+            _m(Z3, "merge_locality.z3_all_tables", level="proof"),
+            _m(BOUNDED, "merge_locality.exhaustive:*", "merge_locality.abstraction:*"),
+            _m(CONTROL, "merge_locality.planted:*", "merge_locality.z3_control:*",
+               "merge_locality.abstraction_planted:*", "*free_pair_forgets_first_merge*", level="control"),
+            _m(ADMISSION, WHOLE_WORD_ADMISSION_CHECK, "whole_word.admission"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "whole_word_chunk_encoder",
+        "kinds": [WHOLE_WORD],
+        "statement": "For a whole-word file, chunks cut at offsets the free-pair or the special-token rule accepts, "
+        "each encoded from its own start by the family's chunk encoder (no second prefix on a later chunk, the "
+        "prefix kept for the stretches after its added tokens, by the file's prefix scheme), concatenate to the "
+        "whole encode (spec.free_pair_cut).",
+        "discharge": [
+            _m(PROPERTY, "fuzz.cut", "corpus.chunked_encode", "battery.cut", "whole_word.random_cuts",
+               "whole_word.chunked_long_text", "whole_word.metaspace_forms", "whole_word.small_file",
+               "whole_word.code_points"),
+            _m(CONTROL, "*free_pair_forgets_first_merge*", "*free_pair_one_off*", "*prefix_on_later_chunks*",
+               level="control"),
+        ],
+    },
+    {
+        "proposition": "repair",
+        "premise": "whole_word_free_cut",
+        "kinds": [WHOLE_WORD],
+        "statement": "For a whole-word file, a text S with stored IDs T extended to S + D is repaired from the "
+        "highest offset c (within the scan budget) where the cut proposition accepts a cut both in S and in S + D "
+        "(or at the end of S, in S + D): the tokens of T that start before c, then the chunk encode of S + D from "
+        "c, are the whole encode of S + D; with no such c the new text is encoded whole (spec.whole_word_repair: "
+        "no window, no match, no bound, no sync witness).",
+        "discharge": [
+            _m(PROPERTY, "fuzz.repair", "*session_replay*", "battery.repair", "whole_word.session_repair"),
+            _m(CONTROL, "*free_cut_one_off*", level="control"),
         ],
     },
 )
@@ -221,6 +294,7 @@ def obligations() -> list[dict]:
         {
             "applies_to": "all",
             "scope": "tokenizer",
+            "kinds": list(KINDS),
             **o,
             "id": f"{o['proposition']}.{o['premise']}",
             "discharge": [dict(m) for m in o["discharge"]],
@@ -256,6 +330,8 @@ def _matches(record: dict, mechanism: dict) -> bool:
     if (record.get("level") == "control") != (mechanism["mechanism"] == CONTROL):
         return False  # a broken variant's run is evidence only for a control kill, and only it is
     check = str(record.get("check", "")).lower()
+    if any(fnmatch(check, pattern.lower()) for pattern in mechanism.get("exclude") or ()):
+        return False
     return any(fnmatch(check, pattern.lower()) for pattern in mechanism["checks"])
 
 
@@ -305,19 +381,36 @@ def _registry() -> tuple[list[str], dict[str, str], set[str]]:
     return [r.name for r in table], {r.name: r.split_pattern for r in table}, normalizing
 
 
+def with_user_columns(users: dict[str, dict]) -> dict:
+    """The keyword arguments of `status_details` for the registry's columns followed by user files' (name ->
+    {"kind": a kind of `KINDS` or None when not known, "family": its family, "normalizing": whether its normalizer
+    is NFC}), each user column with the premises of its kind."""
+    names, families, normalizing = _registry()
+    return {
+        "tokenizers": names + [u for u in users if u not in names],
+        "families": {**families, **{u: facts.get("family") for u, facts in users.items()}},
+        "normalizing": normalizing | {u for u, facts in users.items() if facts.get("normalizing")},
+        "kinds": {u: facts.get("kind") for u, facts in users.items()},
+    }
+
+
 def status_details(
     records: Iterable[dict],
     tokenizers: list[str] | None = None,
     families: dict[str, str] | None = None,
     provisioned: Iterable[str] | None = None,
     normalizing: Iterable[str] | None = None,
+    kinds: dict[str, str | None] | None = None,
 ) -> dict[str, dict[str, dict]]:
     """{premise id: {tokenizer: {"status", "mechanisms": {mechanism: status}, "checks": [check names]}}}.
 
-    `tokenizers`, `families` (name -> pattern family) and `normalizing` (names with a non-identity normalizer)
-    default to the registry; `provisioned` (names whose files were present when the records were made) defaults
-    to every tokenizer named by a record that is not pattern-level. A premise about normalization is "not
-    applicable" to a tokenizer without a normalizer.
+    `tokenizers`, `families` (name -> pattern family, or a whole-word file's `bpe-whole-word:` family) and
+    `normalizing` (names with a non-identity normalizer) default to the registry; `provisioned` (names whose files
+    were present when the records were made) defaults to every tokenizer named by a record that is not
+    pattern-level; `kinds` (name -> kind of family, `KINDS`) defaults to byte-level for every name it does not
+    give (the registry's rows are all byte-level), and a kind of None (a user file whose kind is not known) takes
+    the premises of every kind. A premise about normalization is "not applicable" to a tokenizer without a
+    normalizer, and a premise of one kind of family to a tokenizer of another.
     """
     records = list(records)
     if tokenizers is None or families is None or normalizing is None:
@@ -326,6 +419,7 @@ def status_details(
         families = families if families is not None else fams
         normalizing = normalizing if normalizing is not None else norm
     normalizing = set(normalizing)
+    kinds = dict(kinds or {})
     if provisioned is None:
         provisioned = {r["tokenizer"] for r in records if r.get("tokenizer") and not _pattern_level(r)}
     provisioned = set(provisioned)
@@ -333,7 +427,9 @@ def status_details(
     for ob in obligations():
         row: dict[str, dict] = {}
         for tok in tokenizers:
-            if ob["applies_to"] == "normalizing" and tok not in normalizing:
+            kind = kinds.get(tok, BYTE_LEVEL)
+            if (ob["applies_to"] == "normalizing" and tok not in normalizing) or (
+                    kind is not None and kind not in ob["kinds"]):
                 row[tok] = {"status": NOT_APPLICABLE, "mechanisms": {}, "checks": []}
                 continue
             mech_status: dict[str, str] = {}
