@@ -232,7 +232,7 @@ def test_the_report_gives_each_user_file_a_column_of_its_kind(tmp_path: Path) ->
     applicable = sum(r.get(n) not in (None, "", NOT_APPLICABLE) for r in model.obligations.rows
                      for n in (ww.name, bl.name))
     # records of user files only: their cells alone are counted, the eleven's (none provisioned here) are not
-    assert applicable and verdict(model).line.endswith(f"obligations discharged 0 of {applicable}")
+    assert applicable and f"PARTIAL: 0 of {applicable} obligations discharged;" in verdict(model).line
 
 
 def test_the_verdict_counts_the_user_cells_with_the_elevens_and_apart(tmp_path: Path) -> None:
@@ -244,11 +244,11 @@ def test_the_verdict_counts_the_user_cells_with_the_elevens_and_apart(tmp_path: 
     registry_applicable = len(BYTE_LEVEL_ONLY | BOTH)  # qwen3_8b normalizes: every byte-level premise applies
     user_applicable = len(WHOLE_WORD_ONLY | BOTH)
     alone = verdict(build_table3(own, provisioning=provisioning, with_mutation=False, results_file=None)).line
-    assert alone.endswith(f"obligations discharged 0 of {user_applicable}"), alone
+    assert alone.startswith(f"PARTIAL: 0 of {user_applicable} obligations discharged;"), alone
     both = verdict(build_table3([*own, _rec("encoder", "corpus.whole", "qwen3_8b")], provisioning=provisioning,
                                 with_mutation=False, results_file=None)).line
-    assert both.endswith(f"obligations discharged 0 of {registry_applicable + user_applicable} (user files: 0 of "
-                         f"{user_applicable})"), both
+    assert both.startswith(f"PARTIAL: 0 of {registry_applicable + user_applicable} obligations discharged (user "
+                           f"files: 0 of {user_applicable});"), both
 
 
 def test_a_report_of_registry_rows_only_shows_no_whole_word_premise() -> None:

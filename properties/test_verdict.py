@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from delta_suite.ledger.gate import session_record
 from delta_suite.ledger.job import plan_record, step_record
 from delta_suite.ledger.records import append_records, make_record
 from delta_suite.reports import table3
@@ -53,9 +54,11 @@ def _verdict(records: list[dict]):
 def test_a_clean_run_passes_and_counts_what_ran() -> None:
     v = _verdict(CLEAN)
     assert v.passed, v.problems
-    assert v.open_obligations > 0  # CLEAN discharges no obligation: its PASS says how many are open
-    assert v.line.startswith(f"PASS with {v.open_obligations} obligations open: 2 tokenizers, 150 comparisons with "
-                             "the reference, 0 differences; controls killed or proven 2/3")
+    assert v.open_obligations > 0  # CLEAN discharges no obligation and has no gate run: PARTIAL, and why
+    assert v.word == "PARTIAL" and v.line.startswith("PARTIAL: 0 of ")
+    assert "what ran was clean: 2 tokenizers, 150 comparisons with the reference, 0 differences; controls killed or "\
+           "proven 2/3" in v.line
+    assert v.line.endswith(f"partial: {v.open_obligations} obligations open; no gate run behind the checks"), v.line
     assert "1 open findings: repair.no_witness" in v.line
 
 
@@ -87,7 +90,7 @@ def test_require_pass_exits_by_the_verdict(tmp_path: Path, capsys: pytest.Captur
     append_records(bad, [*CLEAN, _rec("encoder", "corpus.whole", "qwen3_8b", comparisons=10, differences=1)])
     assert reports_main(["table3", "--ledgers", str(good), "--out", str(tmp_path / "g"), "--format", "json",
                          "--require-pass", "--allow-open"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("PASS with")
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("PARTIAL: ")
     assert reports_main(["table3", "--ledgers", str(bad), "--out", str(tmp_path / "b"), "--format", "md",
                          "--require-pass"]) == 1
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("FAIL")
@@ -139,9 +142,9 @@ def test_a_partial_job_says_so_in_its_verdict_line() -> None:
     partial = _verdict([*CLEAN, plan_record(["smoke", "corpus", "checks"]), step("smoke", 0), step("corpus", -2),
                         step("checks", -2)])
     assert partial.passed, partial.problems
-    assert partial.line.endswith("(partial run: corpus, checks not selected)"), partial.line
+    assert partial.word == "PARTIAL" and "steps not selected: corpus, checks" in partial.line, partial.line
     whole = _verdict([*CLEAN, plan_record(["smoke", "corpus"]), step("smoke", 0), step("corpus", 0)])
-    assert whole.passed and "partial run" not in whole.line
+    assert whole.passed and "not selected" not in whole.line
 
 
 def _discharged(monkeypatch: pytest.MonkeyPatch, state: str) -> None:
@@ -154,15 +157,18 @@ def _discharged(monkeypatch: pytest.MonkeyPatch, state: str) -> None:
 
 def test_open_obligations_fail_require_pass_unless_allowed(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """PASS means every applicable obligation discharged: with one cell open the line says "PASS with 1
-    obligations open" and `--require-pass` exits 1 unless `--allow-open`; with none open it is a plain PASS, exit 0."""
+    """PASS means every applicable obligation discharged with a whole gate run behind: with one cell open the line
+    begins "PARTIAL: 2 of 3 obligations discharged" and `--require-pass` exits 1 unless `--allow-open`; with none
+    open and a complete gate session it is a plain PASS, exit 0."""
     ledger = tmp_path / "l.jsonl"
-    append_records(ledger, CLEAN)
+    append_records(ledger, [*CLEAN, session_record("r1", exitstatus=0, collected=3, ran=3, passed=3, skipped=0,
+                                                   failing={}, workers=1)])
     args = ["table3", "--ledgers", str(ledger), "--out", str(tmp_path / "o"), "--format", "json", "--require-pass"]
     for state in ("open", "partial"):
         _discharged(monkeypatch, state)
         assert reports_main(args) == 1
-        assert capsys.readouterr().out.strip().splitlines()[-1].startswith("PASS with 1 obligations open: ")
+        line = capsys.readouterr().out.strip().splitlines()[-1]
+        assert line.startswith("PARTIAL: 2 of 3 obligations discharged;") and line.endswith("1 obligations open"), line
         assert reports_main([*args, "--allow-open"]) == 0
         capsys.readouterr()
     _discharged(monkeypatch, "discharged")

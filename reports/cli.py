@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="exit 1 unless the verdict (the last line printed) is PASS with every applicable "
                     "obligation discharged")
     t3.add_argument("--allow-open", action="store_true",
-                    help="with --require-pass: accept a PASS with obligations open")
+                    help="with --require-pass: accept a PARTIAL verdict with obligations open")
     t3.set_defaults(func=_cmd_table3)
     df = sub.add_parser(
         "diff",

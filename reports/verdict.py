@@ -1,21 +1,26 @@
-"""The one-line verdict of a report: PASS only when everything that ran agreed and nothing the suite owns failed.
+"""The one-line verdict of a report, whose first word says what the run shows: PASS, PARTIAL or FAIL.
 
-PASS needs: some comparison ran; no difference outside the controls; no failed test record; no control that
-survives without a kill, a proof or a stated open finding; no obligation cell of a provisioned tokenizer that
-failed; no unusable ledger line; no corpus document refused; no tokenizer that could not be loaded; no job step
-that failed, was interrupted or did not run, nor a planned step without a row (ledger.job.step_rows: the job
-writes its plan first, so a step it meant to run and lost is named); no gate run behind the records that was killed,
-interrupted, ran fewer tests than it collected or had a failed test (reports.gate). PASS with an applicable
-obligation cell neither discharged nor failed (open, partial) says so: "PASS with N obligations open", which
-`--require-pass` refuses unless `--allow-open` is given. A step left out on purpose (`DELTA_MAIN_STEPS`) fails
-nothing, and the line names it ("partial run: ... not selected"), so a PASS of part of the job never reads as the
-whole job's. The line counts what ran (`N tokenizers, M comparisons with the
-reference, D differences`, then the checks against the spec, the self-consistency checks, the premise and proof
-checks and any of unknown oracle, each with its own number: reports/oracles.py), the controls killed or proven
-out of all (open findings named apart), and the obligation cells discharged out of those that apply to
-provisioned tokenizers and to user files (a user file's column has the premises of its kind of family, and its
-cells are also counted apart: "(user files: D of A)"; a report of user files alone, with no record of a registry
-tokenizer, counts theirs only). Third-party subjects are outside it (their own section).
+FAIL when anything the suite owns failed: nothing was compared; a difference outside the controls; a failed test
+record; a control that survives without a kill, a proof or a stated open finding; a failed obligation cell; an
+unusable ledger line; a corpus document refused; a tokenizer that could not be loaded; a job step that failed, was
+interrupted or did not run, or a planned step without a row (ledger.job.step_rows: the job writes its plan first,
+so a step it meant to run and lost is named); a gate run behind the records that was killed, interrupted, ran
+fewer tests than it collected or had a failed test (reports.gate).
+PASS only when nothing failed, every applicable obligation cell is discharged, no step was left out, and a whole
+gate run (its complete session record) stands behind the checks.
+PARTIAL when nothing failed but the run shows less than that: obligations open (neither discharged nor failed),
+steps left out on purpose (`DELTA_MAIN_STEPS`, `--only`), or no gate run behind the checks (a campaign, a corpus
+comparison or a user file's `--only` job alone). Its line begins "PARTIAL: D of A obligations discharged; what ran
+was clean: ..." and ends with why it is partial, so a reader of first words never takes part of a run for the
+whole. `--require-pass` refuses a run with open obligations unless `--allow-open` is given, and accepts a PARTIAL
+whose only shortfall is the gate or the steps left out (exit statuses keep their meaning).
+The line counts what ran (`N tokenizers, M comparisons with the reference, D differences`, then the checks
+against the spec, the self-consistency checks, the premise and proof checks and any of unknown oracle, each with
+its own number: reports/oracles.py), the controls killed or proven out of all (open findings named apart), and the
+obligation cells discharged out of those that apply to provisioned tokenizers and to user files (a user file's
+column has the premises of its kind of family, and its cells are also counted apart: "(user files: D of A)"; a
+report of user files alone, with no record of a registry tokenizer, counts theirs only). Third-party subjects are
+outside it (their own section).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from delta_suite.reports.oracles import comparisons_phrase
 from delta_suite.reports.table3 import Table3
 
 DONE_CONTROL = ("killed", "redundant", "not applicable", "not run", "not provisioned")
+PASS, PARTIAL, FAIL = "PASS", "PARTIAL", "FAIL"
 
 
 @dataclass(frozen=True)
@@ -36,7 +42,13 @@ class Verdict:
     passed: bool
     line: str
     problems: list[str] = field(default_factory=list)
-    open_obligations: int = 0  # applicable obligation cells neither discharged nor failed (PASS says how many)
+    open_obligations: int = 0  # applicable obligation cells neither discharged nor failed (PARTIAL says how many)
+    partial: list[str] = field(default_factory=list)  # why a run where nothing failed is not a whole PASS
+
+    @property
+    def word(self) -> str:
+        """The line's first word: FAIL, PARTIAL or PASS."""
+        return FAIL if not self.passed else PARTIAL if self.partial else PASS
 
     @property
     def discharged(self) -> bool:
@@ -123,16 +135,31 @@ def verdict(model: Table3) -> Verdict:
     passed = not problems
     open_part = f" ({len(findings)} open findings: {', '.join(findings)})" if findings else ""
     still_open = applicable - discharged - len(failed_cells)
-    head = ("FAIL" if not passed else f"PASS with {still_open} obligations open" if still_open else "PASS")
-    user_part = f" (of which {len(ran & users)} user files)" if ran & users else ""
-    line = (f"{head}: {len(ran)} tokenizers{user_part}, {comparisons_phrase(own_rows)}; "
-            f"controls killed or proven {len(killed)}/{len(km.controls)}{open_part}; "
-            f"obligations discharged {discharged} of {applicable}")
-    if counts.user_applicable and counts.user_applicable != applicable:  # user cells apart from the eleven's
-        line += f" (user files: {counts.user_discharged} of {counts.user_applicable})"
     left_out = [str(st.get("step")) for st in model.job_steps if st.get("status") == NOT_SELECTED]
-    if left_out:  # a PASS of a partial job must not read as the whole job's
-        line += f" (partial run: {', '.join(left_out)} not selected)"
+    partial = _partial_reasons(still_open, left_out, bool(model.gate.sessions)) if passed else []
+    user_part = f" (of which {len(ran & users)} user files)" if ran & users else ""
+    ran_part = (f"{len(ran)} tokenizers{user_part}, {comparisons_phrase(own_rows)}; "
+                f"controls killed or proven {len(killed)}/{len(km.controls)}{open_part}")
+    users_apart = (f" (user files: {counts.user_discharged} of {counts.user_applicable})"
+                   if counts.user_applicable and counts.user_applicable != applicable else "")
+    if partial:
+        line = (f"{PARTIAL}: {discharged} of {applicable} obligations discharged{users_apart}; what ran was clean: "
+                f"{ran_part} -- partial: {'; '.join(partial)}")
+    else:
+        line = f"{FAIL if problems else PASS}: {ran_part}; obligations discharged {discharged} of {applicable}"
+        line += users_apart
     if problems:
         line += " -- " + "; ".join(problems)
-    return Verdict(passed, line, problems, still_open if passed else 0)
+    return Verdict(passed, line, problems, still_open if passed else 0, partial)
+
+
+def _partial_reasons(still_open: int, left_out: list[str], gate_ran: bool) -> list[str]:
+    """Why a run where nothing failed is not a whole PASS (empty: it is one)."""
+    reasons = []
+    if still_open:
+        reasons.append(f"{still_open} obligations open")
+    if left_out:
+        reasons.append(f"steps not selected: {', '.join(left_out)}")
+    if not gate_ran:
+        reasons.append("no gate run behind the checks")
+    return reasons

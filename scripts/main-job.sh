@@ -211,10 +211,10 @@ elif [ "$interrupted" = 1 ]; then skip checks python -m pytest properties; else
 trap '' INT TERM  # the report is written even after Ctrl-C (it takes seconds)
 report=0
 # the whole job must discharge every applicable obligation; a job that leaves steps out on purpose
-# (DELTA_MAIN_STEPS) leaves theirs open, and its PASS says so ("PASS with N obligations open", "partial run")
+# (DELTA_MAIN_STEPS) leaves theirs open, and its verdict says so ("PARTIAL: ...", "steps not selected")
 allow_open=""
 for s in smoke fuzz corpus checks; do selected "$s" || allow_open=--allow-open; done
-# --only leaves the eleven's steps out, so their obligations stay open; the line says "partial run" and which
+# --only leaves the eleven's steps out, so their obligations stay open; the line says "PARTIAL" and which
 if [ "$ONLY" = 1 ]; then allow_open=--allow-open; fi
 reports table3 --ledgers "$L" --out "$OUT/report" --format md,html,json,csv --require-pass $allow_open || report=$?
 echo "report: $OUT/report/table3.html (also table3.md, table3.json and table3*.csv in $OUT/report)"

@@ -88,9 +88,10 @@ def admit(config: dict, added_tokens: list[dict], vocabulary: dict | None = None
     kind = normalizer_kind(config.get("normalizer"))
     if kind not in ADMITTED_NORMALIZERS:
         return Admission(False, f"normalizer_not_supported:{kind}")
+    stripping = first_stripping_token(added_tokens)
+    if stripping is not None:
+        return Admission(False, f"{STRIP_REFUSAL}:{stripping}")
     for tok in added_tokens:
-        if tok.get("lstrip") or tok.get("rstrip") or tok.get("single_word"):
-            return Admission(False, f"{STRIP_REFUSAL}:{tok.get('content')}")
         if tok.get("normalized") and kind not in IDENTITY_NORMALIZERS:
             return Admission(False, f"normalized_added_token_under_normalizer:{tok.get('content')}")
     family = identify(stages)
@@ -100,6 +101,15 @@ def admit(config: dict, added_tokens: list[dict], vocabulary: dict | None = None
             return Admission(False, derivation.reason)
         family = derivation.name
     return Admission(True, "admitted", family, BYTE_LEVEL, family)
+
+
+def first_stripping_token(added_tokens: list[dict]) -> str | None:
+    """The content of the first added token that sets lstrip, rstrip or single_word (premise P2 of
+    `spec.special_cut`), or None."""
+    for tok in added_tokens:
+        if tok.get("lstrip") or tok.get("rstrip") or tok.get("single_word"):
+            return tok.get("content")
+    return None
 
 
 def _whole_word(config: dict, added_tokens: list[dict], vocabulary: dict | None) -> Admission | None:
@@ -112,9 +122,9 @@ def _whole_word(config: dict, added_tokens: list[dict], vocabulary: dict | None)
         return None
     if isinstance(shape, str) and sentencepiece_stage(config) is None:
         return None
-    for tok in added_tokens:
-        if tok.get("lstrip") or tok.get("rstrip") or tok.get("single_word"):
-            return Admission(False, f"{STRIP_REFUSAL}:{tok.get('content')}", kind=WHOLE_WORD)
+    stripping = first_stripping_token(added_tokens)
+    if stripping is not None:
+        return Admission(False, f"{STRIP_REFUSAL}:{stripping}", kind=WHOLE_WORD)
     model = config.get("model") or {}
     if vocabulary is None and "vocab" in model:
         vocabulary = vocabulary_facts(model)
