@@ -9,16 +9,19 @@ several places of a module (two `@dataclass(frozen=True)`): a verdict on such a 
 survivors whose diff shows it; `ambiguous_verdicts` finds a verdict that would judge more than one place of the
 module's source. A verdict is one of
 - "killed": a test added since kills it (name the test; the next run of the module counts it as killed),
-- "equivalent": the mutant computes the same thing, or only refuses more (say why, and name the test or proof
-  that checks the premise where there is one),
+- "equivalent": the mutant computes the same thing, or only refuses more, for every tokenizer admission can
+  accept (say why, and name the test or proof that checks the premise where there is one); since any file can be
+  admitted, a reason that rests on the provisioned tokenizers or on a measurement is refused
+  (`set_grounds`): what holds on them is shown by a test on them, which kills no mutant,
 - "open": no kill and no argument yet (say what is known).
 A survivor without a verdict is what the profile exists to find: `python -m mutation status` exits 1 on one.
 """
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +32,26 @@ else:  # Python 3.10: the same parser, published as tomli
 
 VERDICTS_FILE = Path(__file__).resolve().parent / "verdicts.toml"
 KINDS = ("killed", "equivalent", "open")
+
+
+# The words by which a reason rests a mutant's equivalence on the tokenizers at hand instead of an argument for
+# every admissible one: the provisioned (frozen) set, and a measurement. An "equivalent" reason may name a test
+# that checks its premise on them (the argument stands without it), but not in these words.
+SET_GROUNDS = re.compile(
+    r"\bprovisioned\b|\bfrozen (?:tokenizers?|vocabular(?:y|ies)|ones|set)\b|\bthe eight\b|\bmeasured\b",
+    re.IGNORECASE,
+)
+
+
+def set_grounds(reason: str, tokenizer_names: Iterable[str] = ()) -> list[str]:
+    """The phrases of `reason` that rest an equivalence on the tokenizers at hand: the words of SET_GROUNDS and the
+    names of `tokenizer_names` (the registry's names and aliases, as whole words). Empty for a reason that argues for
+    every tokenizer admission can accept, which is what an "equivalent" verdict must do."""
+    found = [m.group(0) for m in SET_GROUNDS.finditer(reason)]
+    for name in tokenizer_names:
+        found += [m.group(0) for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)", reason,
+                                                   re.IGNORECASE)]
+    return found
 
 
 class VerdictFileError(ValueError):
@@ -129,6 +152,9 @@ def read_verdicts(path: Path = VERDICTS_FILE) -> dict[Key, Verdict]:
             raise VerdictFileError(f"{path}: verdict {i}: a 'killed' verdict names the test that kills it")
         if not v.reason.strip():
             raise VerdictFileError(f"{path}: verdict {i}: the reason is empty")
+        if v.verdict == "equivalent" and (grounds := set_grounds(v.reason)):
+            raise VerdictFileError(f"{path}: verdict {i}: an 'equivalent' reason rests on the tokenizers at hand "
+                                   f"({', '.join(grounds)}): argue for every admissible tokenizer, or kill the mutant")
         if v.key in out:
             raise VerdictFileError(f"{path}: verdict {i} judges the same mutants as an earlier one")
         out[v.key] = v

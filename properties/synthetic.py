@@ -262,3 +262,35 @@ def stages_tokenizer(name: str, folder: Path, regexes: tuple[str, ...], **byte_l
     """Write `stages_config(regexes, **byte_level)` into `folder` and load it as `name` (provenance "file")."""
     path, _ = write(folder, stages_config(regexes, **byte_level), name=name)
     return load_tokenizer_file(path, name=name)
+
+
+# --- a vocabulary whose mark-tail token depends on the length of the mark run ------------------------------------
+
+KANNADA_MARK, KANNADA_PUNCT = "\u0c82", "\u0c84"  # the first pair of spec.repair.MARK_TAIL_PAIRS
+
+
+def mark_parity_config(regex: str) -> dict:
+    """An admissible byte-level BPE, one Split stage with `regex`, whose merges are, in rank order: the two lead
+    bytes E0 B2 that U+0C82 and U+0C84 share, then U+0C82 whole (M), then M M, then M + E0 B2.
+
+    BPE pairs a run of marks from its left end before it reaches the last merge, so the last mark of an odd run
+    is left alone and joins the first two bytes of a U+0C84 after it, while an even run ends in an M M token that
+    no merge joins: whether a token crosses from the marks into the punctuation depends on the run's parity."""
+    cfg = base_config()
+    vocab = {ch: i for i, ch in enumerate(_byte_alphabet())}
+    mark = to_alphabet(KANNADA_MARK)
+    lead = mark[:2]
+    merges = [[lead[0], lead[1]], [lead, mark[2]], [mark, mark], [mark, lead]]
+    for left, right in merges:
+        vocab.setdefault(left + right, len(vocab))
+    cfg["model"]["vocab"], cfg["model"]["merges"] = vocab, merges
+    cfg["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = regex
+    cfg["added_tokens"] = [_added(END, len(vocab))]
+    return cfg
+
+
+def mark_parity_tokenizer(folder: Path, regex: str) -> FrozenTokenizer:
+    """Write `mark_parity_config(regex)` into `folder` and load it as `synthetic_mark_parity` (provenance "file")."""
+    name = "synthetic_mark_parity"
+    path, _ = write(folder, mark_parity_config(regex), name=name)
+    return load_tokenizer_file(path, name=name)

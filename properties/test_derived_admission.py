@@ -18,6 +18,7 @@ across every boundary a wrong cut could fall on) with regexes of this file's own
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -38,6 +39,7 @@ from delta_suite.spec.patterns import GPT2, QWEN2
 from delta_suite.spec.proofs import derive as derive_module
 from delta_suite.spec.proofs.__main__ import main as proofs_main
 from delta_suite.spec.proofs.pieces import cut_changes_pieces, pieces_of
+from delta_suite.spec.proofs.prove import FamilyProof
 from delta_suite.spec.proofs.regex import CONSTRUCTS
 from delta_suite.spec.reference import reference_encode
 from delta_suite.spec.transitions import ACCEPTED_PAIRS
@@ -404,3 +406,28 @@ def test_a_refuted_resync_refuses_before_the_pipeline_is_proved() -> None:
     assert not derivation.admitted and derivation.reason == "split_pattern_unproved:re-synchronization refuted"
     assert not resync["holds"] and resync["confirmed"], resync
     assert "pipeline" not in derivation.details, derivation.details["pipeline"]
+
+
+def claiming_sound(proof: FamilyProof, label: str) -> FamilyProof:
+    """A copy of a split-level proof that calls the pair `label` sound, as an unsound split-level prover would (the
+    proof given, which may be a cached one, is left as it is)."""
+    pairs = [dataclasses.replace(r, sound=True, separating_stage=0) if r.pair.label == label else r
+             for r in proof.pairs]
+    assert pairs != proof.pairs, f"no pair {label}"
+    return dataclasses.replace(proof, pairs=pairs)
+
+
+def test_the_pipeline_proof_vetoes_a_pair_the_split_level_proof_wrongly_found_sound(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The derivation's last refusal: a pair outside the floor that the split-level proof calls sound is adopted
+    only if the pipeline proof finds it sound to its bound as well. With a sound split-level prover this never
+    refuses (spec.proofs.derive says why), so the refusal is shown against one that errs: NEW_ADMITTED groups
+    digits by up to two, so N→N is refuted at both levels; a split-level proof that calls it sound is overruled by
+    the pipeline proof, and the stages are refused naming the pair, where without the veto they would be admitted
+    with (N, N) among their pairs."""
+    real = derive_module.prove_stages
+    monkeypatch.setattr(derive_module, "prove_stages", lambda name, stages: claiming_sound(real(name, stages), "N→N"))
+    derivation = derive_module.prove_derivation((NEW_ADMITTED,))
+    assert "N→N" not in derivation.details["pipeline"]["excluded_sound_to_bound"]
+    assert not derivation.admitted, derivation.pairs
+    assert derivation.reason == "split_pattern_unproved:pipeline refuted pairs the split-level proof found sound: N→N"

@@ -820,11 +820,13 @@ def test_a_checkpoint_carries_a_session_to_another_machine(tmp_path: Path) -> No
     ('[[verdict]]\nmodule = "m.py"\noperator = "o"\nline = "x"\ncolumn = 1\nverdict = "killed"\nreason = "r"\n',
      "test"),
     ('[[verdict]]\nmodule = "m.py"\noperator = "o"\nline = "x"\nverdict = "open"\nreason = "r"\n', "column"),
+    ('[[verdict]]\nmodule = "m.py"\noperator = "o"\nline = "x"\ncolumn = 1\nverdict = "equivalent"\n'
+     'reason = "the same on every provisioned tokenizer"\n', "set"),
     ("[[verdict]\n", "toml"),
 ])
 def test_bad_verdicts_file_is_an_input_error(tmp_path: Path, text: str, why: str, capsys) -> None:
-    """A verdicts file with an unknown kind, a 'killed' without its test, a missing field or broken TOML is refused
-    with a message and exit status 2, no traceback."""
+    """A verdicts file with an unknown kind, a 'killed' without its test, a missing field, an 'equivalent' resting on
+    the provisioned tokenizers or broken TOML is refused with a message and exit status 2, no traceback."""
     path = tmp_path / "verdicts.toml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(VerdictFileError):

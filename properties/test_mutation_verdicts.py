@@ -13,8 +13,12 @@ from pathlib import Path
 import pytest
 from delta_suite.checks.battery import iter_battery
 from delta_suite.delta.cut_map import occurrences as cut_map_occurrences
+from delta_suite.frozen import registry
 from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer, load_tokenizer_file
+from delta_suite.spec.classes import class_table
+from delta_suite.spec.cut import python_class_table
 from delta_suite.spec.guard import LiteralTrie, cut_inside_special, literal_trie, occurrences_near, special_touches
+from delta_suite.spec.normalization import is_anchor
 from delta_suite.spec.patterns import SPLIT_PATTERNS
 from delta_suite.spec.proofs.alphabet import family_alphabet
 from delta_suite.spec.proofs.coverage import regex_coverage, stage_coverage
@@ -25,6 +29,7 @@ from delta_suite.spec.unicode_version import _canonical_decomposition, _hangul_s
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Sequence, Split
 
+from mutation.verdicts import read_verdicts, set_grounds
 from properties.conftest import ADMITTED
 from properties.synthetic import POWER_KINDS, base_config, power_tokenizer, write
 from properties.test_pipeline_proof import SYNTHETIC_PATTERNS
@@ -300,3 +305,46 @@ def test_a_search_from_a_negative_position_starts_at_zero(text: str) -> None:
     starts = re.compile("a|<\\|end\\|>")
     at_zero, at_minus_one = starts.search(text, 0), starts.search(text, -1)
     assert (at_zero and at_zero.span()) == (at_minus_one and at_minus_one.span())
+
+
+# --- the reasons themselves: an equivalence holds for every admissible tokenizer -----------------------------------
+
+
+def registry_names() -> list[str]:
+    """The provisioned tokenizers' names and aliases, as a reason would cite one."""
+    return [n for row in registry.rows() for n in (row.name, row.alias)]
+
+
+def test_no_equivalent_verdict_rests_on_the_tokenizers_at_hand() -> None:
+    """Any tokenizer file can be admitted, so an "equivalent" verdict argues for every tokenizer admission can
+    accept: its reason neither cites the provisioned (frozen) set or a measurement (mutation.verdicts.set_grounds,
+    which read_verdicts enforces) nor names a provisioned tokenizer. A premise checked on those tokenizers is a
+    check of an argument, never the argument."""
+    bad = {(v.module, v.line, v.mutant): grounds for v in read_verdicts().values()
+           if v.verdict == "equivalent" and (grounds := set_grounds(v.reason, registry_names()))}
+    assert bad == {}
+
+
+@pytest.mark.parametrize(("reason", "grounds"), [
+    ("on every provisioned vocabulary the answer is the same (measured)", ["provisioned", "measured"]),
+    ("the frozen tokenizers never join them", ["frozen tokenizers"]),
+    ("the same on the eight frozen vocabularies", ["the eight", "frozen vocabularies"]),
+    ("qwen3_8b's vocabulary has no such token", ["qwen3_8b"]),
+    ("olmo3's markers do not overlap", ["olmo3"]),
+    ("a frozen dataclass is never assigned; the qwen3_5 and llama3 patterns agree", []),
+    ("checked by properties/test_x.py::test_y over every scalar value", []),
+])
+def test_set_grounds_finds_the_tokenizers_at_hand(reason: str, grounds: list[str]) -> None:
+    """The rule names the set, a measurement or a provisioned tokenizer, and leaves a pattern family's name or a
+    frozen dataclass alone."""
+    assert set_grounds(reason, registry_names()) == grounds
+
+
+def test_u0080_is_an_anchor_under_every_probe_setting() -> None:
+    """delta/cut_map.py, `anchor = codes < 0x80` -> `<= 0x80` or `< 129`: the one code point the mutants add to the
+    ASCII shortcut, U+0080, has class 0 (O) under both class sources and is an anchor under every probe setting,
+    so the shortcut says what the predicate says. Neither depends on a tokenizer."""
+    for table in (class_table(), python_class_table()):
+        assert table[0x80] == 0
+        assert all(is_anchor("\x80", table[0x80], reorder, hangul)
+                   for reorder, hangul in product((False, True), repeat=2))

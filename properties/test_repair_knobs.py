@@ -16,9 +16,9 @@ import pytest
 from delta_suite.checks.battery import FIRST_WINDOW, PHASE_DIGITS, TAIL_PHASE, TAIL_WINDOW_NEWLINES
 from delta_suite.controls.findings import OPEN_FINDINGS
 from delta_suite.controls.proofs import bound_covers_margin, overlap_interiors_without_witness, overlapping_specials
-from delta_suite.frozen.loader import load_tokenizer
+from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer
 from delta_suite.spec.admission import admission_of
-from delta_suite.spec.patterns import GPT2
+from delta_suite.spec.patterns import GPT2, TEKKEN
 from delta_suite.spec.proofs.__main__ import witness_mechanisms, witness_verdict
 from delta_suite.spec.reference import reference_encode, reference_encode_with_offsets
 from delta_suite.spec.repair import (
@@ -31,7 +31,7 @@ from delta_suite.spec.repair import (
 )
 
 from properties.conftest import ADMITTED
-from properties.synthetic import stages_tokenizer
+from properties.synthetic import KANNADA_MARK, KANNADA_PUNCT, mark_parity_tokenizer, stages_tokenizer
 
 FILLER = "The quick brown fox jumps over the lazy dog. " * 20
 CODE = "def step(state):\n    total = 0\n    for item in state.items:\n        total += item.cost\n    return total\n"
@@ -161,7 +161,11 @@ OPEN_KNOBS = {"require_witness=False"} | {
 
 def _kills(tok_name: str, cand: Candidate, params: RepairParams) -> tuple[bool, bool, str]:
     """(broken variant wrong, default wrong, broken path) on one candidate."""
-    tok = load_tokenizer(tok_name)
+    return _kills_on(load_tokenizer(tok_name), cand, params)
+
+
+def _kills_on(tok: FrozenTokenizer, cand: Candidate, params: RepairParams) -> tuple[bool, bool, str]:
+    """(broken variant wrong, default wrong, broken path) on one candidate, for a loaded tokenizer."""
     ids, spans = reference_encode_with_offsets(tok, cand.old)
     expected = reference_encode(tok, cand.old + cand.delta)
     broken = repair(tok, cand.old, ids, spans, cand.delta, params)
@@ -293,3 +297,40 @@ def test_a_vocabulary_without_the_joining_token_does_not_join_a_mark_to_punctuat
     them), so its answer is read from the vocabulary, not fixed."""
     assert not mark_joins_punctuation(stages_tokenizer("synthetic_marks", tmp_path, (GPT2,)))
     assert any(mark_joins_punctuation(load_tokenizer(name)) for name in ADMITTED)
+
+
+def _mark_run_crosses(tok: FrozenTokenizer, marks: int) -> bool:
+    """The reference encode of "!!", `marks` marks U+0C82 and U+0C84 has a token crossing into the U+0C84."""
+    text = "!!" + KANNADA_MARK * marks + KANNADA_PUNCT
+    _, spans = reference_encode_with_offsets(tok, text)
+    return any(s < len(text) - 1 < e for s, e in spans)
+
+
+def test_the_mark_tail_probe_is_right_on_a_vocabulary_that_joins_odd_runs_only(tmp_path: Path, ledger) -> None:
+    """On an admitted tekken-pattern vocabulary whose mark joins U+0C84 after an odd run of marks only
+    (properties.synthetic.mark_parity_config), the witness verdict (`witness_verdict` with
+    `mark_joins_punctuation`) says what real repairs show: without its sync witness the repair is wrong after a
+    run of FIRST_WINDOW + 89 marks (odd) and right after FIRST_WINDOW + 88, the default right after both. The
+    probe's own run of five marks is odd, so it finds the joining token; a run of four or six would not, and the
+    verdict would call a necessary witness unneeded. So the probe's run length is not free: its answer is the
+    same for every run length on some vocabularies only (the provisioned ones among them)."""
+    tok = mark_parity_tokenizer(tmp_path, TEKKEN)
+    verdict = admission_of(tok)
+    assert verdict.admitted and verdict.pattern == "tekken"
+    assert "mark_tail" in witness_mechanisms(verdict.pattern) and not newline_joins_whitespace(tok)
+    assert {k: _mark_run_crosses(tok, k) for k in range(1, 9)} == {k: k % 2 == 1 for k in range(1, 9)}
+    kills, default_wrong = [], []
+    for extra in (88, 89):
+        for head in ("!!", "(("):
+            cand = Candidate("word " + head + KANNADA_MARK * (FIRST_WINDOW + extra) + KANNADA_PUNCT, " end")
+            wrong, wrong_default, path = _kills_on(tok, cand, RepairParams(require_witness=False))
+            default_wrong.append(wrong_default)
+            if wrong:
+                kills.append((extra, head, path))
+    claimed = witness_verdict(verdict.pattern).startswith("NECESSARY") and mark_joins_punctuation(tok)
+    ledger.record("control", "repair_knob:witness_verdict_mark_parity", tok, comparisons=2 * len(default_wrong),
+                  differences=len(kills), unit="candidate",
+                  details={"claimed_necessary": claimed, "kills": kills}, oracle="reference")
+    assert not any(default_wrong)
+    assert sorted(extra for extra, _, _ in kills) == [89, 89]
+    assert claimed

@@ -196,6 +196,13 @@ def _decide(name: str, stages: tuple[str, ...], asts: tuple, bound: int, details
         return _refused(name, stages, f"{UNPROVED}:pipeline encoding differs from the reference", details)
     if not pipeline.accepted_proved:
         return _refused(name, stages, f"{UNPROVED}:pipeline refuted an accepted cut", details)
+    # No sequence of stages reaches this refusal while both proofs are right: a pair the split-level proof finds
+    # sound has a clean stage after transparent ones (spec.proofs.prove), so for every string the pieces of the
+    # whole are the pieces of its two halves, and the pipeline, encoding the same stages on the same alphabet,
+    # can refute the pair only at a string where it and the reference disagree, which faithfulness samples but
+    # does not exclude. So it is dead code for a correct prover and stands as the cross-check of the two: it
+    # refuses where one of them errs (properties/test_derived_admission.py feeds it a split-level proof that
+    # calls a refuted pair sound).
     unsound = [label for label in adopted_labels if label not in p["excluded_sound_to_bound"]]
     if unsound:
         return _refused(name, stages, f"{UNPROVED}:pipeline refuted pairs the split-level proof found sound: "
