@@ -7,7 +7,9 @@
 
 With --profile the built-in corpus is built first (or reused from the cache), and with level 3 its long chat
 transcripts (`corpora.transcripts`, the same profile unless --transcripts names another). Unprovisioned tokenizers are
-listed as "not provisioned", never skipped silently.
+listed as "not provisioned", never skipped silently. A --tokenizer PATH (a user's own file) runs on a cluster too:
+its bytes travel to the workers, each of which checks them against the digest recorded when the run named the file
+(`frozen.bundle.UserFileBundle`) and refuses a file that changed since.
 
 Nothing is left out silently: a corpus document whose text is not valid Unicode (a lone surrogate, bytes that are
 not UTF-8, a null text) is refused, named with its file, line (JSONL) or row (Parquet) and id, recorded in each
@@ -20,10 +22,11 @@ Exit status, first match wins:
   0  every comparison equal, no document refused (documents skipped at level 2 are printed, not failed);
   1  some comparison differs (whatever else happened);
   2  usage or input error: bad arguments, an unknown tokenizer, the output folder in use by another run, a run
-     that compared nothing, a subject that is not installed, or - after the whole run, every other document
-     compared equal - one or more corpus documents refused for bad text, or a provisioned tokenizer that cannot
-     be loaded (changed since install: recorded in OUT/tokenizers-unloadable.jsonl with the remedy, the other
-     tokenizers compared);
+     that compared nothing, units every cluster worker refused (a user file changed since the run named it, a
+     tokenizer bundle or shard whose digest does not verify), a subject that is not installed, or - after the
+     whole run, every other document compared equal - one or more corpus documents refused for bad text, or a
+     provisioned tokenizer that cannot be loaded (changed since install: recorded in
+     OUT/tokenizers-unloadable.jsonl with the remedy, the other tokenizers compared);
   3  the environment: --out is a file or cannot be written, a full disk, a corpus file the machine cannot read
      ("error: PATH: REASON"; unit records stored before the failure stay whole, the same command resumes);
   130  interrupted (Ctrl-C, SIGTERM).
@@ -228,7 +231,7 @@ def _cmd(args: argparse.Namespace) -> int:
     options = Options(chunk_counts=chunks)
     broken: list[tuple[str, str]] = []
     ready, missing = select_tokenizers(args.tokenizer, broken, args.name)
-    refuse_user_files(ready, levels, args)
+    refuse_user_files(ready, levels)
     for n in missing:
         print(f"{n:20s} not provisioned (run: corpora tokenizers pull {n}); not compared")
     for n, reason in broken:
@@ -256,15 +259,13 @@ def _cmd(args: argparse.Namespace) -> int:
     return code
 
 
-def refuse_user_files(ready: list[str], levels: tuple[int, ...], args: argparse.Namespace) -> None:
-    """A user tokenizer runs on this machine's workers only (a cluster is sent registry rows), and levels 2 and 3
-    compare the cut and repair paths, which need it admitted: otherwise a usage error (exit 2) with the reason."""
+def refuse_user_files(ready: list[str], levels: tuple[int, ...]) -> None:
+    """Levels 2 and 3 compare the cut and repair paths, which need a user tokenizer admitted: otherwise a usage error
+    (exit 2) with the reason. (On a cluster a user file travels to the workers as bytes, checked there against the
+    digest the run named it with: `frozen.bundle.UserFileBundle`.)"""
     for n in ready:
         if user_entry(n) is None:
             continue
-        if args.distributed or args.local_cluster:
-            raise SuiteError(f"tokenizer {n} is a user file: it runs on local workers (--workers N); a Dask cluster "
-                             "is sent registry rows only")
         decided = admission_of(load_tokenizer(n))
         if not decided.admitted and set(levels) & {2, 3}:
             raise SuiteError(f"tokenizer refused: {n} ({user_entry(n).path}): {refusal_message(decided.reason)}; "
@@ -368,7 +369,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus-dir", help="where the built-in corpus is (default: $DELTA_HOME/corpus/PROFILE); a URL "
                    "(http(s)://, s3://, ...) reads a built corpus served there, for workers that share no folder")
     p.add_argument("--tokenizer", default="all", help="a registry name or alias, all, or a path to a tokenizer.json "
-                   "or a folder holding one (a user file; default: %(default)s)")
+                   "or a folder holding one (a user file; on a cluster its bytes travel to the workers, digest-checked "
+                   "there; default: %(default)s)")
     p.add_argument("--name", help="the name of a --tokenizer path in records and reports (default: the folder's "
                    "name, or the file's stem)")
     p.add_argument("--workers", type=int, default=1, help="local worker processes (default: %(default)s)")

@@ -9,8 +9,9 @@ a record (a full disk) leaves every record stored before it whole and no partial
 turns either into "error: PATH: REASON" and exit status 3.
 
 On a cluster the workers need nothing but the installed package: each unit travels with the client's bundle of its
-tokenizer (installed by a worker whose cache lacks it, after the registry digest check) and names its shard by
-path or by URL (fsspec; digest-checked on the worker); see `corpora.worker`. A worker that cannot verify or reach
+tokenizer (installed by a worker whose cache lacks it, after the registry digest check; a user's file: its bytes,
+checked on the worker against the digest the run named it with) and names its shard by path or by URL (fsspec;
+digest-checked on the worker); see `corpora.worker`. A worker that cannot verify or reach
 an input refuses the unit; the refusal is recorded and the unit goes to another worker.
 
 Why Dask distributed (not Ray): the units are coarse, independent Python function calls, which is exactly
@@ -41,7 +42,7 @@ from delta_suite.corpora.compare import (
     write_unit_record,
 )
 from delta_suite.corpora.worker import run_unit_on_worker
-from delta_suite.frozen.bundle import TokenizerBundle, bundle_of
+from delta_suite.frozen.bundle import TokenizerBundle, UserFileBundle, run_bundle_of
 from delta_suite.frozen.errors import SuiteError
 from delta_suite.ledger.records import append_records, make_record
 
@@ -113,20 +114,25 @@ def refusal_record(unit: Unit, refusal: dict) -> dict:
     return rec
 
 
-def _bundles(client, names: set[str], bundle_for: Callable[[str], TokenizerBundle]) -> dict:
-    """Each tokenizer's bundle, scattered to every worker once (a worker that joins later fetches it from a peer)."""
+Bundle = TokenizerBundle | UserFileBundle
+
+
+def _bundles(client, names: set[str], bundle_for: Callable[[str], Bundle]) -> dict:
+    """Each tokenizer's bundle (a registry row's installed files, or a user file's bytes), scattered to every worker
+    once (a worker that joins later fetches it from a peer)."""
     return {n: client.scatter(bundle_for(n), broadcast=True, hash=False) for n in sorted(names)}
 
 
 def run_dask(units: list[Unit], out: Path, *, address: str | None = None, local_workers: int = 0,
              options: Options = DEFAULT_OPTIONS, report: Callable[[Unit, dict], None] | None = None,
              on_client: Callable | None = None,
-             bundle_for: Callable[[str], TokenizerBundle] = bundle_of) -> RunSummary:
+             bundle_for: Callable[[str], Bundle] = run_bundle_of) -> RunSummary:
     """Submit the unfinished units to a Dask cluster (an address, or a local cluster of `local_workers`
     processes), largest first; store each record as it arrives; merge the ledger.
 
     Workers need nothing but the package: each unit carries the client's bundle of its tokenizer (verified and
-    installed by the worker when its cache lacks it) and names its shard by path or URL (`corpora.worker`). A
+    installed by the worker when its cache lacks it; a user file's bytes, verified by the worker against the
+    digest the run named the file with, before every use) and names its shard by path or URL (`corpora.worker`). A
     refusal is recorded (`worker-refusals.jsonl`) and the unit is submitted again to a worker that has not
     refused it; a unit every worker refused stays unrun and is listed in `summary.unrun`."""
     from dask.distributed import Client, LocalCluster  # heavy optional: only distributed runs load dask
