@@ -178,6 +178,8 @@ def _parse_json(data: bytes, what: str) -> dict:
         parsed = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CorruptTokenizerFile(f"{what} is not valid JSON ({exc}); the file is corrupt or truncated") from exc
+    except RecursionError as exc:
+        raise CorruptTokenizerFile(f"{what} nests its JSON values too deeply to be read") from exc
     if not isinstance(parsed, dict):
         raise CorruptTokenizerFile(f"{what} is JSON but not an object")
     return parsed
@@ -276,9 +278,28 @@ def config_only_tokens(config: dict, tok_config: dict | None) -> list[dict]:
     have = {t["content"] for t in config.get("added_tokens", [])}
     extra = []
     for key, spec in sorted((tok_config.get("added_tokens_decoder") or {}).items(), key=lambda kv: int(kv[0])):
-        if spec.get("content") not in have:
+        if spec.get("content") not in have and spec.get("content") != "":  # empty: ignored (`matched_added_tokens`)
             extra.append({"id": int(key), **spec})
     return extra
+
+
+def matched_added_tokens(added: list[dict]) -> list[dict]:
+    """The added tokens the reference can match: every one but those with empty content, which the reference
+    ignores when it loads them (added_vocabulary.rs `add_tokens`: no ID, never matched, so the file encodes as the
+    file without them). Invariant: no special string, margin, bound, guard or admission input counts an empty
+    one."""
+    return [t for t in added if t.get("content") != ""]
+
+
+def _facts(name: str, tokenizer_bytes: bytes, digest: str) -> dict:
+    """`file_facts` of the bytes (kept per digest); a file whose sections have the wrong JSON types for them is
+    `CorruptTokenizerFile` naming what could not be read, never a Python error."""
+    what = f"{name}/{TOKENIZER_FILE}"
+    try:
+        return tokenizer_facts(tokenizer_bytes, digest, lambda data: file_facts(data, what))
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+        raise CorruptTokenizerFile(f"{what} is not a tokenizer configuration: a section has the wrong shape "
+                                   f"({type(exc).__name__}: {exc})") from exc
 
 
 def build(
@@ -295,14 +316,14 @@ def build(
     With `defer`, the reference object is built on first use of `.tokenizer` (its errors then raise there); only
     files whose digests the registry lists may be deferred, since their build is the one the gate has tested."""
     digest = sha256_bytes(tokenizer_bytes)
-    facts = tokenizer_facts(tokenizer_bytes, digest, lambda data: file_facts(data, f"{name}/{TOKENIZER_FILE}"))
+    facts = _facts(name, tokenizer_bytes, digest)
     config = facts["sections"]
     tok_config = _parse_json(config_bytes, f"{name}/{CONFIG_FILE}") if config_bytes is not None else None
     extra = config_only_tokens(config, tok_config)
     reference = DeferredReference(lambda: reference_object(name, tokenizer_bytes, extra))
     if not defer:
         reference.get()
-    added = list(config.get("added_tokens", [])) + extra
+    added = matched_added_tokens(list(config.get("added_tokens", [])) + extra)
     specials = tuple(sorted({t["content"] for t in added}, key=lambda s: (-len(s), s)))
     margin = compute_margin(specials)
     bound = max([facts["vocab_longest_bytes"]] + [len(t["content"].encode("utf-8")) for t in added])

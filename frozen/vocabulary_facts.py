@@ -11,7 +11,9 @@ no ByteLevel stage (the byte-level families never read them). Each fact is a pla
   no merge does;
 - `unk_in_vocab`: whether the model's unk_token is a vocabulary token;
 - `longest_token_chars`: the longest vocabulary token in code points;
-- `first_merge`: the first merge's two sides (None for an empty or unreadable list).
+- `first_merge`: the first merge's two sides (None for an empty or unreadable list);
+- `duplicate_id`: the first ID two vocabulary tokens share, as "ID: first, second" (None when every token has its
+  own ID): the reference then reads the ID back as one of them.
 """
 
 from __future__ import annotations
@@ -84,6 +86,19 @@ def vocabulary_facts(model: dict) -> dict:
         pairs.update(pair_key(a, b) for a, b in zip(token, token[1:], strict=False))
     unk = model.get("unk_token")
     first = merge_sides(merges[0]) if merges else None
+    facts = {"duplicate_id": duplicate_id(vocab)}
     return {"first_merge": list(first) if first else None, "inner_pairs": sorted(pairs),
             "single_chars": sorted(singles), "byte_tokens": sorted(byte_values), **_first_merge(merges, unk),
-            "unk_in_vocab": isinstance(unk, str) and unk in vocab, "longest_token_chars": longest}
+            "unk_in_vocab": isinstance(unk, str) and unk in vocab, "longest_token_chars": longest, **facts}
+
+
+def duplicate_id(vocab: dict) -> str | None:
+    """The first ID (in vocabulary order) that a second token also has, as "ID: first, second"; None when the
+    vocabulary maps its tokens to distinct IDs."""
+    seen: dict[object, str] = {}
+    for token, token_id in vocab.items():
+        key = token_id if isinstance(token_id, int) else repr(token_id)
+        if key in seen:
+            return f"{token_id}: {seen[key]!r}, {token!r}"
+        seen[key] = token
+    return None

@@ -39,7 +39,7 @@ class SeamSampler:
 
     def __init__(self, tok: FrozenTokenizer, rng: random.Random) -> None:
         self.rng = rng
-        self.specials = list(tok.special_strings) or ["<|none|>"]
+        self.specials = [s for s in tok.special_strings if s] or ["<|none|>"]  # an empty one has no fragments
         self.skew = seams.version_skew_codepoints()
         self.members = _class_members()
         self.families: tuple[Callable[[], str], ...] = (

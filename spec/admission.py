@@ -10,7 +10,10 @@ stages are one of the six known split patterns or are admitted by proof under
 a derived family (`spec.proofs.derive`: refused by name for a construct the proofs do not model or a transition
 the proof refutes), (3) its normalizer is none, the empty Sequence, or NFC,
 (4) no added token sets lstrip, rstrip or single_word, and (5) no added token is matched after normalization
-unless the normalizer is the identity. Everything else is refused with a named reason code, and callers fall
+unless the normalizer is the identity. A BPE file whose encodes are no evidence (an empty vocabulary, named first,
+or the built-in samples encoded to no IDs or to the unknown token only) is refused as vacuous (`spec.vacuity`); a
+Split regex with a construct the proofs do not model is refused naming the construct whether its stage is
+Isolated or Removed and inverted. Everything else is refused with a named reason code, and callers fall
 back to the reference encode; a SentencePiece-style configuration (Metaspace, or a normalizer writing U+2581) is
 named as such first (`sentencepiece_style:STAGE`), and `spec.refusals.refusal_message` says in words which stage
 breaks which premise. Reason codes are stable strings; consumers must tolerate unknown ones.
@@ -23,17 +26,27 @@ from dataclasses import dataclass
 
 from delta_suite.frozen.errors import CorruptTokenizerFile
 from delta_suite.frozen.loader import FrozenTokenizer, loaded_stages, normalizer_kind
+from delta_suite.frozen.user_table import USER_FILE
 from delta_suite.frozen.vocabulary_facts import vocabulary_facts
-from delta_suite.spec.families import PREFIX_SPACE_REFUSAL, is_total, removed_inverted_regexes, split_stages
+from delta_suite.spec.families import (
+    PREFIX_SPACE_REFUSAL,
+    is_total,
+    removed_inverted_regexes,
+    split_regexes,
+    split_stages,
+)
 from delta_suite.spec.patterns import identify
-from delta_suite.spec.proofs.derive import derive, prove_total
+from delta_suite.spec.proofs.derive import UNSUPPORTED, derive, prove_total, unsupported_construct
 from delta_suite.spec.refusals import sentencepiece_stage
+from delta_suite.spec.vacuity import named_first, vacuity, vacuous_model
 from delta_suite.spec.whole_word import KIND as WHOLE_WORD
 from delta_suite.spec.whole_word import is_whole_word_candidate, judge, whole_word_shape
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
 ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc")
 STRIP_REFUSAL = "added_token_strip_or_single_word"
+NOT_TOTAL = "split_removed_inverted_not_total"
+PROBED = ("file", USER_FILE)  # provenances whose reference object admission probes for vacuity (`spec.vacuity`)
 __all__ = ["PREFIX_SPACE_REFUSAL", "split_stages"]  # re-exported from spec.families, where they live
 
 
@@ -68,6 +81,9 @@ def admit(config: dict, added_tokens: list[dict], vocabulary: dict | None = None
     model = config.get("model") or {}
     if model.get("type") != "BPE":
         return Admission(False, f"model_not_bpe:{model.get('type')}")
+    vacuous = vacuous_model(model)
+    if vacuous is not None:  # comparisons of empty against empty are no evidence (`spec.vacuity`)
+        return Admission(False, vacuous)
     if model.get("dropout") not in (None, 0, 0.0):
         return Admission(False, "bpe_dropout")
     if is_whole_word_candidate(config):
@@ -81,6 +97,10 @@ def admit(config: dict, added_tokens: list[dict], vocabulary: dict | None = None
         if not is_total(regex):
             prove_total(regex)  # a total one is registered; split_stages then admits its Removed + inverted form
     stages, problem = split_stages(config.get("pre_tokenizer"))
+    if problem == NOT_TOTAL:
+        construct = first_unsupported_construct(config.get("pre_tokenizer"))
+        if construct is not None:
+            return Admission(False, f"{UNSUPPORTED}:{construct}")
     if problem == PREFIX_SPACE_REFUSAL:
         return Admission(False, problem)
     if problem is not None:
@@ -112,6 +132,17 @@ def first_stripping_token(added_tokens: list[dict]) -> str | None:
     return None
 
 
+def first_unsupported_construct(pre_tokenizer: dict | None) -> str | None:
+    """The construct the proofs do not model in the first Split regex (in stage order, Isolated or Removed and
+    inverted alike) that has one, else None. A Removed+inverted stage over such a regex is never proved to tile
+    every text, so its refusal names the construct, the first real cause, as an Isolated stage's does."""
+    for regex in split_regexes(pre_tokenizer):
+        construct = unsupported_construct(regex)
+        if construct is not None:
+            return construct
+    return None
+
+
 def _whole_word(config: dict, added_tokens: list[dict], vocabulary: dict | None) -> Admission | None:
     """The decision for a file without a ByteLevel stage: admitted as a whole-word family, refused with the
     first failing premise, or None (judge it as before) when its stages are not the family's and it is not
@@ -138,12 +169,26 @@ _DECIDED: weakref.WeakKeyDictionary[FrozenTokenizer, Admission] = weakref.WeakKe
 
 
 def admission_of(tok: FrozenTokenizer) -> Admission:
-    """The admission of a loaded tokenizer, decided once per object from its `admission_inputs`."""
+    """The admission of a loaded tokenizer, decided once per object from its `admission_inputs`; a user's or a
+    test's file is probed for vacuity (`probed`)."""
     decided = _DECIDED.get(tok)
     if decided is None:
         inputs = tok.admission_inputs
         model = {**inputs.model, "type": inputs.model_type, "dropout": inputs.dropout,
                  "byte_fallback": inputs.byte_fallback}  # the named fields are the inputs' own word
         config = {"model": model, "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
-        decided = _DECIDED[tok] = admit(config, list(inputs.added_tokens), inputs.vocabulary)
+        decided = _DECIDED[tok] = probed(tok, admit(config, list(inputs.added_tokens), inputs.vocabulary))
     return decided
+
+
+def probed(tok: FrozenTokenizer, decided: Admission) -> Admission:
+    """`decided`, or the vacuity refusal of a user's or a test's BPE file (`spec.vacuity`): an empty vocabulary
+    and a reference that cannot encode the built-in samples are named before any other premise (the first real
+    cause), and samples encoded to no IDs or to the unknown token only refuse a file the premises would admit (a
+    file already refused cannot pass, vacuously or not)."""
+    if tok.provenance not in PROBED or tok.admission_inputs.model_type != "BPE":
+        return decided
+    vacuous = vacuity(tok.tokenizer)
+    if vacuous is None or not (decided.admitted or named_first(vacuous)):
+        return decided
+    return Admission(False, vacuous, kind=decided.kind)

@@ -123,11 +123,22 @@ def is_total(regex: str) -> bool:
 
 def removed_inverted_regexes(pre_tokenizer: dict | None) -> list[str]:
     """The regexes of the Split stages of a pre-tokenizer section that run Removed and inverted."""
+    return [regex for regex, form in _split_forms(pre_tokenizer) if form == ("Removed", True)]
+
+
+def split_regexes(pre_tokenizer: dict | None) -> list[str]:
+    """The regexes of every Split stage of a pre-tokenizer section over a regex, in stage order, whatever their
+    behavior (a stage matching a plain string has none)."""
+    return [regex for regex, _ in _split_forms(pre_tokenizer)]
+
+
+def _split_forms(pre_tokenizer: dict | None) -> list[tuple[str, tuple[object, bool]]]:
+    """(regex, (behavior, invert)) of each Split stage over a regex, in stage order."""
     if not pre_tokenizer:
         return []
     stages = pre_tokenizer.get("pretokenizers") if pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
-    return [s["pattern"]["Regex"] for s in stages or [] if s.get("type") == "Split"
-            and (s.get("behavior"), bool(s.get("invert"))) == ("Removed", True) and "Regex" in (s.get("pattern") or {})]
+    return [(s["pattern"]["Regex"], (s.get("behavior"), bool(s.get("invert")))) for s in stages or []
+            if s.get("type") == "Split" and "Regex" in (s.get("pattern") or {})]
 
 
 def is_crlf_free(family: str) -> bool:

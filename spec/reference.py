@@ -17,7 +17,7 @@ from importlib.metadata import version
 from itertools import compress, count, islice
 from typing import TYPE_CHECKING
 
-from delta_suite.frozen.errors import InvalidText
+from delta_suite.frozen.errors import InvalidText, SuiteError
 
 if TYPE_CHECKING:
     from delta_suite.frozen.loader import FrozenTokenizer
@@ -73,11 +73,26 @@ def check_text(text: str) -> str:
     return text
 
 
+class ReferenceEncodeFailed(SuiteError):
+    """The reference library raised while encoding (a file it loads but cannot encode with, such as an unknown token
+    missing from the vocabulary): the input's fault, exit 2, never a traceback."""
+
+
+def encode_failed(tok: FrozenTokenizer, exc: Exception) -> ReferenceEncodeFailed:
+    """The error a library exception during an encode of `tok` becomes (its own words kept)."""
+    return ReferenceEncodeFailed(f"{tok.name}: the reference library cannot encode with this file: {exc}")
+
+
 def _encode(tok: FrozenTokenizer, text: str, add_special_tokens: bool = False) -> Encoding:
-    """One library encode of an already checked text, counted on `LIBRARY` (one call, the time it took)."""
+    """One library encode of an already checked text, counted on `LIBRARY` (one call, the time it took); a library
+    error is `ReferenceEncodeFailed`."""
     t0 = time.perf_counter_ns()
     try:
         return tok.tokenizer.encode(text, add_special_tokens=add_special_tokens)
+    except SuiteError:
+        raise
+    except Exception as exc:  # the Rust library raises a bare Exception
+        raise encode_failed(tok, exc) from exc
     finally:
         LIBRARY.add(t0)
 
@@ -94,11 +109,16 @@ def reference_encode_with_offsets(tok: FrozenTokenizer, text: str) -> tuple[list
 
 
 def reference_encode_batch(tok: FrozenTokenizer, texts: list[str]) -> list[list[int]]:
-    """Reference IDs of many texts at once (the reference's own batch path), no post-processing."""
+    """Reference IDs of many texts at once (the reference's own batch path), no post-processing; a library error is
+    `ReferenceEncodeFailed`."""
     texts = [check_text(t) for t in texts]
     t0 = time.perf_counter_ns()
     try:
         encodings = tok.tokenizer.encode_batch(texts, add_special_tokens=False)
+    except SuiteError:
+        raise
+    except Exception as exc:  # the Rust library raises a bare Exception
+        raise encode_failed(tok, exc) from exc
     finally:
         LIBRARY.add(t0)
     return [e.ids for e in encodings]

@@ -22,6 +22,17 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "model",
         "the model is not BPE (WordPiece and Unigram choose pieces by a different rule: a longest-match or a "
         "best-score search over the whole word, whose result the proved cut transitions do not bound)"),
+    "vacuous_tokenizer": (
+        "model",
+        "the file gives the built-in sample texts no IDs, or the unknown token only (the detail says which), so "
+        "every comparison with the reference would be empty against empty or unknown against unknown: no evidence "
+        "that a cut or a repair is exact, and such a file is refused rather than passed; give the model its "
+        "vocabulary and merges"),
+    "reference_encode_fails": (
+        "model",
+        "the reference library loads the file but raises when it encodes the built-in sample texts (the detail is "
+        "its error, e.g. an unknown token missing from the vocabulary), so there is no reference encode to compare "
+        "with; fix the model section"),
     "bpe_dropout": (
         "model.dropout",
         "BPE dropout makes the encode random, so no cut can equal the whole encode every time; set dropout to "
@@ -75,6 +86,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "whole_word_stage_unloadable": (
         "normalizer or pre_tokenizer",
         "the reference library cannot load the section, so its effective settings cannot be read"),
+    "vocabulary_duplicate_id": (
+        "model.vocab",
+        "two vocabulary tokens share one ID (the detail names the ID and both tokens), so IDs do not name tokens: "
+        "the reference reads the ID back as one of the two (a token given the unknown token's ID is then read as "
+        "unknown), while the free-pair premises read the vocabulary by token, and chunked encodes of such a file "
+        "differ from the whole encode; give each token its own ID"),
     "bpe_subword_affix": (
         "model",
         "a continuing-subword prefix or an end-of-word suffix makes a character's symbol depend on its place in "

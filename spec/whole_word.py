@@ -170,7 +170,10 @@ def is_whole_word_candidate(config: dict) -> bool:
 
 def model_premises(model: dict, vocabulary: dict) -> str | None:
     """M1-M4 on the model section's keys and the file's vocabulary facts: the refusal code of the first that
-    fails, or None when all hold."""
+    fails, or None when all hold. A vocabulary whose tokens share an ID is refused first: the reference reads the ID
+    back as one of them, so IDs do not name the tokens the premises read."""
+    if vocabulary.get("duplicate_id"):
+        return f"vocabulary_duplicate_id:{vocabulary['duplicate_id']}"
     for affix in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(affix):
             return f"bpe_subword_affix:{affix}"

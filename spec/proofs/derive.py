@@ -221,6 +221,19 @@ def resync_confirmed(stages: tuple[str, ...], resync: dict) -> bool:
     return bool(whole) and bool(window) and whole[0] == window[0] == b and whole != window
 
 
+def unsupported_construct(regex: str) -> str | None:
+    """The construct of `regex` the proofs do not model (the detail of `split_pattern_unsupported`, one of
+    `spec.proofs.regex.CONSTRUCTS`), or None when the regex parses: the same verdict step 1 of `derive` reaches,
+    for a stage in any form."""
+    try:
+        parse(regex)
+    except PatternSyntaxUnsupported as exc:
+        return exc.construct
+    except ValueError:  # a malformed escape the parser reads as a number
+        return "syntax"
+    return None
+
+
 @cache
 def prove_total(regex: str) -> bool:
     """Whether `regex` matches a non-empty string at every position of every text (`spec.proofs.coverage`, over the
