@@ -8,9 +8,9 @@ model's type: it is the first real cause (such a file also lacks byte tokens, bu
 tokenizer); samples encoded to nothing refuse a file the premises would otherwise admit (a pre-tokenizer that
 removes every character is refused by its own premise first).
 
-`PROBE_TEXTS` are the built-in samples (`corpora.samples.SAMPLES`, which this floor may not import: a test checks
-they are the same texts). Registry rows are never probed (their files are pinned by digest, and building their
-reference object only to admit them would cost up to 0.4 s each).
+`PROBE_TEXTS` are the built-in samples: `corpora.samples.SAMPLES` is this very tuple (the corpora floor reads it
+from here, since this floor may not import that one). Registry rows are never probed (their files are pinned by
+digest, and building their reference object only to admit them would cost up to 0.4 s each).
 """
 
 from __future__ import annotations
