@@ -6,7 +6,7 @@ Three figures, every output compared with one whole reference encode of the same
 - `benchmark.whole_word_repair`: a session holding 1M characters, one append of 400 characters repaired from one
   cut (`spec.whole_word_repair`), against a whole encode of the new text;
 - `benchmark.whole_word_free_share`: the share of a text's offsets that a rule accepts (free pair, special-token
-  edge), per text kind.
+  edge), per text kind, every offset's array verdict compared with the spec's.
 In a whole-word file BPE runs over each stretch between added tokens as one word, and its cost per character grows
 with the word's length, so cutting pays beyond the core count: that is what the ratios measure. Ratios only;
 nothing is asserted.
@@ -31,6 +31,7 @@ from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.frozen.user_files import resolve_tokenizer
 from delta_suite.ledger.records import make_record
 from delta_suite.spec.admission import admission_of
+from delta_suite.spec.cut import ACCEPTED_VERDICTS, explain_cut
 from delta_suite.spec.reference import reference_encode
 
 SIZES = (100_000, 1_000_000, 4_000_000)
@@ -43,11 +44,10 @@ SHARE_CHARS = 100_000
 
 
 def _record(check: str, tok: FrozenTokenizer, details: dict, comparisons: int, differences: int,
-            unit: str = "encodes") -> dict:
+            unit: str = "encodes", oracle: str = "reference") -> dict:
     return make_record("benchmark", "benchmark", check, tokenizer=tok.name, tokenizer_sha256=tok.sha256,
                        comparisons=comparisons, differences=differences, unit=unit,
-                       details={**machine(), **tokenizer_facts(tok), **details},
-                       oracle="reference" if comparisons else "none")
+                       details={**machine(), **tokenizer_facts(tok), **details}, oracle=oracle)
 
 
 def chunked_points(tok: FrozenTokenizer, sizes: tuple[int, ...]) -> list[dict]:
@@ -120,19 +120,26 @@ def repair_point(tok: FrozenTokenizer, context: int) -> list[dict]:
 
 
 def free_share(tok: FrozenTokenizer, size: int) -> list[dict]:
-    """`benchmark.whole_word_free_share` per text kind: accepted offsets over all offsets."""
+    """`benchmark.whole_word_free_share` per text kind: accepted offsets over all offsets, from the array verdicts,
+    each offset's verdict also compared with the spec's (`spec.cut.explain_cut`)."""
     out = []
     for kind in PLAIN_KINDS:
         text = plain_text(kind, size)
-        verdicts = cut_map(tok, text).verdicts
+        cmap = cut_map(tok, text)
+        verdicts = cmap.verdicts
         offsets = len(verdicts)
         free, special = int(np.sum(verdicts == FREE_PAIR)), int(np.sum(verdicts == SPECIAL))
+        disagree = sum(cmap.name(b) != _accepted(explain_cut(tok, text, b)) for b in range(1, len(text)))
         out.append(_record("benchmark.whole_word_free_share", tok, {
             "figure": "whole_word_free_share", "text_kind": kind, "chars": size, "offsets": offsets,
             "free_pair": free, "special_token": special, "free_share": free / offsets if offsets else None,
-            "accepted_share": (free + special) / offsets if offsets else None}, comparisons=0, differences=0,
-            unit="offsets"))
+            "accepted_share": (free + special) / offsets if offsets else None},
+            comparisons=len(text) - 1, differences=disagree, unit="offsets", oracle="spec"))
     return out
+
+
+def _accepted(verdict: str) -> str | None:
+    return verdict if verdict in ACCEPTED_VERDICTS else None
 
 
 def child_main(tokenizer: str, quick: bool) -> list[dict]:

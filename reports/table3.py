@@ -69,7 +69,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from delta_suite.frozen.errors import SuiteError
+from delta_suite.frozen.loader import load_user_entry
 from delta_suite.frozen.registry import rows as registry_rows
+from delta_suite.frozen.user_table import UserEntry
 from delta_suite.ledger.gate import KIND as GATE_KIND
 from delta_suite.ledger.gate import SESSION_CHECK, did_not_pass
 from delta_suite.ledger.job import PLAN_CHECK, step_rows
@@ -80,6 +82,7 @@ from delta_suite.reports.mutation_score import mutation_summary
 from delta_suite.reports.performance import Performance, build_performance
 from delta_suite.reports.provenance import Provenance, campaign_clock, campaign_name, gather, record_seconds
 from delta_suite.reports.transcripts import RESULTS_FILE, FrontEndFigures, Recorded, read_results, transcript_figures
+from delta_suite.spec.admission import admission_of
 from delta_suite.subjects.protocol import is_third_party
 from delta_suite.subjects.wiring import subjects_table
 
@@ -796,10 +799,6 @@ def user_columns(records: list[dict]) -> dict[str, dict]:
 
 def _admitted_user_file(facts: dict) -> dict:
     """The kind, family and normalizer of a user file read again from its path (digest re-checked)."""
-    from delta_suite.frozen.loader import load_user_entry
-    from delta_suite.frozen.user_table import UserEntry
-    from delta_suite.spec.admission import admission_of
-
     try:
         entry = UserEntry(**{k: v for k, v in facts.items() if k != "source"})
         tok = load_user_entry(entry)
