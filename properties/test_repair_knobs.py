@@ -330,7 +330,7 @@ def test_the_mark_tail_probe_is_right_on_a_vocabulary_that_joins_odd_runs_only(t
     claimed = witness_verdict(verdict.pattern).startswith("NECESSARY") and mark_joins_punctuation(tok)
     ledger.record("control", "repair_knob:witness_verdict_mark_parity", tok, comparisons=2 * len(default_wrong),
                   differences=len(kills), unit="candidate",
-                  details={"claimed_necessary": claimed, "kills": kills}, oracle="reference")
+                  details={"claimed_necessary": claimed, "kills": kills, "killed": bool(kills)}, oracle="reference")
     assert not any(default_wrong)
     assert sorted(extra for extra, _, _ in kills) == [89, 89]
     assert claimed
