@@ -45,8 +45,9 @@ from functools import lru_cache
 from delta_suite.checks import palette as P
 from delta_suite.frozen.errors import SuiteError
 from delta_suite.frozen.loader import FrozenTokenizer
-from delta_suite.spec.admission import WHOLE_WORD, admission_of
+from delta_suite.spec.admission import PIECE_LOCAL, WHOLE_WORD, admission_of
 from delta_suite.spec.classes import L, M, N, O, S, class_table
+from delta_suite.spec.piece_local import CANDIDATES, COMPOSES_WITH_NEXT, piece_local_rules
 from delta_suite.spec.repair import MARK_TAIL_PAIRS
 from delta_suite.spec.whole_word import whole_word_rules
 
@@ -510,7 +511,35 @@ HAZARD_BUILDERS: dict[str, Callable[[_Draw], Core]] = {
     "mark_tail": h_mark_tail,
 }
 SHORT_HAZARDS = tuple(HAZARD_BUILDERS)
-HAZARDS = (*SHORT_HAZARDS, "long_window")
+
+
+def h_separator(d: _Draw) -> Core:
+    """A piece-local tokenizer's separator candidates (`spec.piece_local.CANDIDATES`, proved or not) between
+    neighbours that test each premise: punctuation runs (a Whitespace stage groups them), control characters a
+    normalizer drops, compatibility characters and marks a normal form changes, digits, spaces (a Metaspace joins
+    a space to the next word, U+0338 after the candidates it composes with); half the time the candidate is one the
+    file's premises refused, so a control that skips a premise meets its own counterexamples."""
+    left = d.one((d.word(), d.word() + d.one(P.PUNCT), "\x0b", "\ufb01", "e\u0301", "\uff76", "7", " ", "\x00"))
+    right = d.one((d.word(), d.one(P.PUNCT) + d.word(), "\x0c", "\u0301", "\uff9e", "8", " " + d.word(), "\n",
+                   "\u0338" + d.word()))  # U+0338 composes after "<", "=" and ">" under NFC and NFKC
+    refused = [c for c, _, _ in piece_local_rules(d.tok).refused] if admission_of(d.tok).piece_local else []
+    middle = d.one(refused) if refused and d.rng.random() < 0.5 else d.one(CANDIDATES)  # half: a refused one
+    if middle in COMPOSES_WITH_NEXT and d.rng.random() < 0.5:  # "word=" + U+0338: one piece after NFC or NFKC
+        return _join(d.word(), middle, "\u0338" + right)
+    return _join(left, middle * d.rng.randint(1, 2), right)
+
+
+PIECE_LOCAL_BUILDERS: dict[str, Callable[[_Draw], Core]] = {"separator": h_separator}
+BUILDERS = {**HAZARD_BUILDERS, **PIECE_LOCAL_BUILDERS}
+HAZARDS = (*SHORT_HAZARDS, "long_window")  # every kind's; a piece-local battery adds PIECE_LOCAL_BUILDERS
+
+
+def short_hazards(tok: FrozenTokenizer) -> tuple[str, ...]:
+    """The short hazards drawn for `tok`: every tokenizer's, and for a piece-local one (`spec.piece_local`) its
+    separator hazard too (the batteries of the other kinds are unchanged by it)."""
+    if admission_of(tok).kind == PIECE_LOCAL:
+        return (*SHORT_HAZARDS, *PIECE_LOCAL_BUILDERS)
+    return SHORT_HAZARDS
 
 
 # --- context and placement --------------------------------------------------------------------------------------
@@ -540,7 +569,7 @@ def _letters(d: _Draw, n: int) -> str:
 
 
 def _short_case(tok: FrozenTokenizer, d: _Draw, index: int, hazard: str, prof: Profile) -> BatteryCase:
-    core, seams = HAZARD_BUILDERS[hazard](d)
+    core, seams = BUILDERS[hazard](d)
     if not core:
         core, seams = "a.", [1]
     long_prefix = index % prof.long_prefix_every == 0
@@ -600,7 +629,8 @@ def battery_case(tok: FrozenTokenizer, profile: str, seed: int, index: int) -> B
     slot = index % prof.long_every
     if slot == prof.long_every - 1:
         return _long_case(tok, d, index, (index // prof.long_every) % len(WINDOW_WIDTHS), prof)
-    hazard = SHORT_HAZARDS[(index - index // prof.long_every) % len(SHORT_HAZARDS)]
+    hazards = short_hazards(tok)
+    hazard = hazards[(index - index // prof.long_every) % len(hazards)]
     return _short_case(tok, d, index, hazard, prof)
 
 

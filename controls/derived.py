@@ -19,14 +19,28 @@ import json
 from functools import lru_cache
 
 from delta_suite.frozen.loader import FrozenTokenizer, build
+from delta_suite.spec.admission import admission_of
+
+LETTER_MARKER = "zqxmark"  # the marker a piece-local derivation adds: letters at both edges, never a separator
 
 
 @lru_cache(maxsize=16)
 def stripping_markers(tok: FrozenTokenizer) -> FrozenTokenizer:
-    """`tok` with lstrip and rstrip set on every added token of its tokenizer.json."""
+    """`tok` with lstrip and rstrip set on every added token of its tokenizer.json. For a piece-local tokenizer
+    (`spec.piece_local`), also single_word, and one more such marker, `LETTER_MARKER`: its files' markers are
+    bracketed by punctuation that a Bert or Whitespace pre-tokenizer splits at, and they drop whitespace, so lstrip
+    and rstrip change no ID there; single_word on a marker that begins and ends with letters does (the reference
+    leaves "a" + marker unmatched, the broken special-token rule cuts there)."""
     config = json.loads(tok.tokenizer.to_str())
+    piece_local = admission_of(tok).piece_local
     for token in config.get("added_tokens", []):
         token["lstrip"] = token["rstrip"] = True
+        token["single_word"] = token["single_word"] or piece_local
+    if piece_local:
+        ids = [t["id"] for t in config.get("added_tokens", [])] + [tok.tokenizer.get_vocab_size(True) - 1]
+        config.setdefault("added_tokens", []).append(
+            {"id": max(ids) + 1, "content": LETTER_MARKER, "single_word": True, "lstrip": True, "rstrip": True,
+             "normalized": False, "special": True})
     return build(f"{tok.name}+stripping_markers", json.dumps(config).encode("utf-8"), None, provenance="file")
 
 

@@ -25,7 +25,8 @@ from delta_suite.spec.classes import L, M, N, O, class_table
 from delta_suite.spec.cut import DEFAULT_CUT_RULES, CutRules, accepted_cuts, rules_for
 from delta_suite.spec.free_pair_cut import chunk_encoder, chunk_pieces, forgotten_pair
 from delta_suite.spec.guard import literal_trie
-from delta_suite.spec.normalization import is_anchor, nfc
+from delta_suite.spec.normalization import is_anchor, normalize
+from delta_suite.spec.piece_local import piece_local_rules
 from delta_suite.spec.reference import reference_encode_with_offsets
 from delta_suite.spec.repair import (
     RepairParams,
@@ -421,9 +422,10 @@ def accepted_runs_resynchronize(tok: FrozenTokenizer, cases: list, params) -> Pr
             across = [occ for occ in whole if occ[0] < p < occ[1]]
             b = next((spans[i][0] for i in range(run[0] + 1, run[0] + run[2]) if sync_witness(tok, old, spans[i][0])),
                      None)
-            tail = nfc(text[b:]) if tok.is_nfc and b is not None else ""
+            tail = normalize(text[b:], tok.normal_form) if tok.is_nfc and b is not None else ""
             if b is None or across or [o for o in whole if o[0] >= p] != [o for o in window if o[0] >= p] or not (
-                    nfc(text[ws:]).endswith(tail) and nfc(text).endswith(tail)):
+                    normalize(text[ws:], tok.normal_form).endswith(tail) and
+                    normalize(text, tok.normal_form).endswith(tail)):
                 out.counterexamples.append({"case": case.index, "split": s, "run_start": p, "witness": b,
                                             "across": across[:1]})
     return out
@@ -447,7 +449,7 @@ def nfc_specials_edged_by_anchors(tok: FrozenTokenizer) -> ProofCheck:
     for special in tok.special_strings:
         for ch in (special[0], special[-1]):
             out.checked += 1
-            if not is_anchor(ch, table[ord(ch)]):
+            if not is_anchor(ch, table[ord(ch)], form=tok.normal_form):
                 out.counterexamples.append({"special": special, "edge": f"U+{ord(ch):04X}"})
     return out
 
@@ -464,6 +466,18 @@ def pattern_pairs_equal(tok: FrozenTokenizer, family: str = "qwen2") -> ProofChe
 
 
 # --- the whole-word family (spec.whole_word, spec.free_pair_cut) -------------------------------------------------
+
+
+def _interiors_without_separator(tok: FrozenTokenizer, out: ProofCheck) -> ProofCheck:
+    """The piece-local premise of `special_interiors_joined`: no interior character of an added-token string is a
+    separator."""
+    separators = piece_local_rules(tok).separators
+    for special in tok.special_strings:
+        for i in range(1, len(special)):
+            out.checked += 1
+            if special[i] in separators:
+                out.counterexamples.append({"special": special, "separator_at": i, "char": f"U+{ord(special[i]):04X}"})
+    return out
 
 
 def special_interiors_joined(tok: FrozenTokenizer) -> ProofCheck:
@@ -483,8 +497,15 @@ def special_interiors_joined(tok: FrozenTokenizer) -> ProofCheck:
 
     Premise checked: for every added-token string Z and 0 < i < len(Z), `WholeWordRules.pair_refusal(Z[i-1], Z[i])`
     refuses the pair. Not applicable to a byte-level tokenizer (its guard is needed: cut.no_guard is killed there).
+
+    A piece-local tokenizer (`spec.piece_local`) by the same argument, its separator rule in place of the free-pair
+    rule: the rule reads S[b] = Z[i], so the premise is that no interior character Z[i] (0 < i < len(Z)) is a
+    separator (`_interiors_without_separator`; the trained WordPiece files' "[CLS]" ends in "]", a separator
+    under the Bert pre-tokenizer, so the control is killed there).
     """
     out = ProofCheck("special_interiors_joined", tok.name)
+    if admission_of(tok).piece_local:
+        return _interiors_without_separator(tok, out)
     if not _whole_word(tok):
         return _not_applicable(out, NOT_WHOLE_WORD)
     rules = whole_word_rules(tok)

@@ -42,6 +42,8 @@ from delta_suite.spec.classes import L, M, N, O, S, class_table
 from delta_suite.spec.cut import ACCEPTED_TRANSITION, DEFAULT_CUT_RULES, CutRules, pair_verdict, rules_for_family
 from delta_suite.spec.families import is_derived
 from delta_suite.spec.free_pair_cut import forgotten_pair
+from delta_suite.spec.piece_local import FAMILY_PREFIX as PIECE_LOCAL_PREFIX
+from delta_suite.spec.piece_local import piece_local_rules
 from delta_suite.spec.repair import DEFAULT_REPAIR_PARAMS, RepairParams
 from delta_suite.spec.transitions import ACCEPTED_PAIRS
 from delta_suite.spec.whole_word import FAMILY_PREFIX, whole_word_rules
@@ -49,6 +51,7 @@ from delta_suite.spec.whole_word import FAMILY_PREFIX, whole_word_rules
 PATHS = ("cut", "repair", "harness")
 ALL_FAMILIES = frozenset({"qwen2", "qwen3_5", "llama3", "o200k", "tekken", "deepseek"})
 WHOLE_WORD_FAMILIES = FAMILY_PREFIX + "*"  # in `redundant_for`: every whole-word family (`bpe-whole-word:<digest>`)
+PIECE_LOCAL_FAMILIES = PIECE_LOCAL_PREFIX + "*"  # every piece-local family (`piece-local:<model>:<digest>`)
 
 
 def _always(tok: FrozenTokenizer) -> bool:
@@ -56,9 +59,33 @@ def _always(tok: FrozenTokenizer) -> bool:
 
 
 def _byte_level(tok: FrozenTokenizer) -> bool:
-    """Not an admitted whole-word tokenizer: the knob reaches only the byte-level code (classes, transitions,
-    carve-outs, pattern pairs, NFC, repair windows), which a whole-word tokenizer's cut and repair never read."""
-    return not admission_of(tok).whole_word
+    """Not an admitted whole-word or piece-local tokenizer: the knob reaches only the byte-level code (classes,
+    transitions, carve-outs, pattern pairs, NFC, repair windows), which those families' cuts and repairs never
+    read."""
+    return not admission_of(tok).own_rule
+
+
+def _piece_local(tok: FrozenTokenizer) -> bool:
+    """An admitted piece-local tokenizer (`spec.piece_local`)."""
+    return admission_of(tok).piece_local
+
+
+def _skips_normalizer_premise(tok: FrozenTokenizer) -> bool:
+    """A piece-local tokenizer with a candidate refused by its normalizer (S2): only there does skipping it change
+    a verdict."""
+    rules = piece_local_rules(tok) if _piece_local(tok) else None
+    return rules is not None and rules.chosen("ignore_normalizer") != rules.separators
+
+
+def _skips_pre_tokenizer_premise(tok: FrozenTokenizer) -> bool:
+    """A piece-local tokenizer with a candidate refused by its pre-tokenizer (S3)."""
+    rules = piece_local_rules(tok) if _piece_local(tok) else None
+    return rules is not None and rules.chosen("ignore_pre_tokenizer") != rules.separators
+
+
+def _inexact_special_edges(tok: FrozenTokenizer) -> bool:
+    """A piece-local tokenizer whose special-token edges are not exact (a Metaspace with prepend_scheme "first")."""
+    return _piece_local(tok) and not piece_local_rules(tok).special_edges
 
 
 def _whole_word(tok: FrozenTokenizer) -> bool:
@@ -121,6 +148,9 @@ def _last_interior_is_transition(tok: FrozenTokenizer) -> bool:
     if admission_of(tok).whole_word:
         rules = whole_word_rules(tok)
         return any(len(s) >= 2 and rules.pair_refusal(s[-2], s[-1]) is None for s in tok.special_strings)
+    if admission_of(tok).piece_local:  # the separator rule reads the character at the offset: the last one's
+        separators = piece_local_rules(tok).separators
+        return any(len(s) >= 2 and s[-1] in separators for s in tok.special_strings)
     table = class_table()
     return not tok.is_nfc and any(
         len(s) > 2 and pair_verdict(s[-2], s[-1], table, DEFAULT_CUT_RULES) == ACCEPTED_TRANSITION
@@ -158,10 +188,12 @@ class Control:
         A whole-word family (no pattern; `admission_of(tok).family`) is covered by a claim naming it or
         `WHOLE_WORD_FAMILIES`, and by the claims made for every family: of those only cut.guard_selected_only
         applies to it, and its proof (`selected_occurrences_match_reference`) is about the added-token scan alone,
-        which the free-pair proposition shares (`spec.free_pair_cut`, step 1)."""
+        which the free-pair proposition shares (`spec.free_pair_cut`, step 1). A piece-local family likewise
+        (`PIECE_LOCAL_FAMILIES`; the separator proposition shares the scan, `spec.piece_local`, step 1)."""
         admission = admission_of(tok)
-        if admission.whole_word:
-            claimed = (self.redundant_for == ALL_FAMILIES or WHOLE_WORD_FAMILIES in self.redundant_for
+        if admission.own_rule:
+            own = WHOLE_WORD_FAMILIES if admission.whole_word else PIECE_LOCAL_FAMILIES
+            claimed = (self.redundant_for == ALL_FAMILIES or own in self.redundant_for
                        or admission.family in self.redundant_for)
             return claimed and self.premise(tok)
         family = admission.pattern
@@ -204,7 +236,8 @@ _CONTROLS: tuple[Control, ...] = (
     _cut("cut.no_normalization", "the normalization condition removed", CutRules(check_normalization=False),
          applies=_byte_level_nfc),
     _cut("cut.no_guard", "the special-token guard removed", CutRules(guard="off"),
-         redundant_for=frozenset({WHOLE_WORD_FAMILIES}), proof="special_interiors_joined", premise=_interiors_joined),
+         redundant_for=frozenset({WHOLE_WORD_FAMILIES, PIECE_LOCAL_FAMILIES}), proof="special_interiors_joined",
+         premise=_interiors_joined),
     _cut("cut.nfc_window_ignores_specials", "the NFC window may touch a special-token occurrence",
          CutRules(nfc_window_specials=False), applies=_byte_level_nfc, redundant_for=ALL_FAMILIES,
          proof="nfc_specials_edged_by_anchors", premise=_specials_edged_by_anchors),
@@ -268,6 +301,15 @@ _CONTROLS: tuple[Control, ...] = (
          "itself, so a chunk cut mid-stretch gets a second prefix (U+2581) the whole encode does not have",
          CutRules(chunk_prefix="full"), applies=_whole_word, redundant_for=frozenset({WHOLE_WORD_FAMILIES}),
          proof="chunk_encoder_is_tokenizer", premise=_no_prefix),
+    _cut("cut.separator_ignores_normalizer", "piece-local separator rule: candidates the normalizer changes or "
+         "drops (premise S2) accepted as separators", CutRules(separators="ignore_normalizer"),
+         applies=_skips_normalizer_premise),
+    _cut("cut.separator_ignores_pre_tokenizer", "piece-local separator rule: candidates no pre-tokenizer stage "
+         "splits before, or that a stage may join across (premise S3), accepted as separators",
+         CutRules(separators="ignore_pre_tokenizer"), applies=_skips_pre_tokenizer_premise),
+    _cut("cut.piece_special_edges_ignored", "piece-local: added-token edges taken as cuts under a Metaspace with "
+         "prepend_scheme \"first\" (the chunk after the token gets a prefix)", CutRules(piece_special_edges=False),
+         applies=_inexact_special_edges),
     _repair("repair.unchecked_reuse", "no seam check: stored IDs + the encode of D alone",
             RepairParams(check_seam=False)),
     _repair("repair.match_ids_only", "runs matched on IDs only", RepairParams(match_key="ids"), applies=_byte_level),

@@ -17,6 +17,8 @@ How each condition becomes an array operation over the text's code points (numpy
   offset's normalized pair as one integer `(left << 21) | right`, looked up in the sorted table of pairs joined
   inside vocabulary tokens by a binary search (`np.searchsorted`); with fused unknowns, a mask of the characters
   that are no single-character token;
+- the separator rule (piece-local tokenizers, `spec.piece_local`): a membership test of the character at b in the
+  file's separators (`np.isin`);
 - the normalization condition (NFC tokenizers): where the characters at b-1, b and b+1 are all anchors
   (`spec.normalization.is_anchor`, computed once per distinct code point) the anchors are a = b-1 and
   c = b+1 (or the end of the text), NFC splits the window at b without changing it, and only the occurrence
@@ -34,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 from delta_suite.frozen.loader import FrozenTokenizer
-from delta_suite.spec.admission import WHOLE_WORD, admission_of
+from delta_suite.spec.admission import PIECE_LOCAL, WHOLE_WORD, admission_of
 from delta_suite.spec.classes import L, O, S
 from delta_suite.spec.cut import (
     ACCEPTED_FREE_PAIR,
@@ -50,11 +52,13 @@ from delta_suite.spec.cut import (
 from delta_suite.spec.free_pair_cut import forgotten_pair
 from delta_suite.spec.guard import LiteralTrie, literal_trie
 from delta_suite.spec.normalization import is_anchor
+from delta_suite.spec.piece_local import ACCEPTED_SEPARATOR, piece_local_rules
 from delta_suite.spec.special_cut import clear_left, clear_right, premises_hold, stage_tries
 from delta_suite.spec.whole_word import WholeWordRules, whole_word_rules
 
-REFUSED, TRANSITION, SPECIAL, NFC_PENDING, FREE_PAIR = 0, 1, 2, 3, 4
-VERDICT_NAMES = {TRANSITION: ACCEPTED_TRANSITION, SPECIAL: ACCEPTED_SPECIAL, FREE_PAIR: ACCEPTED_FREE_PAIR}
+REFUSED, TRANSITION, SPECIAL, NFC_PENDING, FREE_PAIR, SEPARATOR = 0, 1, 2, 3, 4, 5
+VERDICT_NAMES = {TRANSITION: ACCEPTED_TRANSITION, SPECIAL: ACCEPTED_SPECIAL, FREE_PAIR: ACCEPTED_FREE_PAIR,
+                 SEPARATOR: ACCEPTED_SEPARATOR}
 FAULTS = ("guard_misses_last_interior", "crlf_carveout_misses_cr")  # broken array rules (controls only)
 _CR, _LF, _APOSTROPHE = 13, 10, 39
 
@@ -173,9 +177,15 @@ def _free_pair_mask(tok: FrozenTokenizer, codes: np.ndarray, size: int, rules: C
     return free
 
 
+def _separator_mask(tok: FrozenTokenizer, codes: np.ndarray, size: int, rules: CutRules) -> np.ndarray:
+    """The separator rule (`spec.piece_local`) for `size` offsets, whose character at b is codes[i+1]."""
+    table = np.array(sorted(ord(c) for c in piece_local_rules(tok).chosen(rules.separators)), dtype=np.uint32)
+    return np.isin(codes[1 : 1 + size], table)
+
+
 @lru_cache(maxsize=1 << 16)
-def _anchor(cp: int, cls: int, reorder: bool, hangul: bool) -> bool:
-    return is_anchor(chr(cp), cls, reorder, hangul)
+def _anchor(cp: int, cls: int, reorder: bool, hangul: bool, form: str) -> bool:
+    return is_anchor(chr(cp), cls, reorder, hangul, form)
 
 
 @dataclass
@@ -260,9 +270,12 @@ def cut_map(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES
         return cmap
     base = lo - 1  # the characters at b-1, b and b+1 for every b in lo..hi
     codes = np.frombuffer(text[base : hi + 2].encode("utf-32-le"), dtype="<u4")
-    whole_word = admission_of(tok).kind == WHOLE_WORD  # admitted, or refused only for a stripping token
-    if whole_word:
+    family_kind = admission_of(tok).kind  # admitted, or refused only for a stripping token
+    whole_word = family_kind in (WHOLE_WORD, PIECE_LOCAL)  # no classes, transitions or NFC condition
+    if family_kind == WHOLE_WORD:
         transition, kind = _free_pair_mask(tok, codes, hi - base, rules), FREE_PAIR
+    elif family_kind == PIECE_LOCAL:
+        transition, kind = _separator_mask(tok, codes, hi - base, rules), SEPARATOR
     else:
         transition, kind = _transition_mask(codes, hi - base, rules, fault), TRANSITION
     trie = literal_trie(tok)
@@ -278,7 +291,8 @@ def cut_map(tok: FrozenTokenizer, text: str, rules: CutRules = DEFAULT_CUT_RULES
     cmap.verdicts[:] = np.where(transition & clear, kind, REFUSED)
     if tok.is_nfc and rules.check_normalization and not whole_word:
         _normalization_mask(cmap, codes, _class_array(rules.class_source)[codes], guarded, rules)
-    if rules.special_rule != "off" and trie.root and (premises_hold(tok) or not rules.check_premises):
+    edges_exact = family_kind != PIECE_LOCAL or piece_local_rules(tok).special_edges or not rules.piece_special_edges
+    if rules.special_rule != "off" and trie.root and (premises_hold(tok) or not rules.check_premises) and edges_exact:
         if rules.special_rule == "selected":
             edges = _selected_in(tok, text, first, hi + 1 + trie.longest)
         else:
@@ -318,7 +332,8 @@ def _normalization_mask(cmap: CutMap, codes: np.ndarray, classes: np.ndarray, gu
     if wide.size:
         reorder, hangul = rules.anchor_reorder_probes, rules.anchor_hangul_probes
         anchor = anchor.copy()
-        anchor[wide] = [_anchor(int(codes[i]), int(classes[i]), reorder, hangul) for i in wide]
+        form = cmap.tok.normal_form
+        anchor[wide] = [_anchor(int(codes[i]), int(classes[i]), reorder, hangul, form) for i in wide]
     size = hi - lo + 1
     simple = anchor[:size] & anchor[1 : size + 1]  # the characters at b-1 and b
     after = anchor[2 : size + 2]  # the character at b+1 (missing for b = n-1: the end of the text is the anchor)

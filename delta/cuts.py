@@ -136,6 +136,6 @@ def encode_planned(
     k = chunks if chunks is not None else default_chunks(len(text), workers)
     admission = admission_of(tok)
     cuts = plan_cuts(tok, text, k, rules, fault) if admission.admitted else []
-    if admission.whole_word and cuts:
+    if admission.own_rule and cuts:
         return chunked_ids(tok, text, cuts, rules.chunk_prefix), cuts
     return list(chain.from_iterable(encode_rows(tok, split_at(text, cuts)))), cuts  # no cut: one row, whole

@@ -57,6 +57,7 @@ class AdmissionInputs:
     byte_fallback: bool | None = None
     model: dict = field(default_factory=dict)  # the model's MODEL_KEYS as the file has them
     vocabulary: dict | None = None  # `frozen.vocabulary_facts` of a file without a ByteLevel stage
+    sequence: dict = field(default_factory=dict)  # the file's truncation and padding settings, when set
 
     @classmethod
     def of(cls, config: dict, added: list[dict], vocabulary: dict | None = None) -> AdmissionInputs:
@@ -65,7 +66,8 @@ class AdmissionInputs:
         model = config.get("model") or {}
         return cls(model.get("type"), model.get("dropout"), config.get("normalizer"), config.get("pre_tokenizer"),
                    tuple(dict(t) for t in added), model.get("byte_fallback"),
-                   {k: model.get(k) for k in MODEL_KEYS}, vocabulary)
+                   {k: model.get(k) for k in MODEL_KEYS}, vocabulary,
+                   {k: config[k] for k in ("truncation", "padding") if config.get(k)})
 
 
 class DeferredReference:
@@ -127,7 +129,14 @@ class FrozenTokenizer:
 
     @property
     def is_nfc(self) -> bool:
-        return self.normalizer == "nfc"
+        """Whether the normalizer is a composing normal form, NFC or NFKC (`normal_form`): the cut and repair
+        propositions' normalization condition applies."""
+        return self.normalizer in ("nfc", "nfkc")
+
+    @property
+    def normal_form(self) -> str:
+        """"nfc" or "nfkc" for a normalizing tokenizer (`is_nfc`), else "nfc" (unused there)."""
+        return self.normalizer if self.normalizer == "nfkc" else "nfc"
 
     @property
     def has_config(self) -> bool:
@@ -239,7 +248,8 @@ def compute_bound(config: dict, added: list[dict]) -> int:
     return max([longest] + [len(t["content"].encode("utf-8")) for t in added])
 
 
-SECTIONS = ("normalizer", "pre_tokenizer", "added_tokens")  # what the loader reads of tokenizer.json, beside the model
+SECTIONS = ("normalizer", "pre_tokenizer", "added_tokens", "truncation", "padding")  # what the loader reads of
+# tokenizer.json beside the model
 MODEL_KEYS = ("type", "dropout", "byte_fallback", "unk_token", "fuse_unk", "ignore_merges",
               "continuing_subword_prefix", "end_of_word_suffix")
 
@@ -261,9 +271,20 @@ def file_facts(data: bytes, what: str) -> dict:
     model = config.get("model") or {}
     sections = {k: config[k] for k in SECTIONS if k in config}
     sections["model"] = {k: model.get(k) for k in MODEL_KEYS}
+    if isinstance(model, dict) and "type" not in model:
+        sections["model"]["type"] = _untagged_model_type(data)
     whole_word = model.get("type") == "BPE" and not has_byte_level_stage(config)
     return {"sections": sections, "vocab_longest_bytes": compute_bound({"model": model}, []),
             "vocabulary": vocabulary_facts(model) if whole_word else None}
+
+
+def _untagged_model_type(data: bytes) -> str | None:
+    """The model type the reference reads from a model section without a "type" key (older files, e.g.
+    bert-base-uncased's: the library tries each model's fields in turn), or None when it cannot load the file."""
+    try:
+        return type(Tokenizer.from_str(data.decode("utf-8")).model).__name__
+    except Exception:  # the Rust loader raises a bare Exception; the build reports the file as corrupt later
+        return None
 
 
 def compute_margin(special_strings: tuple[str, ...]) -> int:

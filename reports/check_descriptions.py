@@ -111,6 +111,31 @@ CHECKS: dict[str, str] = {
                                    "byte-level-only ones not applicable, the whole-word ones killed on IDs",
     "whole_word.control_worked_example": "whole-word file: on one worked text each whole-word control's rules or "
                                          "parameters give a wrong ID, the specification's none",
+    "admission.piece_local": "piece-local test file (trained or public): admitted with its model's family, or "
+                             "refused with its named reason",
+    "piece_local.random_cuts": "piece-local file: every accepted separator cut of random texts, alone and all "
+                               "together, vs the reference; array verdicts vs the spec",
+    "piece_local.battery": "piece-local file: every accepted cut, chunked encode and repair split of the ci battery "
+                           "(its separator hazard included) vs the reference",
+    "piece_local.chunked_long_text": "piece-local file: this repository's documentation through the chunked encode "
+                                     "(2, 8, 64 chunks), post-processing applied once, vs the reference",
+    "piece_local.session_repair": "piece-local file: sessions of appends repaired from one separator cut vs the "
+                                  "reference",
+    "piece_local.normalizer_code_points": "a normalizer stage the piece-local family admits, per code point: each "
+                                          "ASCII candidate kept exactly where N(c + s) and N(s + c) split, or the "
+                                          "stage character by character",
+    "piece_local.lowercase_context": "Lowercase and the Bert normalizer: no final-sigma context (U+03A3 to U+03C3 "
+                                     "wherever it stands)",
+    "piece_local.pre_tokenizer_code_points": "a hard pre-tokenizer stage, per code point: it splits before its "
+                                             "separator whatever precedes it",
+    "piece_local.built_against": "a file built against one piece-local premise: refused by name, or the candidate "
+                                 "the premise is about is no separator (and the others still cut exactly)",
+    "piece_local.control_statuses": "piece-local file: each control's kill-matrix status as expected, the "
+                                    "byte-level and whole-word ones not applicable",
+    "nfkc.public_anchor_cuts": "the public Claude file (NFKC): cuts at NFKC anchors exact, and a cut at an NFC "
+                               "anchor that NFKC changes (U+FF9E) differs",
+    "nfkc.public_battery": "the public Claude file (NFKC): every accepted cut, chunked encode and repair split of "
+                           "its ci battery vs the reference",
     "synthetic.admitted_with_feature": "synthetic tokenizers: each admitted under its pattern, with its feature",
     "synthetic.battery.cut": "synthetic tokenizers: every accepted cut of the ci battery splits the reference",
     "synthetic.chunked_and_post_processing": "synthetic tokenizers: encode_chunked and post-processing vs the "

@@ -3,20 +3,25 @@
 A configuration is admitted only if (1) its model is BPE without dropout, (2) it is byte-level (a ByteLevel
 pre-tokenizer stage with add_prefix_space=false after Split stages, each Isolated and not inverted, or Removed and
 inverted over a pattern whose matches tile every text (`TOTAL_STAGES`, or any other regex `spec.proofs.coverage`
-proves total at admission, `spec.proofs.derive.prove_total`): such a stage keeps exactly the Isolated pieces;
-a ByteLevel stage with use_regex=true splits every piece it receives with the GPT-2 pattern, Isolated, before
-mapping bytes, so it counts as that pattern's Split stage followed by a plain ByteLevel, `split_stages`), and its
-stages are one of the six known split patterns or are admitted by proof under
-a derived family (`spec.proofs.derive`: refused by name for a construct the proofs do not model or a transition
-the proof refutes), (3) its normalizer is none, the empty Sequence, or NFC,
-(4) no added token sets lstrip, rstrip or single_word, and (5) no added token is matched after normalization
-unless the normalizer is the identity. A BPE file whose encodes are no evidence (an empty vocabulary, named first,
-or the built-in samples encoded to no IDs or to the unknown token only) is refused as vacuous (`spec.vacuity`); a
-Split regex with a construct the proofs do not model is refused naming the construct whether its stage is
-Isolated or Removed and inverted. Everything else is refused with a named reason code, and callers fall
-back to the reference encode; a SentencePiece-style configuration (Metaspace, or a normalizer writing U+2581) is
-named as such first (`sentencepiece_style:STAGE`), and `spec.refusals.refusal_message` says in words which stage
-breaks which premise. Reason codes are stable strings; consumers must tolerate unknown ones.
+proves total at admission, `spec.proofs.derive.prove_total`): such a stage keeps exactly the Isolated pieces; a
+ByteLevel stage with use_regex=true splits every piece it receives with the GPT-2 pattern, Isolated, before mapping
+bytes, so it counts as that pattern's Split stage followed by a plain ByteLevel, `split_stages`), and its stages are
+one of the six known split patterns or are admitted by proof under a derived family (`spec.proofs.derive`: refused
+by name for a construct the proofs do not model or a transition the proof refutes), (3) its normalizer is none, the
+empty Sequence, NFC or NFKC (the anchor argument of `spec.normalization`), (4) no added token sets lstrip, rstrip or
+single_word, and (5) no added token is matched after normalization unless the normalizer is the identity. A BPE file
+whose encodes are no evidence (an empty vocabulary, named first, or the built-in samples encoded to no IDs or to the
+unknown token only) is refused as vacuous (`spec.vacuity`); a Split regex with a construct the proofs do not model
+is refused naming the construct whether its stage is Isolated or Removed and inverted. Everything else is refused
+with a named reason code, and callers fall back to the reference encode; a SentencePiece-style configuration
+(Metaspace, or a normalizer writing U+2581) is named as such first (`sentencepiece_style:STAGE`), and
+`spec.refusals.refusal_message` says in words which stage breaks which premise. Reason codes are stable strings;
+consumers must tolerate unknown ones.
+
+Two more kinds of family have their own premises: whole-word BPE (the SentencePiece style, `spec.whole_word`) and
+piece-local files (`spec.piece_local`: BPE without a ByteLevel stage, WordPiece, Unigram or WordLevel whose
+pre-tokenizer splits at characters, cut before proved separator characters). A file that truncates or pads every
+encode is refused first (`sequence_settings`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ from delta_suite.spec.families import (
     split_stages,
 )
 from delta_suite.spec.patterns import identify
+from delta_suite.spec.piece_local import KIND as PIECE_LOCAL
+from delta_suite.spec.piece_local import MODELS, is_piece_local_candidate
+from delta_suite.spec.piece_local import judge as judge_piece_local
 from delta_suite.spec.proofs.derive import UNSUPPORTED, derive, prove_total, unsupported_construct
 from delta_suite.spec.refusals import sentencepiece_stage
 from delta_suite.spec.vacuity import named_first, vacuity, vacuous_model
@@ -43,7 +51,7 @@ from delta_suite.spec.whole_word import KIND as WHOLE_WORD
 from delta_suite.spec.whole_word import is_whole_word_candidate, judge, whole_word_shape
 
 IDENTITY_NORMALIZERS = ("none", "empty_sequence")
-ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc")
+ADMITTED_NORMALIZERS = ("none", "empty_sequence", "nfc", "nfkc")
 STRIP_REFUSAL = "added_token_strip_or_single_word"
 NOT_TOTAL = "split_removed_inverted_not_total"
 PROBED = ("file", USER_FILE)  # provenances whose reference object admission probes for vacuity (`spec.vacuity`)
@@ -51,7 +59,8 @@ __all__ = ["PREFIX_SPACE_REFUSAL", "split_stages"]  # re-exported from spec.fami
 
 
 BYTE_LEVEL = "byte_level"
-KINDS = (BYTE_LEVEL, WHOLE_WORD)
+KINDS = (BYTE_LEVEL, WHOLE_WORD, PIECE_LOCAL)
+SEQUENCE_SETTINGS = "sequence_settings"
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,18 @@ class Admission:
         """Whether this is an admitted whole-word tokenizer (its cuts and repairs follow `spec.free_pair_cut`)."""
         return self.admitted and self.kind == WHOLE_WORD
 
+    @property
+    def piece_local(self) -> bool:
+        """Whether this is an admitted piece-local tokenizer (its cuts follow `spec.piece_local`)."""
+        return self.admitted and self.kind == PIECE_LOCAL
+
+    @property
+    def own_rule(self) -> bool:
+        """Whether an admitted tokenizer is cut by its family's own rule rather than class transitions (whole-word
+        or piece-local): its chunks are encoded by `spec.free_pair_cut.chunked_ids` and its repair re-encodes
+        from one accepted cut (`spec.whole_word_repair`)."""
+        return self.admitted and self.kind in (WHOLE_WORD, PIECE_LOCAL)
+
     def __bool__(self) -> bool:
         return self.admitted
 
@@ -79,17 +100,24 @@ def admit(config: dict, added_tokens: list[dict], vocabulary: dict | None = None
     """Decide admission for a parsed tokenizer.json and the full list of added tokens of the loaded configuration.
     `vocabulary`: the file's `frozen.vocabulary_facts` (computed from `config`'s model when it is not given)."""
     model = config.get("model") or {}
-    if model.get("type") != "BPE":
-        return Admission(False, f"model_not_bpe:{model.get('type')}")
     vacuous = vacuous_model(model)
     if vacuous is not None:  # comparisons of empty against empty are no evidence (`spec.vacuity`)
         return Admission(False, vacuous)
+    settings = sequence_settings(config)
+    if settings is not None:
+        return Admission(False, f"{SEQUENCE_SETTINGS}:{settings}")
+    if model.get("type") != "BPE":
+        if is_piece_local_candidate(config):
+            return _piece_local(config, added_tokens)
+        return Admission(False, f"model_not_bpe:{model.get('type')}")
     if model.get("dropout") not in (None, 0, 0.0):
         return Admission(False, "bpe_dropout")
     if is_whole_word_candidate(config):
         decided = _whole_word(config, added_tokens, vocabulary)
-        if decided is not None:
+        if decided is not None and (decided.admitted or not is_piece_local_candidate(config)):
             return decided
+        pieces = _piece_local(config, added_tokens)
+        return pieces if pieces.admitted or decided is None else decided
     sentencepiece = sentencepiece_stage(config)
     if sentencepiece is not None:  # named before the pre-tokenizer's shape: the stage a user would have to change
         return Admission(False, f"sentencepiece_style:{sentencepiece}")
@@ -165,6 +193,29 @@ def _whole_word(config: dict, added_tokens: list[dict], vocabulary: dict | None)
     return Admission(True, "admitted", None, WHOLE_WORD, family)
 
 
+def sequence_settings(config: dict) -> str | None:
+    """"truncation" or "padding" when the file sets one (the first), else None. Both act on the assembled
+    sequence, as the post-processor does, but `spec.reference.post_process` applies only the post-processor's
+    template: a file that truncates or pads is refused rather than compared against a shortened or padded
+    whole encode."""
+    for key in ("truncation", "padding"):
+        if config.get(key):
+            return key
+    return None
+
+
+def _piece_local(config: dict, added_tokens: list[dict]) -> Admission:
+    """The decision for a piece-local candidate (`spec.piece_local`): admitted with its family, or refused with
+    the first failing premise."""
+    stripping = first_stripping_token(added_tokens)
+    if stripping is not None:
+        return Admission(False, f"{STRIP_REFUSAL}:{stripping}", kind=PIECE_LOCAL)
+    refused, rules = judge_piece_local(config, added_tokens)
+    if rules is None:
+        return Admission(False, str(refused), kind=PIECE_LOCAL)
+    return Admission(True, "admitted", None, PIECE_LOCAL, rules.family)
+
+
 _DECIDED: weakref.WeakKeyDictionary[FrozenTokenizer, Admission] = weakref.WeakKeyDictionary()
 
 
@@ -176,7 +227,8 @@ def admission_of(tok: FrozenTokenizer) -> Admission:
         inputs = tok.admission_inputs
         model = {**inputs.model, "type": inputs.model_type, "dropout": inputs.dropout,
                  "byte_fallback": inputs.byte_fallback}  # the named fields are the inputs' own word
-        config = {"model": model, "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
+        config = {"model": model, "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer,
+                  **inputs.sequence}
         decided = _DECIDED[tok] = probed(tok, admit(config, list(inputs.added_tokens), inputs.vocabulary))
     return decided
 
@@ -186,7 +238,7 @@ def probed(tok: FrozenTokenizer, decided: Admission) -> Admission:
     and a reference that cannot encode the built-in samples are named before any other premise (the first real
     cause), and samples encoded to no IDs or to the unknown token only refuse a file the premises would admit (a
     file already refused cannot pass, vacuously or not)."""
-    if tok.provenance not in PROBED or tok.admission_inputs.model_type != "BPE":
+    if tok.provenance not in PROBED or tok.admission_inputs.model_type not in MODELS:
         return decided
     vacuous = vacuity(tok.tokenizer)
     if vacuous is None or not (decided.admitted or named_first(vacuous)):

@@ -15,6 +15,7 @@ import sys
 from delta_suite.frozen.errors import run_command
 from delta_suite.frozen.user_files import resolve_tokenizer
 from delta_suite.spec.admission import admission_of
+from delta_suite.spec.piece_local import piece_local_rules
 from delta_suite.spec.refusals import refusal_message
 from delta_suite.spec.whole_word import whole_word_rules
 
@@ -24,8 +25,12 @@ def _cmd(args: argparse.Namespace) -> int:
     decided = admission_of(tok)
     if decided.whole_word:
         said = f"admitted (whole-word family {decided.family}, prefix scheme {whole_word_rules(tok).shape.prefix})"
+    elif decided.piece_local:
+        separators = "".join(sorted(piece_local_rules(tok).separators)).encode("unicode_escape").decode("ascii")
+        said = f"admitted (piece-local family {decided.family}, separators {separators})"
     elif decided.admitted:
-        said = f"admitted (split family {decided.pattern})"
+        family = decided.pattern + (f", normalizer {tok.normalizer}" if tok.is_nfc else "")
+        said = f"admitted (split family {family})"
     else:
         said = refusal_message(decided.reason)
     size = f", {tok.size:,} bytes" if tok.size is not None else ""

@@ -28,19 +28,20 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from delta_suite.frozen.loader import FrozenTokenizer
-from delta_suite.spec.admission import STRIP_REFUSAL, WHOLE_WORD, admission_of
+from delta_suite.spec.admission import PIECE_LOCAL, STRIP_REFUSAL, WHOLE_WORD, admission_of
 from delta_suite.spec.classes import CLASS_NAMES, L, M, N, O, S, class_table
 from delta_suite.spec.families import is_apostrophe_free, is_crlf_free, is_family, pairs_of
 from delta_suite.spec.free_pair_cut import ACCEPTED_FREE_PAIR, CHUNK_PREFIXES, FREE_PAIR_TABLES, free_pair_verdict
 from delta_suite.spec.guard import GUARD_MODES, cut_inside_special, special_touches
 from delta_suite.spec.normalization import anchors_around, nfc_split
+from delta_suite.spec.piece_local import ACCEPTED_SEPARATOR, SEPARATOR_SETS, piece_local_rules, separator_verdict
 from delta_suite.spec.special_cut import SPECIAL_RULE_MODES, at_selected_edge, premises_hold
 from delta_suite.spec.transitions import ACCEPTED_PAIRS, APOSTROPHE, CR_LF
 
 CLASS_SOURCES = ("engine", "python")
 ACCEPTED_TRANSITION = "accepted:transition"
 ACCEPTED_SPECIAL = "accepted:special_token"
-ACCEPTED_VERDICTS = (ACCEPTED_TRANSITION, ACCEPTED_SPECIAL, ACCEPTED_FREE_PAIR)
+ACCEPTED_VERDICTS = (ACCEPTED_TRANSITION, ACCEPTED_SPECIAL, ACCEPTED_FREE_PAIR, ACCEPTED_SEPARATOR)
 ACCEPTED = ACCEPTED_TRANSITION  # the transition rule's verdict (pair_verdict's "no objection")
 
 
@@ -67,10 +68,14 @@ class CutRules:
     free_pair_table: str = "vocabulary"  # whole-word: "forgets_first_merge" misses the first merge's pair
     free_pair_offset: int = 0  # whole-word: 1 judges the pair one character to the right of the cut
     chunk_prefix: str = "scheme"  # whole-word: "full" encodes every later chunk by the tokenizer itself
+    separators: str = "proved"  # piece-local: "ignore_normalizer" / "ignore_pre_tokenizer" skip premise S2 / S3
+    piece_special_edges: bool = True  # piece-local: False takes special-token edges even under Metaspace "first"
 
     def __post_init__(self) -> None:
         if self.free_pair_table not in FREE_PAIR_TABLES:
             raise ValueError(f"free_pair_table must be one of {FREE_PAIR_TABLES}, not {self.free_pair_table!r}")
+        if self.separators not in SEPARATOR_SETS:
+            raise ValueError(f"separators must be one of {SEPARATOR_SETS}, not {self.separators!r}")
         if self.chunk_prefix not in CHUNK_PREFIXES:
             raise ValueError(f"chunk_prefix must be one of {CHUNK_PREFIXES}, not {self.chunk_prefix!r}")
         if self.special_rule not in SPECIAL_RULE_MODES:
@@ -162,6 +167,8 @@ def explain_cut(tok: FrozenTokenizer, text: str, b: int, rules: CutRules = DEFAU
         return "not_admitted"
     if admission.kind == WHOLE_WORD:  # admitted, or refused only for a stripping token (a control's variant)
         return _whole_word_verdict(tok, text, b, rules)
+    if admission.kind == PIECE_LOCAL:
+        return _piece_local_verdict(tok, text, b, rules)
     rules = rules_for(tok, rules)
     if cut_inside_special(tok, text, b, rules.guard) is not None:
         return "inside_special"
@@ -187,11 +194,24 @@ def _whole_word_verdict(tok: FrozenTokenizer, text: str, b: int, rules: CutRules
     return free_pair_verdict(tok, text, b, rules.free_pair_table, rules.free_pair_offset)
 
 
+def _piece_local_verdict(tok: FrozenTokenizer, text: str, b: int, rules: CutRules) -> str:
+    """`explain_cut` for a piece-local tokenizer: the guard, the special-token rule where its edges are exact
+    (`PieceLocalRules.special_edges`), then the separator rule (`spec.piece_local`)."""
+    if cut_inside_special(tok, text, b, rules.guard) is not None:
+        return "inside_special"
+    premises = premises_hold(tok) or not rules.check_premises
+    edges_exact = piece_local_rules(tok).special_edges or not rules.piece_special_edges
+    if premises and edges_exact and at_selected_edge(tok, text, b, rules.special_rule) is not None:
+        return ACCEPTED_SPECIAL
+    return separator_verdict(tok, text, b, rules.separators)
+
+
 def _normalization_verdict(tok: FrozenTokenizer, text: str, b: int, table: bytes, rules: CutRules) -> str:
     """Condition 3 for an NFC tokenizer: anchors, no special-token occurrence in the window, the NFC equation,
     and the normalized pair at b again an accepted transition."""
     if rules.nfc_anchor_search:
-        a, c = anchors_around(text, b, table, rules.anchor_reorder_probes, rules.anchor_hangul_probes)
+        a, c = anchors_around(text, b, table, rules.anchor_reorder_probes, rules.anchor_hangul_probes,
+                              form=tok.normal_form)
     else:
         a, c = b - 1, b + 1
     if a is None:
@@ -200,7 +220,7 @@ def _normalization_verdict(tok: FrozenTokenizer, text: str, b: int, table: bytes
         return "nfc_no_right_anchor"
     if rules.nfc_window_specials and special_touches(tok, text, a, c, rules.guard) is not None:
         return "nfc_window_touches_special"
-    split = nfc_split(text, a, b, c)
+    split = nfc_split(text, a, b, c, tok.normal_form)
     if split is None:
         return "nfc_not_split" if rules.nfc_equation else ACCEPTED
     before, after = split

@@ -53,6 +53,7 @@ import weakref
 from itertools import chain
 
 from delta_suite.frozen.loader import FrozenTokenizer, loaded_stages
+from delta_suite.spec.admission import WHOLE_WORD, admission_of
 from delta_suite.spec.reference import library_ids_batch
 from delta_suite.spec.special_cut import at_selected_edge, two_stage_scan
 from delta_suite.spec.whole_word import WholeWordRules, whole_word_rules
@@ -135,7 +136,10 @@ def chunk_encoder(tok: FrozenTokenizer) -> Tokenizer:
 def chunk_pieces(tok: FrozenTokenizer, text: str, lo: int, hi: int,
                  prefix: str = "scheme") -> list[tuple[str, int, int]]:
     """How `encode_from` encodes text[lo:hi] (lo 0 or an accepted cut, hi an accepted cut or len(text)): a list
-    of (FULL or MID, start, end) pieces covering [lo, hi) in order. `prefix` "full" is a broken variant."""
+    of (FULL or MID, start, end) pieces covering [lo, hi) in order. `prefix` "full" is a broken variant.
+    A piece-local tokenizer (`spec.piece_local`) encodes every chunk by itself: one FULL piece."""
+    if admission_of(tok).kind != WHOLE_WORD:
+        return [(FULL, lo, hi)]
     scheme = whole_word_rules(tok).shape.prefix
     if lo == 0 or scheme == "none" or prefix == "full":
         return [(FULL, lo, hi)]

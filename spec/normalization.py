@@ -1,4 +1,4 @@
-"""The normalization condition (NFC tokenizers): a cut must survive the reference's own NFC normalizer.
+"""The normalization condition (NFC and NFKC tokenizers): a cut must survive the reference's own normalizer.
 
 Condition 3 of the cut proposition. Anchors a < b < c are found within `ANCHOR_SCAN` (256) code points on each
 side of the cut b; the text ends count as anchors (the start only when the scan reaches it, the end likewise).
@@ -11,7 +11,9 @@ and the last character of NFC(S[a:b]) with the first of NFC(S[b:c]) is again an 
 The counterexample this exists for: U+0958 followed by "/" is letter->other raw, but NFC gives U+0915 U+093C
 (a mark), and mark->other is not an accepted transition.
 
-Every runtime predicate here calls the reference's normalizer object `tokenizers.normalizers.NFC()`, never
+NFKC tokenizers (the public Claude file) are judged by the same condition with NFKC in place of NFC
+(`FrozenTokenizer.normal_form`; `is_anchor` says why the argument carries over). Every runtime predicate here calls
+the reference's normalizer object (`tokenizers.normalizers.NFC()` or `NFKC()`), never
 Python's `unicodedata` (whose Unicode version differs from the reference's; see `spec.unicode_version`).
 """
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from delta_suite.spec.classes import M
-from tokenizers.normalizers import NFC
+from tokenizers.normalizers import NFC, NFKC
 
 ANCHOR_SCAN = 256
 REORDER_PROBE_BEFORE = "\u0301"  # combining acute, ccc 230
@@ -29,6 +31,8 @@ HANGUL_PROBES = ("\u1100", "\uac00")  # an L jamo (takes V) and an LV syllable (
 COUNTEREXAMPLE = "\u0958/"  # raw L->O, NFC M->O: the cut at 1 must be refused under NFC
 
 _REFERENCE_NFC = NFC()
+_REFERENCE = {"nfc": _REFERENCE_NFC, "nfkc": NFKC()}
+FORMS = tuple(_REFERENCE)  # the composing normal forms admitted for byte-level files (`FrozenTokenizer.normal_form`)
 
 
 def nfc(text: str) -> str:
@@ -36,24 +40,36 @@ def nfc(text: str) -> str:
     return _REFERENCE_NFC.normalize_str(text)
 
 
-@lru_cache(maxsize=1 << 17)
-def is_anchor(ch: str, cls: int, reorder_probes: bool = True, hangul_probes: bool = True) -> bool:
-    """Whether `ch` (of class `cls`) is an anchor: NFC of the text splits before it, whatever precedes it.
+def normalize(text: str, form: str = "nfc") -> str:
+    """The reference's normal form `form` ("nfc" or "nfkc") of `text`."""
+    return _REFERENCE[form].normalize_str(text)
 
-    ASCII always; otherwise not a mark, NFC(ch) == ch, unchanged after U+0301 and before U+0335 (no reordering),
-    and unchanged after U+1100 and U+AC00 (no Hangul composition). The probe knobs exist for broken variants.
+
+@lru_cache(maxsize=1 << 17)
+def is_anchor(ch: str, cls: int, reorder_probes: bool = True, hangul_probes: bool = True, form: str = "nfc") -> bool:
+    """Whether `ch` (of class `cls`) is an anchor: the normal form `form` of the text splits before it, whatever
+    precedes it.
+
+    ASCII always; otherwise not a mark, F(ch) == ch, unchanged after U+0301 and before U+0335 (no reordering),
+    and unchanged after U+1100 and U+AC00 (no Hangul composition), F the reference's NFC or NFKC. The argument is
+    the same for both forms: they decompose character by character (canonically or by compatibility), reorder
+    only runs of non-starters, and compose only with the last starter before a character that nothing blocks; a
+    starter that F leaves as it is and that composes after nothing (the probes, and not a mark: the characters
+    that compose after a starter are marks or Hangul jamo) is a boundary of both. F(ch) == ch is what excludes a
+    compatibility character that NFKC turns into a non-starter (U+FF9E becomes U+3099, which composes with the
+    kana before it). The probe knobs exist for broken variants.
     """
     if ch < "\x80":
         return True
-    if cls == M or nfc(ch) != ch:
+    if cls == M or normalize(ch, form) != ch:
         return False
     if reorder_probes:
         for probe in (REORDER_PROBE_BEFORE + ch, ch + REORDER_PROBE_AFTER):
-            if nfc(probe) != probe:
+            if normalize(probe, form) != probe:
                 return False
     if hangul_probes:
         for lead in HANGUL_PROBES:
-            if nfc(lead + ch) != lead + ch:
+            if normalize(lead + ch, form) != lead + ch:
                 return False
     return True
 
@@ -65,12 +81,13 @@ def anchors_around(
     reorder_probes: bool = True,
     hangul_probes: bool = True,
     scan: int = ANCHOR_SCAN,
+    form: str = "nfc",
 ) -> tuple[int | None, int | None]:
     """The anchors (a, c) around cut b: a = nearest anchor index in [b-scan, b-1] (0 if the scan reaches the
     start), c = nearest anchor index in [b+1, b+scan] (len(text) if the scan reaches the end); None when missing."""
     a: int | None = None
     for i in range(b - 1, max(-1, b - 1 - scan), -1):
-        if is_anchor(text[i], table[ord(text[i])], reorder_probes, hangul_probes):
+        if is_anchor(text[i], table[ord(text[i])], reorder_probes, hangul_probes, form):
             a = i
             break
     else:
@@ -79,7 +96,7 @@ def anchors_around(
     c: int | None = None
     n = len(text)
     for j in range(b + 1, min(n, b + 1 + scan)):
-        if is_anchor(text[j], table[ord(text[j])], reorder_probes, hangul_probes):
+        if is_anchor(text[j], table[ord(text[j])], reorder_probes, hangul_probes, form):
             c = j
             break
     else:
@@ -88,10 +105,10 @@ def anchors_around(
     return a, c
 
 
-def nfc_split(text: str, a: int, b: int, c: int) -> tuple[str, str] | None:
-    """The equation condition: (NFC(S[a:b]), NFC(S[b:c])) when both are non-empty and they concatenate to
-    NFC(S[a:c]); None when the normalizer does not split the window at b."""
-    before, after = nfc(text[a:b]), nfc(text[b:c])
-    if not before or not after or nfc(text[a:c]) != before + after:
+def nfc_split(text: str, a: int, b: int, c: int, form: str = "nfc") -> tuple[str, str] | None:
+    """The equation condition: (F(S[a:b]), F(S[b:c])) when both are non-empty and they concatenate to F(S[a:c]),
+    F the normal form `form`; None when the normalizer does not split the window at b."""
+    before, after = normalize(text[a:b], form), normalize(text[b:c], form)
+    if not before or not after or normalize(text[a:c], form) != before + after:
         return None
     return before, after

@@ -20,8 +20,8 @@ METASPACE = "\u2581"
 MESSAGES: dict[str, tuple[str, str]] = {
     "model_not_bpe": (
         "model",
-        "the model is not BPE (WordPiece and Unigram choose pieces by a different rule: a longest-match or a "
-        "best-score search over the whole word, whose result the proved cut transitions do not bound)"),
+        "the model is not BPE, and the file is not piece-local (its stages include a ByteLevel one, which only "
+        "the byte-level family's BPE proofs cover)"),
     "vacuous_tokenizer": (
         "model",
         "the file gives the built-in sample texts no IDs, or the unknown token only (the detail says which), so "
@@ -124,6 +124,24 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "added_tokens",
         "an added token is matched after normalization (normalized: true) in a whole-word file, where the prefix "
         "and the space replacement decide where it matches; set normalized to false"),
+    "piece_local_normalizer": (
+        "normalizer",
+        "a file whose model encodes each pre-token alone is admitted as piece-local when every normalizer stage is "
+        "NFC, NFD, NFKC, NFKD, Lowercase, Nmt, StripAccents, BertNormalizer or a Replace of a String; the stage "
+        "named is not (Precompiled: SentencePiece's charsmap rewrites grapheme clusters by longest match and is not "
+        "parsed here; a Replace of a Regex may match across a cut; Strip acts at each chunk's ends; Prepend would "
+        "give each chunk a prefix), so no separator cut is proved for it"),
+    "piece_local_no_separator": (
+        "pre_tokenizer",
+        "no ASCII whitespace or punctuation character is a proved separator: the detail names why the first "
+        "candidate fails (a normalizer stage changes or drops it, no pre-tokenizer stage splits before it whatever "
+        "precedes it, or a stage before that one could join text across it), so no cut is proved and every text is "
+        "encoded whole"),
+    "sequence_settings": (
+        "",  # the detail names the setting
+        "the file truncates or pads every encode; both act on the assembled sequence, but the suite applies only "
+        "the post-processor's template once (`spec.reference.post_process`), so a chunked encode would be compared "
+        "with a shortened or padded whole encode; set truncation and padding to null to be admitted"),
     "split_pattern_unknown": (
         "pre_tokenizer Split",
         "the split regexes are none of the families whose transitions are proved"),

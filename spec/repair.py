@@ -67,7 +67,10 @@ vocabulary) the whole text's token crosses the window's piece end, while both st
 The anchor predicate is the cut spec's (spec/normalization.py), so both propositions rest on one definition.
 
 A whole-word tokenizer (`spec.whole_word`) is repaired by its own proposition (`spec.whole_word_repair`): re-encode
-from the highest accepted cut at or before len(S), with no window, bound or witness (path "repaired:free_cut").
+from the highest accepted cut at or before len(S), with no window, bound or witness (path "repaired:free_cut"),
+and so is a piece-local one (`spec.piece_local`): its cuts are separator cuts, its chunks are encoded by the
+tokenizer itself, and the argument of `spec.whole_word_repair` needs nothing but the cut proposition and the
+reference's spans.
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.spec.admission import admission_of
 from delta_suite.spec.classes import class_table
 from delta_suite.spec.cut import DEFAULT_CUT_RULES, CutRules, is_safe_cut
-from delta_suite.spec.normalization import ANCHOR_SCAN, is_anchor, nfc
+from delta_suite.spec.normalization import ANCHOR_SCAN, is_anchor, normalize
 from delta_suite.spec.reference import reference_encode_with_offsets
 from delta_suite.spec.transitions import is_accepted_transition
 from delta_suite.spec.whole_word_repair import encode_from_with_spans, repair_cut, token_boundary
@@ -193,10 +196,11 @@ def bound_premise(tok: FrozenTokenizer) -> bool:
     return tok.bound >= longest_token_text(tok)
 
 
-def is_nfc_anchor(ch: str) -> bool:
-    """NFC splits the text before `ch`: NFC(x + ch + y) == NFC(x) + NFC(ch + y) for all x (the cut spec's anchor
-    predicate, spec.normalization.is_anchor, with the class from the reference's engine table)."""
-    return is_anchor(ch, class_table()[ord(ch)])
+def is_nfc_anchor(ch: str, form: str = "nfc") -> bool:
+    """The normal form `form` (NFC, or NFKC) splits the text before `ch`: F(x + ch + y) == F(x) + F(ch + y) for
+    all x (the cut spec's anchor predicate, spec.normalization.is_anchor, with the class from the reference's
+    engine table)."""
+    return is_anchor(ch, class_table()[ord(ch)], form=form)
 
 
 def window_start_premise(tok: FrozenTokenizer, text: str, ws: int) -> bool:
@@ -204,7 +208,7 @@ def window_start_premise(tok: FrozenTokenizer, text: str, ws: int) -> bool:
     iff ws is 0 or text[ws] is an anchor."""
     if not tok.is_nfc or ws == 0:
         return True
-    return ws < len(text) and is_nfc_anchor(text[ws])
+    return ws < len(text) and is_nfc_anchor(text[ws], tok.normal_form)
 
 
 def anchored_window_start(tok: FrozenTokenizer, text: str, ws: int) -> int | None:
@@ -223,12 +227,12 @@ def sync_witness(tok: FrozenTokenizer, text: str, b: int) -> bool:
     left, right = text[b - 1], text[b]
     if not is_accepted_transition(left, right):
         return False
-    return not tok.is_nfc or (is_nfc_anchor(left) and is_nfc_anchor(right))
+    return not tok.is_nfc or (is_nfc_anchor(left, tok.normal_form) and is_nfc_anchor(right, tok.normal_form))
 
 
 def normalized_length(tok: FrozenTokenizer, text: str) -> int:
     """Characters of `text` after the tokenizer's normalizer (NFC through the reference's normalizer; else as is)."""
-    return len(nfc(text)) if tok.is_nfc else len(text)
+    return len(normalize(text, tok.normal_form)) if tok.is_nfc else len(text)
 
 
 # --- the algorithm --------------------------------------------------------------------------------------------
@@ -465,7 +469,7 @@ def repair_splice(
     admission = admission_of(tok)
     if not admission.admitted:
         return _whole(tok, old_text + delta, "not_admitted", [])
-    if admission.whole_word:
+    if admission.own_rule:
         return _whole_word_splice(tok, old_text, old_spans, delta, params)
     margin = tok.margin if params.margin is None else params.margin
     bound = tok.bound if params.bound is None else params.bound
