@@ -77,9 +77,9 @@ def _cmd(args: argparse.Namespace) -> int:
     records = []
     for name in ready:
         tok = load_tokenizer(name)
-        if admission_of(tok).whole_word:  # its cuts come from the free-pair rule: no pattern pairs to add
-            print(f"  {name:20s} not applicable: a whole-word family has no split pattern and no pattern pairs "
-                  "(its cuts are the free-pair rule's, checked by the corpus comparison); no record written")
+        if admission_of(tok).own_rule:  # its cuts come from its family's own rule: no pattern pairs to add
+            print(f"  {name:20s} not applicable: a whole-word or piece-local family has no split pattern and no "
+                  "pattern pairs (its cuts are its own rule's, checked by the corpus comparison); no record written")
             continue
         gain = pattern_pairs_gain(tok, texts, verify=args.verify)
         d = gain.as_dict()

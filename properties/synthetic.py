@@ -70,6 +70,8 @@ def variant(kind: str) -> dict:
         cfg["added_tokens"] = []
     elif kind == "nfkc":
         cfg["normalizer"] = {"type": "NFKC"}
+    elif kind == "nfd":  # a normal form that decomposes only: outside the byte-level family's normalizers
+        cfg["normalizer"] = {"type": "NFD"}
     elif kind == "lstrip":
         cfg["added_tokens"][0]["lstrip"] = True
     elif kind == "normalized_under_nfc":

@@ -211,7 +211,7 @@ def test_nfc_specials_edged_by_anchors(tok, ledger) -> None:
     _record(ledger, tok, check, expect_counterexamples=False)
     if claimed:
         assert check.holds, check.counterexamples[:5]
-    marked = type("Marked", (), {"name": "marked", "special_strings": ["<x>\u0301"]})()
+    marked = type("Marked", (), {"name": "marked", "special_strings": ["<x>\u0301"], "normal_form": "nfc"})()
     assert P.nfc_specials_edged_by_anchors(marked).counterexamples
 
 

@@ -390,7 +390,7 @@ def test_the_nfc_window_rule_refuses_the_edge_of_an_occurrence_left_unselected(t
             v if v in ACCEPTED_VERDICTS else None for v in (explain_cut(tok, text, b) for b in range(1, len(text)))]
 
 
-@pytest.mark.parametrize("kind,premises_off_maps", [("nfkc", False), ("lstrip", True)])
+@pytest.mark.parametrize("kind,premises_off_maps", [("nfd", False), ("lstrip", True)])
 def test_a_refused_tokenizer_has_a_map_that_accepts_nothing(tmp_path, kind: str, premises_off_maps: bool) -> None:
     """A tokenizer admission refuses (an NFKC normalizer; a special token that strips whitespace) gets a map whose
     every offset is refused, as the spec says (not_admitted): no accepted offset, no candidate, no name. With the

@@ -32,10 +32,14 @@ from delta_suite.spec.proofs.obligations import (
 
 CUT = {"special_token_guard", "special_token_cut", "normalization_equation", "class_table", "transition_soundness",
        "end_of_input", "per_piece_bpe", "post_processing_once",
-       "free_pair_locality", "whole_word_chunk_encoder"}  # the last two: the whole-word family's
+       "free_pair_locality", "whole_word_chunk_encoder",  # the whole-word family's
+       "separator_normalizer", "separator_pre_tokenizer", "piece_local_chunks"}  # the piece-local family's
 REPAIR = {"margin", "bound", "match_key", "sync_witness", "nfc_window_start", "fallback",
-          "whole_word_free_cut"}  # the last: the whole-word family's
-WHOLE_WORD_PREMISES = {"cut.free_pair_locality", "cut.whole_word_chunk_encoder", "repair.whole_word_free_cut"}
+          "whole_word_free_cut", "piece_local_one_cut"}  # the last two: the whole-word and piece-local families'
+WHOLE_WORD_PREMISES = {"cut.free_pair_locality", "cut.whole_word_chunk_encoder", "repair.whole_word_free_cut",
+                       # and the piece-local family's: not applicable to these byte-level rows either
+                       "cut.separator_normalizer", "cut.separator_pre_tokenizer", "cut.piece_local_chunks",
+                       "repair.piece_local_one_cut"}
 TOKS = ["qwen3_8b", "llama_3_1_8b", "glm_5_2"]
 FAMILIES = {"qwen3_8b": "qwen2", "llama_3_1_8b": "llama3", "glm_5_2": "llama3"}
 
@@ -56,9 +60,9 @@ def _rec(level: str, check: str, tok: str | None = None, comparisons: int = 10, 
 
 
 def test_every_premise_of_both_propositions_is_listed_with_a_discharge() -> None:
-    """The table has exactly the ten cut premises and seven repair premises (of which two and one are the
-    whole-word family's, properties/test_user_obligations.py), each with at least one mechanism naming at least one
-    ledger check."""
+    """The table has exactly the thirteen cut premises and eight repair premises (of which two and one are the
+    whole-word family's and three and one the piece-local family's, properties/test_user_obligations.py), each
+    with at least one mechanism naming at least one ledger check."""
     table = obligations()
     assert {o["premise"] for o in table if o["proposition"] == "cut"} == CUT
     assert {o["premise"] for o in table if o["proposition"] == "repair"} == REPAIR

@@ -35,6 +35,7 @@ from delta_suite.spec.proofs.obligations import (
     NOT_APPLICABLE,
     OPEN,
     PARTIAL,
+    PIECE_LOCAL,
     WHOLE_WORD,
     WHOLE_WORD_ADMISSION_CHECK,
     Z3,
@@ -49,6 +50,8 @@ from properties.synthetic import base_config, write
 from properties.whole_word_files import small_config, write_config
 
 WHOLE_WORD_ONLY = {"cut.free_pair_locality", "cut.whole_word_chunk_encoder", "repair.whole_word_free_cut"}
+PIECE_LOCAL_ONLY = {"cut.separator_normalizer", "cut.separator_pre_tokenizer", "cut.piece_local_chunks",
+                    "repair.piece_local_one_cut"}
 BOTH = {"cut.special_token_guard", "cut.special_token_cut", "cut.post_processing_once", "repair.fallback"}
 BYTE_LEVEL_ONLY = {"cut.normalization_equation", "cut.class_table", "cut.transition_soundness", "cut.end_of_input",
                    "cut.per_piece_bpe", "repair.margin", "repair.bound", "repair.match_key", "repair.sync_witness",
@@ -100,13 +103,14 @@ def whole_word_evidence(tok: str = WW) -> list[dict]:
 
 def test_the_kinds_are_admissions() -> None:
     """The obligations' kinds are admission's (which the obligations module may not import), and every premise
-    names at least one; the whole-word premises are exactly the three of the family, the others byte-level or
-    both."""
+    names at least one; the whole-word premises are exactly the three of the family, the piece-local ones the four
+    of theirs, the others byte-level or every kind's."""
     assert KINDS == ADMISSION_KINDS
     by_kind = {o["id"]: set(o["kinds"]) for o in obligations()}
     assert all(kinds and kinds <= set(KINDS) for kinds in by_kind.values())
     assert {i for i, k in by_kind.items() if k == {WHOLE_WORD}} == WHOLE_WORD_ONLY
     assert {i for i, k in by_kind.items() if k == {BYTE_LEVEL}} == BYTE_LEVEL_ONLY
+    assert {i for i, k in by_kind.items() if k == {PIECE_LOCAL}} == PIECE_LOCAL_ONLY
     assert {i for i, k in by_kind.items() if k == set(KINDS)} == BOTH
 
 
@@ -116,10 +120,11 @@ def test_a_whole_word_column_has_its_premises_and_no_byte_level_one() -> None:
     table = status_details([], **COLUMNS)
     for pid, row in table.items():
         assert row[WW]["status"] == (OPEN if pid in WHOLE_WORD_ONLY | BOTH else NOT_APPLICABLE), pid
-        want = NOT_APPLICABLE if pid in WHOLE_WORD_ONLY or (pid in ("cut.normalization_equation",
-                                                                    "repair.nfc_window_start")) else OPEN
+        other = WHOLE_WORD_ONLY | PIECE_LOCAL_ONLY
+        want = NOT_APPLICABLE if pid in other or (pid in ("cut.normalization_equation",
+                                                          "repair.nfc_window_start")) else OPEN
         assert row[BL]["status"] == want, pid
-        assert row["qwen3_8b"]["status"] == (NOT_APPLICABLE if pid in WHOLE_WORD_ONLY else OPEN), pid
+        assert row["qwen3_8b"]["status"] == (NOT_APPLICABLE if pid in other else OPEN), pid
 
 
 def test_the_whole_word_premises_are_discharged_by_their_evidence() -> None:

@@ -48,8 +48,8 @@ NOT_APPLICABLE = "not applicable"
 NOT_PROVISIONED, PATTERN_ONLY = "not provisioned", "pattern only"
 
 # the kinds of family (`spec.admission.KINDS`, which this module may not import: spec.admission imports spec.proofs)
-BYTE_LEVEL, WHOLE_WORD = "byte_level", "whole_word"
-KINDS = (BYTE_LEVEL, WHOLE_WORD)
+BYTE_LEVEL, WHOLE_WORD, PIECE_LOCAL = "byte_level", "whole_word", "piece_local"
+KINDS = (BYTE_LEVEL, WHOLE_WORD, PIECE_LOCAL)
 # the per-file admission record of a whole-word file (`python -m delta_suite.spec.proofs --merge-locality --tokenizer`)
 WHOLE_WORD_ADMISSION_CHECK = "admission.whole_word"
 
@@ -283,6 +283,57 @@ _OBLIGATIONS: tuple[dict, ...] = (
         "discharge": [
             _m(PROPERTY, "fuzz.repair", "*session_replay*", "battery.repair", "whole_word.session_repair"),
             _m(CONTROL, "*free_cut_one_off*", level="control"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "separator_normalizer",
+        "kinds": [PIECE_LOCAL],
+        "statement": "For a piece-local file, each normalizer stage maps a separator to one ASCII character and joins "
+        "nothing across it (S2 of spec.piece_local): NFC/NFD/NFKC/NFKD leave an ASCII starter where it is after any "
+        "code point, and under NFC and NFKC nothing composes after it (\"<\", \"=\", \">\" are refused: U+0338); "
+        "Lowercase, Nmt, StripAccents and the Bert normalizer act character by character.",
+        "discharge": [
+            _m(EXHAUSTIVE, "piece_local.normalizer_code_points", "piece_local.lowercase_context"),
+            _m(CONTROL, "*separator_ignores_normalizer*", level="control"),
+            _m(ADMISSION, "admission.piece_local", "piece_local.built_against"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "separator_pre_tokenizer",
+        "kinds": [PIECE_LOCAL],
+        "statement": "For a piece-local file, some pre-tokenizer stage splits before the normalized separator "
+        "whatever precedes it, every stage before it decides its splits from single characters or String matches "
+        "without it, and no later Metaspace with prepend \"first\" meets a kept separator (S3 of "
+        "spec.piece_local); every model then encodes each piece alone.",
+        "discharge": [
+            _m(EXHAUSTIVE, "piece_local.pre_tokenizer_code_points"),
+            _m(CONTROL, "*separator_ignores_pre_tokenizer*", "*piece_special_edges_ignored*", level="control"),
+            _m(ADMISSION, "admission.piece_local", "piece_local.built_against"),
+        ],
+    },
+    {
+        "proposition": "cut",
+        "premise": "piece_local_chunks",
+        "kinds": [PIECE_LOCAL],
+        "statement": "For a piece-local file, chunks cut before separators (and at exact special-token edges), each "
+        "encoded by the tokenizer itself, concatenate to the whole encode, post-processing applied once.",
+        "discharge": [
+            _m(PROPERTY, "fuzz.cut", "corpus.chunked_encode", "battery.cut", "piece_local.random_cuts",
+               "piece_local.battery", "piece_local.chunked_long_text"),
+            _m(CONTROL, "*separator_ignores_*", "*no_guard*", level="control"),
+        ],
+    },
+    {
+        "proposition": "repair",
+        "premise": "piece_local_one_cut",
+        "kinds": [PIECE_LOCAL],
+        "statement": "For a piece-local file, a text S extended to S + D is repaired from the highest separator cut "
+        "accepted both in S and in S + D, as for the whole-word family (spec.whole_word_repair).",
+        "discharge": [
+            _m(PROPERTY, "fuzz.repair", "battery.repair", "piece_local.session_repair", "piece_local.battery"),
+            _m(CONTROL, "*unchecked_reuse*", level="control"),
         ],
     },
 )
