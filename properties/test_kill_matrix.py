@@ -30,6 +30,15 @@ def _rows(tok: FrozenTokenizer) -> dict[str, KillRow]:
     return {r.control: r for r in run_matrix(tok, names(), "ci", 0)}
 
 
+def record_rows(ledger, tok: FrozenTokenizer, rows: dict[str, KillRow]) -> None:
+    """Record a matrix's rows in the gate ledger: the unbroken paths, then every control with a row."""
+    unbroken = [rows["unbroken.cut"], rows["unbroken.repair"]]
+    for rec in ledger_records(unbroken + [rows[n] for n in names() if n in rows], kind="gate"):
+        ledger.record(rec["level"], rec["check"], tok, comparisons=rec["comparisons"], differences=rec["differences"],
+                      fast_path=rec["fast_path"], fallbacks=rec["fallbacks"], unit=rec["unit"], details=rec["details"],
+                      oracle=rec["oracle"])
+
+
 def unbroken_problems(rows: dict[str, KillRow]) -> list[str]:
     """The unbroken cut and repair paths show no ID and no unit difference on any ci battery string, and the fast
     path served some of them (else nothing was tested)."""
@@ -106,11 +115,7 @@ def test_kill_matrix(tok, ledger) -> None:
     two workers build the same matrix): every row recorded; the unbroken paths clean (`unbroken_problems`);
     every control consistent (`control_problems`); no survival without a proof (`survival_problems`)."""
     rows = _rows(tok)
-    unbroken = [rows["unbroken.cut"], rows["unbroken.repair"]]
-    for rec in ledger_records(unbroken + [rows[n] for n in names() if n in rows], kind="gate"):
-        ledger.record(rec["level"], rec["check"], tok, comparisons=rec["comparisons"], differences=rec["differences"],
-                      fast_path=rec["fast_path"], fallbacks=rec["fallbacks"], unit=rec["unit"], details=rec["details"],
-                      oracle=rec["oracle"])
+    record_rows(ledger, tok, rows)
     problems = (unbroken_problems(rows) + control_problems(tok, rows) + survival_problems(tok, rows)
                 + open_finding_problems(tok, rows))
     assert not problems, "\n".join(problems)

@@ -30,8 +30,6 @@ import random
 from pathlib import Path
 
 import pytest
-from delta_suite.checks.battery import battery
-from delta_suite.checks.differential import ReferenceMemo, check_cut_case, check_repair_case
 from delta_suite.delta.cut_map import cut_map
 from delta_suite.delta.cuts import encode_chunked
 from delta_suite.frozen.loader import load_tokenizer_file
@@ -50,6 +48,7 @@ from delta_suite.spec.refusals import refusal_message
 from delta_suite.spec.repair import repair_splice
 from tokenizers import Tokenizer
 
+from properties.battery_exactness import run_battery
 from properties.piece_local_files import ADMITTED, CORE, REFUSED, load, path_of
 from properties.trained_files import corpus_documents
 
@@ -113,19 +112,10 @@ def test_every_accepted_cut_of_random_texts_gives_the_whole_encode(name: str, le
 @pytest.mark.parametrize("name", CORE)
 def test_the_battery_cuts_chunks_and_repairs_give_the_whole_encode(name: str, ledger) -> None:
     tok = load(name)
-    cases = battery(tok, "ci")
-    memo = ReferenceMemo(tok)
-    cuts = [check_cut_case(tok, c, memo=memo) for c in cases]
-    repairs = [check_repair_case(tok, c, memo=memo) for c in cases if c.splits]
-    accepted = sum(r.paths["accepted"] for r in cuts)
-    diffs = [r for r in cuts + repairs if r.failed]
-    ledger.record("battery", "piece_local.battery", tok, comparisons=accepted + sum(len(c.splits) for c in cases),
-                  differences=len(diffs), unit="accepted cut or repair split",
-                  details={"cases": len(cases), "accepted_cuts": accepted,
-                           "chunked": sum(r.paths["chunked"] for r in cuts),
-                           "separator_cases": sum(c.hazard == "separator" for c in cases),
-                           "repaired": sum(r.fast_path for r in repairs)}, oracle="reference")
-    assert accepted > 100 and not diffs, [(r.hazard, r.first) for r in diffs[:3]]
+    run = run_battery(tok)
+    ledger.record("battery", "piece_local.battery", tok, comparisons=run.comparisons, differences=len(run.failed),
+                  unit="accepted cut or repair split", details=run.details(), oracle="reference")
+    assert run.accepted > 100 and not run.failed, run.first_failures()
 
 
 @pytest.mark.parametrize("name", CORE)
@@ -252,7 +242,8 @@ def test_lowercase_has_no_final_sigma_context(ledger) -> None:
     assert not wrong
 
 
-HARD = {"Whitespace": ({"type": "Whitespace"}, " \t\n"), "WhitespaceSplit": ({"type": "WhitespaceSplit"}, " \t\n"),
+HARD = {"Whitespace": ({"type": "Whitespace"}, WHITESPACE),
+        "WhitespaceSplit": ({"type": "WhitespaceSplit"}, WHITESPACE),
         "BertPreTokenizer": ({"type": "BertPreTokenizer"}, " \n.,!"),
         "Punctuation": ({"type": "Punctuation", "behavior": "Isolated"}, ".,"),
         "CharDelimiterSplit": ({"type": "CharDelimiterSplit", "delimiter": "|"}, "|"),

@@ -26,13 +26,13 @@ import json
 
 import pytest
 from delta_suite.controls import get, names
-from delta_suite.controls.kill_matrix import KillRow, ledger_records, run_matrix
+from delta_suite.controls.kill_matrix import KillRow, run_matrix
 from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer_file
 from delta_suite.spec.admission import admission_of
 from delta_suite.spec.piece_local import piece_local_rules
 
 from properties.piece_local_files import load, path_of
-from properties.test_kill_matrix import control_problems, survival_problems, unbroken_problems
+from properties.test_kill_matrix import control_problems, record_rows, survival_problems, unbroken_problems
 
 HARNESS = {name: "killed" for name in names("harness")}
 COMMON = {"repair.unchecked_reuse": "killed", "cut.guard_selected_only": "survives-by-proof",
@@ -83,11 +83,7 @@ def test_the_matrix_on_piece_local_files(subject, ledger) -> None:
     is killed, proven redundant or not applicable, none survives; each row is recorded."""
     tok, matrix = subject
     assert admission_of(tok).piece_local
-    unbroken = [matrix["unbroken.cut"], matrix["unbroken.repair"]]
-    for rec in ledger_records(unbroken + [matrix[n] for n in names()], kind="gate"):
-        ledger.record(rec["level"], rec["check"], tok, comparisons=rec["comparisons"],
-                      differences=rec["differences"], fast_path=rec["fast_path"], fallbacks=rec["fallbacks"],
-                      unit=rec["unit"], details=rec["details"], oracle=rec["oracle"])
+    record_rows(ledger, tok, matrix)
     problems = unbroken_problems(matrix) + control_problems(tok, matrix) + survival_problems(tok, matrix)
     assert not problems, "\n".join(problems)
 

