@@ -372,11 +372,14 @@ def build(
 def reference_object(name: str, tokenizer_bytes: bytes, extra: list[dict]) -> Tokenizer:
     """The reference library's object for a tokenizer.json, with the config-only tokens `extra` added with their
     flags; each must load at its declared ID (`CorruptTokenizerFile` otherwise, and for content the library
-    cannot load)."""
+    cannot load). Its truncation and padding are off: they act on the assembled sequence, with the post-processor,
+    and `spec.reference` applies the file's own settings (`AdmissionInputs.sequence`) once."""
     try:
         tokenizer = Tokenizer.from_str(tokenizer_bytes.decode("utf-8"))
     except Exception as exc:  # the Rust loader raises a bare Exception on malformed content
         raise CorruptTokenizerFile(f"{name}/{TOKENIZER_FILE} cannot be loaded by tokenizers: {exc}") from exc
+    tokenizer.no_truncation()  # both act on the assembled sequence: `spec.reference.post_process` applies them once
+    tokenizer.no_padding()
     for spec in extra:
         flags = {k: bool(spec.get(k, False)) for k in ("single_word", "lstrip", "rstrip", "normalized", "special")}
         tokenizer.add_tokens([AddedToken(spec["content"], **flags)])

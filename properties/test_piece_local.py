@@ -43,7 +43,12 @@ from delta_suite.spec.piece_local import (
     piece_local_rules,
     stage_image,
 )
-from delta_suite.spec.reference import reference_encode, reference_encode_full, reference_encode_with_offsets
+from delta_suite.spec.reference import (
+    post_process,
+    reference_encode,
+    reference_encode_full,
+    reference_encode_with_offsets,
+)
 from delta_suite.spec.refusals import refusal_message
 from delta_suite.spec.repair import repair_splice
 from tokenizers import Tokenizer
@@ -304,11 +309,6 @@ def _pre(stage: dict):
 
 BUILT_AGAINST = {
     # (edit of the trained Bert file, the refusal code, or None with the candidates that must not be separators)
-    "truncation": (_set("truncation", {"direction": "Right", "max_length": 16, "strategy": "LongestFirst",
-                                       "stride": 0}), "sequence_settings:truncation", ""),
-    "padding": (_set("padding", {"strategy": {"Fixed": 32}, "direction": "Right", "pad_to_multiple_of": None,
-                                 "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"}),
-                "sequence_settings:padding", ""),
     "prepend": (_set("normalizer", {"type": "Prepend", "prepend": "\u2581"}), "piece_local_normalizer:Prepend", ""),
     "strip": (_set("normalizer", {"type": "Strip", "strip_left": True, "strip_right": True}),
               "piece_local_normalizer:Strip", ""),
@@ -355,3 +355,40 @@ def test_a_file_built_against_a_premise_is_refused_or_loses_that_separator(name:
             whole = reference_encode(tok, text)
             for b in accepted_cuts(tok, text):
                 assert reference_encode(tok, text[:b]) + reference_encode(tok, text[b:]) == whole, (name, text, b)
+
+
+# --- truncation and padding, applied once ----------------------------------------------------------------------------
+
+TRUNCATION = [{"direction": d, "max_length": m, "strategy": "LongestFirst", "stride": 0}
+              for d in ("Right", "Left") for m in (1, 2, 3, 16, 128)]
+PADDING = [{"strategy": strategy, "direction": d, "pad_to_multiple_of": multiple, "pad_id": 0, "pad_type_id": 0,
+            "pad_token": "[PAD]"} for d in ("Right", "Left") for strategy in ({"Fixed": 32}, "BatchLongest")
+           for multiple in (None, 8)]
+EMBEDDING = (TRUNCATION[4], {**PADDING[0], "strategy": {"Fixed": 128}})  # an embedding model's: 128, padded to 128
+SETTINGS = [(t, None) for t in TRUNCATION] + [(None, p) for p in PADDING] + [EMBEDDING]
+
+
+@pytest.mark.parametrize("name", ["bert-wordpiece-uncased", "spm-unigram-identity-t5"])
+def test_truncation_and_padding_are_applied_once_to_the_assembled_sequence(name: str, tmp_path: Path, ledger) -> None:
+    """Under each truncation and padding setting (a limit below the template's tokens, equal to them, and above;
+    either direction; a fixed length or the sequence's own, rounded to a multiple or not), `post_process` of the
+    whole encode and the chunked encode with post-processing both equal the reference's own encode with the file's
+    settings (embedding models' files truncate and pad to 128 or 512)."""
+    base = json.loads(path_of(name).read_text(encoding="utf-8"))
+    texts = ["", "a", "hello world", "The quick brown fox jumps over the lazy dog. " * 20] + _texts(load(name), 20, 5)
+    compared = differences = 0
+    for k, (truncation, padding) in enumerate(SETTINGS):
+        path = tmp_path / f"settings{k}.json"
+        path.write_text(json.dumps({**base, "truncation": truncation, "padding": padding}), encoding="utf-8")
+        tok = load_tokenizer_file(path, name=f"{name}+settings{k}")
+        assert admission_of(tok).piece_local, admission_of(tok)
+        for text in texts:
+            compared += 2
+            differences += post_process(tok, reference_encode(tok, text)) != reference_encode_full(tok, text)
+            long = text * 3
+            differences += list(encode_chunked(tok, long, chunks=4, workers=1, add_special_tokens=True)) != \
+                reference_encode_full(tok, long)
+    ledger.record("encoder", "piece_local.sequence_settings", None, comparisons=compared, differences=differences,
+                  unit="text and setting", details={"file": name, "settings": len(SETTINGS), "texts": len(texts)},
+                  oracle="reference")
+    assert differences == 0

@@ -128,6 +128,8 @@ CHECKS: dict[str, str] = {
                                      "wherever it stands)",
     "piece_local.pre_tokenizer_code_points": "a hard pre-tokenizer stage, per code point: it splits before its "
                                              "separator whatever precedes it",
+    "piece_local.sequence_settings": "a file's truncation and padding, each setting: post_process of the whole "
+                                     "encode and the chunked encode vs the reference's encode under the settings",
     "piece_local.built_against": "a file built against one piece-local premise: refused by name, or the candidate "
                                  "the premise is about is no separator (and the others still cut exactly)",
     "piece_local.control_statuses": "piece-local file: each control's kill-matrix status as expected, the "

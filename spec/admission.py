@@ -20,8 +20,8 @@ consumers must tolerate unknown ones.
 
 Two more kinds of family have their own premises: whole-word BPE (the SentencePiece style, `spec.whole_word`) and
 piece-local files (`spec.piece_local`: BPE without a ByteLevel stage, WordPiece, Unigram or WordLevel whose
-pre-tokenizer splits at characters, cut before proved separator characters). A file that truncates or pads every
-encode is refused first (`sequence_settings`).
+pre-tokenizer splits at characters, cut before proved separator characters). A file's truncation and padding act on the
+assembled sequence and are applied once with the post-processor (`spec.reference.post_process`).
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ __all__ = ["PREFIX_SPACE_REFUSAL", "split_stages"]  # re-exported from spec.fami
 
 BYTE_LEVEL = "byte_level"
 KINDS = (BYTE_LEVEL, WHOLE_WORD, PIECE_LOCAL)
-SEQUENCE_SETTINGS = "sequence_settings"
 
 
 @dataclass(frozen=True)
@@ -103,9 +102,6 @@ def admit(config: dict, added_tokens: list[dict], vocabulary: dict | None = None
     vacuous = vacuous_model(model)
     if vacuous is not None:  # comparisons of empty against empty are no evidence (`spec.vacuity`)
         return Admission(False, vacuous)
-    settings = sequence_settings(config)
-    if settings is not None:
-        return Admission(False, f"{SEQUENCE_SETTINGS}:{settings}")
     if model.get("type") != "BPE":
         if is_piece_local_candidate(config):
             return _piece_local(config, added_tokens)
@@ -193,17 +189,6 @@ def _whole_word(config: dict, added_tokens: list[dict], vocabulary: dict | None)
     return Admission(True, "admitted", None, WHOLE_WORD, family)
 
 
-def sequence_settings(config: dict) -> str | None:
-    """"truncation" or "padding" when the file sets one (the first), else None. Both act on the assembled
-    sequence, as the post-processor does, but `spec.reference.post_process` applies only the post-processor's
-    template: a file that truncates or pads is refused rather than compared against a shortened or padded
-    whole encode."""
-    for key in ("truncation", "padding"):
-        if config.get(key):
-            return key
-    return None
-
-
 def _piece_local(config: dict, added_tokens: list[dict]) -> Admission:
     """The decision for a piece-local candidate (`spec.piece_local`): admitted with its family, or refused with
     the first failing premise."""
@@ -227,8 +212,7 @@ def admission_of(tok: FrozenTokenizer) -> Admission:
         inputs = tok.admission_inputs
         model = {**inputs.model, "type": inputs.model_type, "dropout": inputs.dropout,
                  "byte_fallback": inputs.byte_fallback}  # the named fields are the inputs' own word
-        config = {"model": model, "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer,
-                  **inputs.sequence}
+        config = {"model": model, "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
         decided = _DECIDED[tok] = probed(tok, admit(config, list(inputs.added_tokens), inputs.vocabulary))
     return decided
 

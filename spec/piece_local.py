@@ -52,8 +52,8 @@ are S[:b]'s: the stretches of S are those of the sides with the stretch holding 
 normalized stretch is N(Z1) + N(Z2), with N(Z2) starting with s'. (3) By S3 stage k puts a piece boundary before
 s' in the whole stretch, as the chunk's start is one; the stages before k decide every other boundary from the
 same characters on both sides, so the pieces of the whole stretch are the pieces of the two sides. (4) By S4 each
-piece is encoded alone. (5) Post-processing (and padding and truncation, refused at admission if set) is applied
-once to the assembled sequence (`spec.reference.post_process`).
+piece is encoded alone. (5) Post-processing (with the file's truncation and padding, in the reference's order) is
+applied once to the assembled sequence (`spec.reference.post_process`).
 """
 
 from __future__ import annotations

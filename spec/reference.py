@@ -2,11 +2,16 @@
 
 Every comparison in the suite goes through `reference_encode`. Sequence-level post-processing (for example
 Llama's beginning-of-text token) is applied once, to an assembled ID sequence, by `post_process`: it adds the
-prefix and suffix IDs that the reference's own post-processor puts around a single sequence.
+prefix and suffix IDs that the reference's own post-processor puts around a single sequence. A file that truncates
+or pads (embedding models' fixed 128 or 512) has both applied there too, in the reference's order (truncation to
+max_length less the template's tokens, the template, then padding: `Tokenizer::post_process`); the loaded object
+encodes with neither (`frozen.loader.reference_object`), and `reference_encode_full` encodes with the file's own
+settings, so the two are compared.
 """
 
 from __future__ import annotations
 
+import json
 import operator
 import os
 import threading
@@ -155,14 +160,55 @@ def _template(tok: FrozenTokenizer) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def post_process(tok: FrozenTokenizer, ids: list[int]) -> list[int]:
-    """Apply sequence-level post-processing once to an assembled sequence, as a whole encode would."""
+    """Apply sequence-level post-processing once to an assembled sequence, as a whole encode would: the file's
+    truncation (to max_length less the template's tokens, from its direction's end), the post-processor's
+    template, then its padding (to the fixed length or the sequence's own, rounded up to pad_to_multiple_of, on
+    its direction's side)."""
     prefix, suffix = _template(tok)
-    return [*prefix, *ids, *suffix]
+    settings = tok.admission_inputs.sequence
+    truncation, padding = settings.get("truncation"), settings.get("padding")
+    if truncation:  # the reference subtracts the template's tokens; a limit below them truncates nothing (measured)
+        keep = int(truncation["max_length"]) - len(prefix) - len(suffix)
+        if 0 <= keep < len(ids):
+            ids = ids[len(ids) - keep:] if str(truncation.get("direction", "Right")).lower() == "left" else ids[:keep]
+    out = [*prefix, *ids, *suffix]
+    if padding:
+        strategy = padding.get("strategy")
+        target = int(strategy["Fixed"]) if isinstance(strategy, dict) and "Fixed" in strategy else len(out)
+        multiple = padding.get("pad_to_multiple_of") or 0
+        if multiple and target % multiple:
+            target += multiple - target % multiple
+        pads = [int(padding.get("pad_id", 0))] * max(0, target - len(out))
+        out = pads + out if str(padding.get("direction", "Right")).lower() == "left" else out + pads
+    return out
+
+
+@lru_cache(maxsize=64)
+def _full_object(tok: FrozenTokenizer) -> Tokenizer:
+    """The reference object with the file's own truncation and padding (the loaded one has neither), built by the
+    library's own deserializer."""
+    if not tok.admission_inputs.sequence:
+        return tok.tokenizer
+    from tokenizers import Tokenizer as Library
+
+    config = json.loads(tok.tokenizer.to_str())
+    config.update(tok.admission_inputs.sequence)
+    return Library.from_str(json.dumps(config))
 
 
 def reference_encode_full(tok: FrozenTokenizer, text: str) -> list[int]:
-    """The reference IDs with post-processing (add_special_tokens=True), for checking `post_process`."""
-    return _encode(tok, check_text(text), add_special_tokens=True).ids
+    """The reference IDs with post-processing (add_special_tokens=True) and the file's truncation and padding, for
+    checking `post_process`."""
+    text = check_text(text)
+    t0 = time.perf_counter_ns()
+    try:
+        return _full_object(tok).encode(text, add_special_tokens=True).ids
+    except SuiteError:
+        raise
+    except Exception as exc:  # the Rust library raises a bare Exception
+        raise encode_failed(tok, exc) from exc
+    finally:
+        LIBRARY.add(t0)
 
 
 def reference_encode_units(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, ...]]]:

@@ -137,11 +137,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "candidate fails (a normalizer stage changes or drops it, no pre-tokenizer stage splits before it whatever "
         "precedes it, or a stage before that one could join text across it), so no cut is proved and every text is "
         "encoded whole"),
-    "sequence_settings": (
-        "",  # the detail names the setting
-        "the file truncates or pads every encode; both act on the assembled sequence, but the suite applies only "
-        "the post-processor's template once (`spec.reference.post_process`), so a chunked encode would be compared "
-        "with a shortened or padded whole encode; set truncation and padding to null to be admitted"),
     "split_pattern_unknown": (
         "pre_tokenizer Split",
         "the split regexes are none of the families whose transitions are proved"),
