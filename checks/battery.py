@@ -523,10 +523,12 @@ def h_separator(d: _Draw) -> Core:
     right = d.one((d.word(), d.one(P.PUNCT) + d.word(), "\x0c", "\u0301", "\uff9e", "8", " " + d.word(), "\n",
                    "\u0338" + d.word()))  # U+0338 composes after "<", "=" and ">" under NFC and NFKC
     refused = [c for c, _, _ in piece_local_rules(d.tok).refused] if admission_of(d.tok).piece_local else []
-    middle = d.one(refused) if refused and d.rng.random() < 0.5 else d.one(CANDIDATES)  # half: a refused one
-    if middle in COMPOSES_WITH_NEXT and d.rng.random() < 0.5:  # "word=" + U+0338: one piece after NFC or NFKC
-        return _join(d.word(), middle, "\u0338" + right)
-    return _join(left, middle * d.rng.randint(1, 2), right)
+    if refused and d.rng.random() < 0.5:  # half the time a refused candidate, between the contexts that refute it
+        middle = d.one(refused)
+        if middle in COMPOSES_WITH_NEXT:  # "word=" + U+0338: one piece after NFC or NFKC
+            return _join(d.word(), middle, "\u0338" + d.word())
+        return _join(d.word() + d.one(("", d.one(P.PUNCT))), middle, d.word())  # "ab\x0bcd", "ab?!cd", "ab\tcd"
+    return _join(left, d.one(CANDIDATES) * d.rng.randint(1, 2), right)
 
 
 PIECE_LOCAL_BUILDERS: dict[str, Callable[[_Draw], Core]] = {"separator": h_separator}

@@ -598,3 +598,33 @@ PROOFS = {
     "forgotten_pair_guarded": forgotten_pair_guarded,
     "chunk_encoder_is_tokenizer": chunk_encoder_is_tokenizer,
 }
+
+
+# --- the piece-local family (spec.piece_local) ------------------------------------------------------------------
+
+
+def piece_local_variant_is_spec(tok: FrozenTokenizer, which: str) -> ProofCheck:
+    """cut.separator_ignores_normalizer and cut.separator_ignores_pre_tokenizer are the specification itself on a
+    piece-local file where no candidate is refused by that premise alone, and cut.piece_special_edges_ignored on a
+    file whose special-token edges are exact (no Metaspace with prepend_scheme "first").
+
+    Argument. The control's rules read the separators through `PieceLocalRules.chosen(which)` (the array evaluation
+    too), which adds only the candidates refused by the skipped premise alone; with none, it is the separator set
+    itself. The special-edge knob is read only where `special_edges` is false. So the control accepts exactly the
+    specification's cuts, and cannot be killed: the equality is the proof.
+
+    Premise checked: `chosen(which) == separators` (which "ignore_normalizer" / "ignore_pre_tokenizer"), or
+    `special_edges` (which "special_edges"). Not applicable to a tokenizer that is not piece-local.
+    """
+    out = ProofCheck(f"piece_local_variant_is_spec:{which}", tok.name)
+    if not admission_of(tok).piece_local:
+        return _not_applicable(out, "not a piece-local tokenizer: the proof is about its separator rule "
+                                    "(spec.piece_local)")
+    rules = piece_local_rules(tok)
+    out.checked += 1
+    if which == "special_edges":
+        if not rules.special_edges:
+            out.counterexamples.append({"special_edges": False})
+    elif rules.chosen(which) != rules.separators:
+        out.counterexamples.append({"added": sorted(rules.chosen(which) - rules.separators)})
+    return out

@@ -34,6 +34,7 @@ from delta_suite.controls.proofs import (
     nfc_specials_edged_by_anchors,
     overlap_interiors_without_witness,
     overlapping_specials,
+    piece_local_variant_is_spec,
     special_interiors_joined,
 )
 from delta_suite.frozen.loader import FrozenTokenizer
@@ -70,22 +71,20 @@ def _piece_local(tok: FrozenTokenizer) -> bool:
     return admission_of(tok).piece_local
 
 
-def _skips_normalizer_premise(tok: FrozenTokenizer) -> bool:
-    """A piece-local tokenizer with a candidate refused by its normalizer (S2): only there does skipping it change
-    a verdict."""
-    rules = piece_local_rules(tok) if _piece_local(tok) else None
-    return rules is not None and rules.chosen("ignore_normalizer") != rules.separators
+def _normalizer_variant_is_spec(tok: FrozenTokenizer) -> bool:
+    """The premise of piece_local_variant_is_spec for cut.separator_ignores_normalizer: no candidate is refused by
+    the normalizer premise (S2) alone, so the control's separators are the file's own."""
+    return piece_local_variant_is_spec(tok, "ignore_normalizer").holds
 
 
-def _skips_pre_tokenizer_premise(tok: FrozenTokenizer) -> bool:
-    """A piece-local tokenizer with a candidate refused by its pre-tokenizer (S3)."""
-    rules = piece_local_rules(tok) if _piece_local(tok) else None
-    return rules is not None and rules.chosen("ignore_pre_tokenizer") != rules.separators
+def _pre_tokenizer_variant_is_spec(tok: FrozenTokenizer) -> bool:
+    """The premise of piece_local_variant_is_spec for cut.separator_ignores_pre_tokenizer."""
+    return piece_local_variant_is_spec(tok, "ignore_pre_tokenizer").holds
 
 
-def _inexact_special_edges(tok: FrozenTokenizer) -> bool:
-    """A piece-local tokenizer whose special-token edges are not exact (a Metaspace with prepend_scheme "first")."""
-    return _piece_local(tok) and not piece_local_rules(tok).special_edges
+def _special_edges_exact(tok: FrozenTokenizer) -> bool:
+    """The premise of piece_local_variant_is_spec for cut.piece_special_edges_ignored: the edges are exact."""
+    return piece_local_variant_is_spec(tok, "special_edges").holds
 
 
 def _whole_word(tok: FrozenTokenizer) -> bool:
@@ -303,13 +302,17 @@ _CONTROLS: tuple[Control, ...] = (
          proof="chunk_encoder_is_tokenizer", premise=_no_prefix),
     _cut("cut.separator_ignores_normalizer", "piece-local separator rule: candidates the normalizer changes or "
          "drops (premise S2) accepted as separators", CutRules(separators="ignore_normalizer"),
-         applies=_skips_normalizer_premise),
+         applies=_piece_local, redundant_for=frozenset({PIECE_LOCAL_FAMILIES}), proof="piece_local_variant_is_spec",
+         premise=_normalizer_variant_is_spec),
     _cut("cut.separator_ignores_pre_tokenizer", "piece-local separator rule: candidates no pre-tokenizer stage "
          "splits before, or that a stage may join across (premise S3), accepted as separators",
-         CutRules(separators="ignore_pre_tokenizer"), applies=_skips_pre_tokenizer_premise),
+         CutRules(separators="ignore_pre_tokenizer"), applies=_piece_local,
+         redundant_for=frozenset({PIECE_LOCAL_FAMILIES}), proof="piece_local_variant_is_spec",
+         premise=_pre_tokenizer_variant_is_spec),
     _cut("cut.piece_special_edges_ignored", "piece-local: added-token edges taken as cuts under a Metaspace with "
          "prepend_scheme \"first\" (the chunk after the token gets a prefix)", CutRules(piece_special_edges=False),
-         applies=_inexact_special_edges),
+         applies=_piece_local, redundant_for=frozenset({PIECE_LOCAL_FAMILIES}), proof="piece_local_variant_is_spec",
+         premise=_special_edges_exact),
     _repair("repair.unchecked_reuse", "no seam check: stored IDs + the encode of D alone",
             RepairParams(check_seam=False)),
     _repair("repair.match_ids_only", "runs matched on IDs only", RepairParams(match_key="ids"), applies=_byte_level),

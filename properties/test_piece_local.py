@@ -16,17 +16,17 @@ Checked here:
   concatenation of their outputs one by one), and each hard pre-tokenizer stage splits before its separator after
   any code point; Lowercase turns U+03A3 into U+03C3 wherever it stands (no final-sigma context);
 - files built against each premise are refused, or lose exactly the candidate the premise is about.
-Plants: `_hard` returning (True, True) for Digits -> the random-cut test on bpe-nfkc-lowercase-digits records
-differences ("a1" cut before "1" under Whitespace + Digits is not a separator cut... the Digits stage never makes a
-boundary before an ASCII separator, so a planted claim makes "!" hard there); `normalized_separator` skipping the
-stage images -> the Bert files accept U+000B, which the normalizer drops, and the battery's separator hazard
-differs (the control cut.separator_ignores_normalizer is that plant, killed in `test_piece_local_controls`).
+Plants: `spec.piece_local._hard` saying a Digits stage splits before any character -> on bpe-nfkc-lowercase-digits
+"!" becomes a separator after the Whitespace stage, which groups "?!" in one piece, and the random-cut test records
+differences; `COMPOSES_WITH_NEXT` emptied -> the normal-form test disagrees on "<", "=", ">" under NFC and NFKC.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,9 +39,14 @@ from delta_suite.spec.piece_local import (
     CANDIDATES,
     PUNCTUATION,
     WHITESPACE,
-    normalized_separator,
     piece_local_rules,
     stage_image,
+)
+from delta_suite.spec.proofs.separators import (
+    SeparatorCheck,
+    character_stage_check,
+    hard_stage_check,
+    normal_form_check,
 )
 from delta_suite.spec.reference import (
     post_process,
@@ -51,16 +56,15 @@ from delta_suite.spec.reference import (
 )
 from delta_suite.spec.refusals import refusal_message
 from delta_suite.spec.repair import repair_splice
-from tokenizers import Tokenizer
 
 from properties.battery_exactness import run_battery
 from properties.piece_local_files import ADMITTED, CORE, REFUSED, load, path_of
+from properties.synthetic import base_config, write
 from properties.trained_files import corpus_documents
 
 PALETTE = (list(CANDIDATES) + list("abcdeXYZ0159") + ["the", "ing", "un", "##", "\u2581", "\u0301", "\u0300",
            "\ufb01", "\u00bd", "\u2460", "\u0391\u03a3", "\u00e9", "\uff76\uff9e", "\u6771\u4eac", "\u00a0", "\u3000",
            "\x00", "\u200b", "\U0001f600"])
-CPS = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
 
 
 def _texts(tok, count: int, seed: int) -> list[str]:
@@ -159,7 +163,7 @@ def test_sessions_repair_from_one_cut(name: str, ledger) -> None:
     assert differences == 0 and repaired > compared // 3
 
 
-# --- the premises, per code point ---------------------------------------------------------------------------------
+# --- the premises, per code point (`spec.proofs.separators`) --------------------------------------------------------
 
 ANCHORED_STAGES = {"NFC": {"type": "NFC"}, "NFD": {"type": "NFD"}, "NFKC": {"type": "NFKC"}, "NFKD": {"type": "NFKD"},
                    "BertStrip": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
@@ -170,75 +174,41 @@ CHARACTER_STAGES = {"Lowercase": {"type": "Lowercase"}, "Nmt": {"type": "Nmt"},
                                   "strip_accents": False, "lowercase": False}}
 
 
-def _normalizer(stage: dict):
-    return Tokenizer.from_str(json.dumps({"version": "1.0", "model": {"type": "WordLevel", "vocab": {},
-                                                                      "unk_token": "[UNK]"},
-                                          "normalizer": stage})).normalizer
-
-
-_SINGLES: dict[str, list[str]] = {}
-
-
-def _singles(label: str, stage: dict) -> list[str]:
-    if label not in _SINGLES:
-        n = _normalizer(stage)
-        _SINGLES[label] = [n.normalize_str(c) for c in CPS]
-    return _SINGLES[label]
+def _record_check(ledger, check: SeparatorCheck, label: str) -> None:
+    ledger.record("exhaustive", check.check, None, comparisons=check.comparisons, differences=len(check.disagree),
+                  unit="code point and candidate", details={**check.details, "label": label,
+                                                            "disagree": check.disagree}, oracle="reference")
 
 
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("group", [WHITESPACE, PUNCTUATION[:16], PUNCTUATION[16:]], ids=["space", "punct1", "punct2"])
 @pytest.mark.parametrize("label", sorted(ANCHORED_STAGES))
 def test_a_normal_form_never_joins_across_an_ascii_candidate(label: str, group: str, ledger) -> None:
-    """For every code point c and candidate s that the stage maps to one character s': N(c + s) == N(c) + s' and
-    N(s + c) == s' + N(c), checked on one text per candidate that holds every code point between two s (the
-    reference normalizes it whole) against the concatenation of each code point's own normal form. The premise
-    (`spec.piece_local.normalized_separator` for the stage alone) keeps exactly the candidates for which this
-    holds: "<", "=" and ">" compose with a following U+0338 under NFC and NFKC, and are refused there."""
-    stage = ANCHORED_STAGES[label]
-    n = _normalizer(stage)
-    singles = _singles(label, stage)
-    disagree, kept = [], 0
-    for s in group:
-        image = stage_image(stage, s)
-        if len(image) != 1:
-            continue
-        holds = n.normalize_str(s.join(CPS) + s) == image.join(singles) + image
-        claimed = normalized_separator(stage, s)[0] is not None
-        kept += claimed
-        if holds != claimed:
-            disagree.append(f"U+{ord(s):04X}:{'holds' if holds else 'fails'}")
-    ledger.record("exhaustive", "piece_local.normalizer_code_points", None, comparisons=len(group) * len(CPS),
-                  differences=len(disagree), unit="code point and candidate",
-                  details={"stage": label, "candidates": len(group), "kept": kept, "disagree": disagree},
-                  oracle="reference")
-    assert not disagree
+    """`normal_form_check`: for every code point c and every candidate s the stage maps to one character s',
+    N(c + s) == N(c) + s' and N(s + c) == s' + N(c) hold exactly for the candidates the premise keeps: "<", "=" and
+    ">" compose with a following U+0338 under NFC and NFKC, and are refused there."""
+    check = normal_form_check(ANCHORED_STAGES[label], group)
+    _record_check(ledger, check, label)
+    assert check.holds or not check.comparisons, check.disagree
+    assert not check.disagree
 
 
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("label", sorted(CHARACTER_STAGES))
 def test_a_character_stage_works_character_by_character(label: str, ledger) -> None:
-    """The stage's output on all code points at once (and with each ASCII candidate after every one) is the
-    concatenation of its outputs on each: nothing it does depends on a neighbour."""
-    stage = CHARACTER_STAGES[label]
-    n = _normalizer(stage)
-    singles = _singles(label, stage)
-    checks = {"alone": n.normalize_str("".join(CPS)) == "".join(singles)}
-    for s in " \t\n.":
-        image = stage_image(stage, s)
-        checks[repr(s)] = n.normalize_str(s.join(CPS)) == image.join(singles)
-    wrong = [k for k, ok in checks.items() if not ok]
-    ledger.record("exhaustive", "piece_local.normalizer_code_points", None, comparisons=len(checks) * len(CPS),
-                  differences=len(wrong), unit="code point", details={"stage": label, "wrong": wrong},
-                  oracle="reference")
-    assert not wrong
+    """`character_stage_check`: the stage's output on all code points at once (and with a space, a tab, a newline
+    and a full stop after each) is the concatenation of its outputs on each: nothing it does depends on a
+    neighbour."""
+    check = character_stage_check(CHARACTER_STAGES[label])
+    _record_check(ledger, check, label)
+    assert check.holds, check.disagree
 
 
 def test_lowercase_has_no_final_sigma_context(ledger) -> None:
     """Rust's str::to_lowercase maps a final U+03A3 to U+03C2; the reference's Lowercase and Bert normalizers map
     each character alone (U+03C3 everywhere), so they are character stages: measured, not assumed."""
     texts = ["\u0391\u03a3", "\u0391\u03a3 ", "\u03a3", "\u0391\u03a3\u0391", "x\u03a3."]
-    got = {label: [_normalizer(stage).normalize_str(t) for t in texts]
+    got = {label: [stage_image(stage, t) for t in texts]
            for label, stage in (("Lowercase", {"type": "Lowercase"}), ("Bert", ANCHORED_STAGES["BertStrip"]))}
     wrong = [(label, t) for label, outs in got.items() for t, o in zip(texts, outs, strict=True)
              if "\u03c2" in o or o.count("\u03c3") != t.count("\u03a3")]
@@ -259,31 +229,38 @@ HARD = {"Whitespace": ({"type": "Whitespace"}, WHITESPACE),
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("label", sorted(HARD))
 def test_a_hard_stage_splits_before_its_separator_after_any_code_point(label: str, ledger) -> None:
-    """For every code point c and separator s the stage is claimed hard for: the pieces of the text holding every
-    "c + s" are the pieces of each c followed by those of s (the boundary before s holds whatever precedes it)."""
+    """`hard_stage_check`: for every code point c and separator s the stage is claimed hard for, the pieces of the
+    text holding every "c + s" are the pieces of each c followed by those of s."""
     stage, separators = HARD[label]
-    pre = Tokenizer.from_str(json.dumps({"version": "1.0", "model": {"type": "WordLevel", "vocab": {},
-                                                                     "unk_token": "[UNK]"},
-                                         "pre_tokenizer": stage})).pre_tokenizer
-    singles = [[p for p, _ in pre.pre_tokenize_str(c)] for c in CPS]
-    wrong = []
-    for s in separators:
-        tail = [p for p, _ in pre.pre_tokenize_str(s + "x")][:-1]  # the pieces s alone makes before a letter
-        if label == "Metaspace":  # its prefix goes to each stretch's start: the pieces are "c" then "\u2581c'"
-            continue
-        want = [p for c_pieces in singles for p in (*c_pieces, *tail)]
-        got = [p for p, _ in pre.pre_tokenize_str(s.join(CPS) + s)]
-        if got != want:
-            wrong.append(f"U+{ord(s):04X}")
-    if label == "Metaspace":  # every code point c (but the space and U+2581 themselves) after a space and a letter:
-        # each piece is U+2581 + "x" + c, so the split before every space holds whatever precedes it
-        others = [c for c in CPS if c not in " \u2581"]
-        got = [p for p, _ in pre.pre_tokenize_str("x" + " x".join(others))]
-        wrong += [] if got == ["\u2581x" + c for c in others] else ["U+0020"]
-    ledger.record("exhaustive", "piece_local.pre_tokenizer_code_points", None,
-                  comparisons=len(separators) * len(CPS), differences=len(wrong), unit="code point and separator",
-                  details={"stage": label, "separators": list(separators), "wrong": wrong}, oracle="reference")
-    assert not wrong
+    check = hard_stage_check(stage, separators)
+    _record_check(ledger, check, label)
+    assert check.holds, check.disagree
+
+
+def test_the_separators_command_checks_a_files_own_stages(tmp_path: Path) -> None:
+    """`python -m delta_suite.spec.proofs --separators --tokenizer PATH`: the Unigram file's premises and the checks
+    of its NFKC stage and its Metaspace, recorded under the file's name (exit 0); a byte-level file is not
+    piece-local (exit 2)."""
+    ledger_file = tmp_path / "separators.jsonl"
+    got = subprocess.run([sys.executable, "-m", "delta_suite.spec.proofs", "--separators", "--tokenizer",
+                          str(path_of("unigram-metaspace-nfkc")), "--name", "uni", "--ledger", str(ledger_file)],
+                         capture_output=True, text=True, timeout=900)
+    assert got.returncode == 0, got.stdout[-1500:] + got.stderr[-1500:]
+    records = [json.loads(line) for line in ledger_file.read_text(encoding="utf-8").splitlines()]
+    checks = {(r["check"], r["details"].get("stage", {}).get("type") if isinstance(r["details"].get("stage"), dict)
+               else None) for r in records}
+    assert ("admission.piece_local", None) in checks and ("piece_local.normalizer_code_points", "NFKC") in checks
+    assert ("piece_local.pre_tokenizer_code_points", "Metaspace") in checks
+    assert all(r["tokenizer"] == "uni" and r["differences"] == 0 for r in records)
+    refused = subprocess.run([sys.executable, "-m", "delta_suite.spec.proofs", "--separators", "--tokenizer",
+                              str(write_claude_like(tmp_path))], capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "not a piece-local file" in refused.stderr
+
+
+def write_claude_like(tmp_path: Path) -> Path:
+    """A byte-level file (the synthetic base configuration): not piece-local."""
+    path, _ = write(tmp_path / "bytelevel", base_config())
+    return path
 
 
 # --- files built against a premise --------------------------------------------------------------------------------

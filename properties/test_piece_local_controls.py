@@ -14,8 +14,10 @@ separator) and survives by proof elsewhere (`controls.proofs.special_interiors_j
 no interior separator). cut.special_ignores_strip is killed on each file's stripping derivation (its markers
 single_word too, plus a marker of letters, `controls.derived.stripping_markers`).
 
-Plants: `applies=_skips_pre_tokenizer_premise` widened to `_piece_local` -> the WordPiece file's matrix shows
-cut.separator_ignores_pre_tokenizer "survived" (every candidate passes S3 there) and the test fails naming it;
+Each of the three applies to every piece-local file and is proven redundant where the premise it skips refuses no
+candidate by itself (`controls.proofs.piece_local_variant_is_spec`: the control's rules are then the spec's).
+Plants: `premise=_pre_tokenizer_variant_is_spec` replaced by `_always` on cut.separator_ignores_pre_tokenizer -> the
+Unigram file's row is "killed" where a proof is claimed and `control_problems` fails;
 `_interiors_without_separator` made to always hold -> cut.no_guard is "killed" on a row claimed redundant and
 `control_problems` fails.
 """
@@ -35,17 +37,16 @@ from properties.piece_local_files import load, path_of
 from properties.test_kill_matrix import control_problems, record_rows, survival_problems, unbroken_problems
 
 HARNESS = {name: "killed" for name in names("harness")}
-COMMON = {"repair.unchecked_reuse": "killed", "cut.guard_selected_only": "survives-by-proof",
-          "cut.special_ignores_strip": "killed", **HARNESS}
+SBP = "survives-by-proof"
+COMMON = {"repair.unchecked_reuse": "killed", "cut.guard_selected_only": SBP, "cut.special_ignores_strip": "killed",
+          "cut.separator_ignores_normalizer": SBP, "cut.separator_ignores_pre_tokenizer": SBP,
+          "cut.piece_special_edges_ignored": SBP, **HARNESS}
 STATUS = {
     "bert-wordpiece-uncased": {**COMMON, "cut.no_guard": "killed", "cut.vector_guard_misses_last_interior": "killed",
                                "cut.separator_ignores_normalizer": "killed"},
-    "unigram-metaspace-nfkc": {**COMMON, "cut.no_guard": "survives-by-proof",
-                               "cut.separator_ignores_pre_tokenizer": "killed"},
-    "bpe-nfkc-lowercase-digits": {**COMMON, "cut.no_guard": "survives-by-proof",
-                                  "cut.separator_ignores_pre_tokenizer": "killed"},
-    "unigram-metaspace-first": {**COMMON, "cut.no_guard": "survives-by-proof",
-                                "cut.separator_ignores_pre_tokenizer": "killed",
+    "unigram-metaspace-nfkc": {**COMMON, "cut.no_guard": SBP, "cut.separator_ignores_pre_tokenizer": "killed"},
+    "bpe-nfkc-lowercase-digits": {**COMMON, "cut.no_guard": SBP, "cut.separator_ignores_pre_tokenizer": "killed"},
+    "unigram-metaspace-first": {**COMMON, "cut.no_guard": SBP, "cut.separator_ignores_pre_tokenizer": "killed",
                                 "cut.piece_special_edges_ignored": "killed"},
     "bert-wordpiece-nfkc": {**COMMON, "cut.no_guard": "killed", "cut.vector_guard_misses_last_interior": "killed",
                             "cut.separator_ignores_normalizer": "killed"},

@@ -155,6 +155,10 @@ for i in "${!USER_PATHS[@]}"; do
   if selected checks; then file_steps+=("kill-matrix $p"); fi
   if selected checks && [ "$derived" = 1 ]; then file_steps+=("per-code-point $p"); fi
   if selected checks && [ "$whole_word" = 1 ]; then file_steps+=("merge-locality $p"); fi
+  # a piece-local file's separators rest on its own stages: their per-code-point checks and its premises are a step
+  piece_local=0
+  if python -m delta_suite.spec.admission_cli "$p" "${named[@]}" 2>/dev/null | grep -q "piece-local family"; then piece_local=1; fi
+  if selected checks && [ "$piece_local" = 1 ]; then file_steps+=("separators $p"); fi
   if [ ${#file_steps[@]} -gt 0 ]; then plan "${file_steps[@]}"; fi
   if selected smoke; then ustep "smoke $p" corpora smoke --tokenizer "$p" "${named[@]}" --out "$u/smoke"; fi
   if selected fuzz; then ustep "fuzz $p" fuzz --tokenizer "$p" "${named[@]}" --budget "$BUDGET" --out "$u/fuzz"; fi
@@ -168,6 +172,9 @@ for i in "${!USER_PATHS[@]}"; do
   fi
   if selected checks && [ "$whole_word" = 1 ]; then ustep "merge-locality $p" python -m delta_suite.spec.proofs \
     --merge-locality --tokenizer "$p" "${named[@]}" --ledger "$u/merge-locality/merge-locality.jsonl"
+  fi
+  if selected checks && [ "$piece_local" = 1 ]; then ustep "separators $p" python -m delta_suite.spec.proofs \
+    --separators --tokenizer "$p" "${named[@]}" --ledger "$u/separators/separators.jsonl"
   fi
   # the per-code-point checks of the file's split family when admission derived it by proof (class tables,
   # transition boundaries, end of input, the alphabet): the same tests as for the six, on the same stride; a

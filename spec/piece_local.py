@@ -218,6 +218,22 @@ def _hard(stage: dict, t: str) -> tuple[bool, bool] | None:
     return None
 
 
+def first_hard_stage(pre_tokenizer: dict | None, t: str) -> dict | None:
+    """The stage of S3 for the normalized separator `t`: the first that splits before it whatever precedes it."""
+    for stage in _flatten(pre_tokenizer, "pretokenizers"):
+        decided = _hard(stage, t)
+        if decided is None:
+            return None
+        if decided[0]:
+            return stage
+    return None
+
+
+def normalizer_stages(normalizer: dict | None) -> list[dict]:
+    """The normalizer's stages in order, Sequences flattened."""
+    return _flatten(normalizer, "normalizers")
+
+
 def pre_tokenizer_reason(pre_tokenizer: dict | None, t: str) -> str:
     """S3 for the normalized separator `t`: "" when it holds, else the reason."""
     stages = _flatten(pre_tokenizer, "pretokenizers")

@@ -25,7 +25,13 @@ about every merge table, so these records name no tokenizer. With `--tokenizer`,
 are recorded too (`admission.whole_word`: the family's judgement, `spec.whole_word.judge`, no added token that
 strips or matches as a single word, and each premise of the lemma on its model, `merge_locality.premises_of`), so a
 run that checks only that file (the main job's `--only`) holds every record its whole-word premises read. Exit 0
-when everything holds, 1 when a check fails, 2 for a file that is not whole-word or cannot be loaded."""
+when everything holds, 1 when a check fails, 2 for a file that is not whole-word or cannot be loaded.
+
+`python -m delta_suite.spec.proofs --separators --tokenizer PATH [--name NAME] [--ledger FILE]` does the same for a
+piece-local file (`spec.piece_local`): its own premises (`admission.piece_local`: its family and separators) and
+the per-code-point checks of its own stages (`spec.proofs.separators.file_checks`: each normalizer stage, and the
+hard pre-tokenizer stage of each separator, against the reference on every code point; a minute or two for a Bert
+pipeline on two cores). Exit 0 when every check holds, 1 when one fails, 2 for a file that is not piece-local."""
 
 from __future__ import annotations
 
@@ -42,6 +48,8 @@ from delta_suite.frozen.user_files import resolve_tokenizer
 from delta_suite.ledger.records import append_records, make_record
 from delta_suite.spec.families import is_total, removed_inverted_regexes, split_stages, stages_of
 from delta_suite.spec.patterns import RECONSTRUCTED, SPLIT_PATTERNS, TOTAL_STAGES, identify
+from delta_suite.spec.piece_local import is_piece_local_candidate
+from delta_suite.spec.piece_local import judge as judge_piece_local
 from delta_suite.spec.proofs.alphabet import family_alphabet
 from delta_suite.spec.proofs.bounded import bounded_check, default_lengths
 from delta_suite.spec.proofs.coverage import family_coverage
@@ -63,6 +71,7 @@ from delta_suite.spec.proofs.obligations import WHOLE_WORD, WHOLE_WORD_ADMISSION
 from delta_suite.spec.proofs.pieces import family_pieces
 from delta_suite.spec.proofs.pipeline_proof import DEFAULT_BOUND, family_resync, prove_family_pipeline
 from delta_suite.spec.proofs.prove import examine_family
+from delta_suite.spec.proofs.separators import file_checks
 from delta_suite.spec.whole_word import is_whole_word_candidate, judge
 
 
@@ -338,6 +347,44 @@ def whole_word_premises(tok: FrozenTokenizer) -> tuple[str, dict, bool] | None:
     return said, record, not failing
 
 
+def separators_main(tokenizer: str, name: str | None, ledger: Path | None) -> int:
+    """`--separators --tokenizer PATH` (module docstring): a piece-local file's own premises (`admission.piece_local`)
+    and the per-code-point checks of its own stages (`spec.proofs.separators.file_checks`), each printed and
+    recorded; exit 0 when every one holds, 1 when one does not, 2 for a file that is not piece-local."""
+    try:
+        tok = resolve_tokenizer(tokenizer, name)
+    except SuiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    inputs = tok.admission_inputs
+    config = {"model": {**inputs.model, "type": inputs.model_type, "dropout": inputs.dropout},
+              "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
+    stripping = [str(t.get("content")) for t in inputs.added_tokens
+                 if t.get("lstrip") or t.get("rstrip") or t.get("single_word")]
+    refused, rules = judge_piece_local(config, list(inputs.added_tokens)) if is_piece_local_candidate(config) \
+        else ("not a piece-local candidate", None)
+    if rules is None or stripping:
+        print(f"error: {tok.name} is not a piece-local file ({refused or 'stripping added tokens'})", file=sys.stderr)
+        return 2
+    records = [_record("harness", "admission.piece_local", comparisons=1, differences=0, unit="file",
+                       oracle="premise", tok=tok,
+                       details={"kind": "piece_local", "family": rules.family, "decided": rules.family,
+                                "separators": sorted(rules.separators), "special_edges": rules.special_edges,
+                                "refused_candidates": [list(r) for r in rules.refused]})]
+    print(f"separator premises of {tok.name}: {rules.family}, {len(rules.separators)} separators")
+    failed = False
+    for check in file_checks(tok):
+        print(f"  {check.check} [{check.stage}]: {check.comparisons:,} compared"
+              + ("" if check.holds else f" -- FAILED: {', '.join(check.disagree) or 'nothing compared'}"))
+        records.append(_record("exhaustive", check.check, comparisons=check.comparisons,
+                               differences=len(check.disagree), unit="code point and candidate", oracle="reference",
+                               tok=tok, details={**check.details, "disagree": check.disagree}))
+        failed |= not check.holds
+    if ledger is not None:
+        append_records(ledger, records)
+    return 1 if failed else 0
+
+
 def merge_locality_main(tokenizer: str | None, name: str | None, ledger: Path | None) -> int:
     """`--merge-locality` (module docstring): print each check, append its record to `ledger`, exit 0/1/2."""
     failed = False
@@ -377,17 +424,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge-locality", action="store_true",
                         help="run the merge-locality lemma's checks (and, with --tokenizer, a whole-word file's "
                         "premises) and record them (--ledger)")
-    parser.add_argument("--name", help="with --merge-locality --tokenizer: the file's name in the records (default: "
-                        "its folder's name, or its stem)")
-    parser.add_argument("--ledger", type=Path, metavar="FILE", help="with --merge-locality: append the records here")
+    parser.add_argument("--separators", action="store_true",
+                        help="with --tokenizer: a piece-local file's premises and the per-code-point checks of its "
+                        "own stages, recorded (--ledger)")
+    parser.add_argument("--name", help="with --merge-locality or --separators and --tokenizer: the file's name in "
+                        "the records (default: its folder's name, or its stem)")
+    parser.add_argument("--ledger", type=Path, metavar="FILE",
+                        help="with --merge-locality or --separators: append the records here")
     args = parser.parse_args(argv)
+    if args.separators:
+        if args.tokenizer is None or args.families or args.bounded or args.merge_locality:
+            parser.error("--separators takes --tokenizer and no family arguments, --bounded or --merge-locality")
+        return separators_main(str(args.tokenizer), args.name, args.ledger)
     if args.merge_locality:
         if args.families or args.bounded:
             parser.error("--merge-locality takes no family arguments and no --bounded")
         return merge_locality_main(str(args.tokenizer) if args.tokenizer is not None else None, args.name,
                                    args.ledger)
     if args.name is not None or args.ledger is not None:
-        parser.error("--name and --ledger go with --merge-locality")
+        parser.error("--name and --ledger go with --merge-locality or --separators")
     if args.tokenizer is not None:
         if args.families:
             parser.error("--tokenizer takes no family arguments")
