@@ -1,9 +1,10 @@
 """Real tokenizer.json files for tests: real pipelines, trained on real text, built once and cached.
 
-Every builder trains a small vocabulary on the same corpus: this repository's own Markdown (`docs/**/*.md` and
-`README.md`, read in sorted path order, about 180,000 characters) plus the built-in multilingual samples
-(`spec.vacuity.PROBE_TEXTS`: Latin with accents, Cyrillic, Greek, Arabic, Hebrew, Devanagari, Thai, CJK, emoji).
-Nothing is downloaded and nothing machine-specific is read, so a fresh clone should build the same bytes.
+Every builder trains a small vocabulary on the same corpus, `training_text.txt` beside this module: a snapshot of
+this repository's own Markdown (`docs/**/*.md` and `README.md`, in sorted path order, about 190,000 characters)
+and the built-in multilingual samples (`spec.vacuity.PROBE_TEXTS`: Latin with accents, Cyrillic, Greek, Arabic,
+Hebrew, Devanagari, Thai, CJK, emoji), fixed so that a documentation edit retrains nothing. Nothing is downloaded
+and nothing machine-specific is read, so a fresh clone builds the same bytes.
 
 A built file lives under `$DELTA_HOME/trained-tokenizers/` (else `$XDG_CACHE_HOME/delta-suite/...`, else
 `~/.cache/delta-suite/...`), named `<recipe>-<key>.json`. The key hashes the recipe's name, `RECIPE_VERSION`, this
@@ -37,7 +38,6 @@ from pathlib import Path
 
 import tokenizers
 from delta_suite.frozen.cache import cache_root, ensure_writable
-from delta_suite.spec.vacuity import PROBE_TEXTS
 from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors, trainers
 from tokenizers.models import BPE, Unigram, WordPiece
 
@@ -61,10 +61,15 @@ def corpus_documents() -> list[Path]:
     return sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md"]
 
 
+TRAINING_TEXT = Path(__file__).with_name("training_text.txt")
+
+
 def corpus_lines() -> list[str]:
-    """The training text, one non-empty line per item (trailing whitespace removed, inner text untouched)."""
-    texts = [path.read_text(encoding="utf-8") for path in corpus_documents()] + list(PROBE_TEXTS)
-    return [line.rstrip() for text in texts for line in text.splitlines() if line.strip()]
+    """The training text, one non-empty line per item: `training_text.txt`, a snapshot of the lines of this
+    repository's Markdown (`corpus_documents`) and the built-in samples taken when the files were first trained,
+    kept fixed so that editing the documentation does not retrain the files (their vocabularies, and so which
+    battery strings kill a control, would change with every edit)."""
+    return [line for line in TRAINING_TEXT.read_text(encoding="utf-8").splitlines() if line]
 
 
 def corpus_digest() -> str:
