@@ -88,12 +88,13 @@ def encode_failed(tok: FrozenTokenizer, exc: Exception) -> ReferenceEncodeFailed
     return ReferenceEncodeFailed(f"{tok.name}: the reference library cannot encode with this file: {exc}")
 
 
-def _encode(tok: FrozenTokenizer, text: str, add_special_tokens: bool = False) -> Encoding:
-    """One library encode of an already checked text, counted on `LIBRARY` (one call, the time it took); a library
-    error is `ReferenceEncodeFailed`."""
+def _encode(tok: FrozenTokenizer, text: str, add_special_tokens: bool = False,
+            tokenizer: Tokenizer | None = None) -> Encoding:
+    """One library encode of an already checked text (by `tokenizer`, default the loaded object), counted on
+    `LIBRARY` (one call, the time it took); a library error is `ReferenceEncodeFailed`."""
     t0 = time.perf_counter_ns()
     try:
-        return tok.tokenizer.encode(text, add_special_tokens=add_special_tokens)
+        return (tokenizer or tok.tokenizer).encode(text, add_special_tokens=add_special_tokens)
     except SuiteError:
         raise
     except Exception as exc:  # the Rust library raises a bare Exception
@@ -199,16 +200,7 @@ def _full_object(tok: FrozenTokenizer) -> Tokenizer:
 def reference_encode_full(tok: FrozenTokenizer, text: str) -> list[int]:
     """The reference IDs with post-processing (add_special_tokens=True) and the file's truncation and padding, for
     checking `post_process`."""
-    text = check_text(text)
-    t0 = time.perf_counter_ns()
-    try:
-        return _full_object(tok).encode(text, add_special_tokens=True).ids
-    except SuiteError:
-        raise
-    except Exception as exc:  # the Rust library raises a bare Exception
-        raise encode_failed(tok, exc) from exc
-    finally:
-        LIBRARY.add(t0)
+    return _encode(tok, check_text(text), add_special_tokens=True, tokenizer=_full_object(tok)).ids
 
 
 def reference_encode_units(tok: FrozenTokenizer, text: str) -> tuple[list[int], list[tuple[int, ...]]]:
