@@ -174,8 +174,9 @@ CHARACTER_STAGES = {"Lowercase": {"type": "Lowercase"}, "Nmt": {"type": "Nmt"},
                                   "strip_accents": False, "lowercase": False}}
 
 
-def _record_check(ledger, check: SeparatorCheck, label: str) -> None:
-    ledger.record("exhaustive", check.check, None, comparisons=check.comparisons, differences=len(check.disagree),
+def _record_check(ledger, name: str, check: SeparatorCheck, label: str) -> None:
+    assert check.check == name
+    ledger.record("exhaustive", name, None, comparisons=check.comparisons, differences=len(check.disagree),
                   unit="code point and candidate", details={**check.details, "label": label,
                                                             "disagree": check.disagree}, oracle="reference")
 
@@ -188,7 +189,7 @@ def test_a_normal_form_never_joins_across_an_ascii_candidate(label: str, group: 
     N(c + s) == N(c) + s' and N(s + c) == s' + N(c) hold exactly for the candidates the premise keeps: "<", "=" and
     ">" compose with a following U+0338 under NFC and NFKC, and are refused there."""
     check = normal_form_check(ANCHORED_STAGES[label], group)
-    _record_check(ledger, check, label)
+    _record_check(ledger, "piece_local.normalizer_code_points", check, label)
     assert check.holds or not check.comparisons, check.disagree
     assert not check.disagree
 
@@ -200,7 +201,7 @@ def test_a_character_stage_works_character_by_character(label: str, ledger) -> N
     and a full stop after each) is the concatenation of its outputs on each: nothing it does depends on a
     neighbour."""
     check = character_stage_check(CHARACTER_STAGES[label])
-    _record_check(ledger, check, label)
+    _record_check(ledger, "piece_local.normalizer_code_points", check, label)
     assert check.holds, check.disagree
 
 
@@ -233,7 +234,7 @@ def test_a_hard_stage_splits_before_its_separator_after_any_code_point(label: st
     text holding every "c + s" are the pieces of each c followed by those of s."""
     stage, separators = HARD[label]
     check = hard_stage_check(stage, separators)
-    _record_check(ledger, check, label)
+    _record_check(ledger, "piece_local.pre_tokenizer_code_points", check, label)
     assert check.holds, check.disagree
 
 

@@ -184,7 +184,7 @@ def post_process(tok: FrozenTokenizer, ids: list[int]) -> list[int]:
     return out
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)
 def _full_object(tok: FrozenTokenizer) -> Tokenizer:
     """The reference object with the file's own truncation and padding (the loaded one has neither), built by the
     library's own deserializer."""

@@ -71,7 +71,7 @@ from delta_suite.spec.proofs.obligations import WHOLE_WORD, WHOLE_WORD_ADMISSION
 from delta_suite.spec.proofs.pieces import family_pieces
 from delta_suite.spec.proofs.pipeline_proof import DEFAULT_BOUND, family_resync, prove_family_pipeline
 from delta_suite.spec.proofs.prove import examine_family
-from delta_suite.spec.proofs.separators import file_checks
+from delta_suite.spec.proofs.separators import NORMALIZER_CHECK, file_checks
 from delta_suite.spec.whole_word import is_whole_word_candidate, judge
 
 
@@ -376,9 +376,13 @@ def separators_main(tokenizer: str, name: str | None, ledger: Path | None) -> in
     for check in file_checks(tok):
         print(f"  {check.check} [{check.stage}]: {check.comparisons:,} compared"
               + ("" if check.holds else f" -- FAILED: {', '.join(check.disagree) or 'nothing compared'}"))
-        records.append(_record("exhaustive", check.check, comparisons=check.comparisons,
-                               differences=len(check.disagree), unit="code point and candidate", oracle="reference",
-                               tok=tok, details={**check.details, "disagree": check.disagree}))
+        counts = {"comparisons": check.comparisons, "differences": len(check.disagree),
+                  "unit": "code point and candidate", "oracle": "reference", "tok": tok,
+                  "details": {**check.details, "disagree": check.disagree}}
+        if check.check == NORMALIZER_CHECK:
+            records.append(_record("exhaustive", "piece_local.normalizer_code_points", **counts))
+        else:
+            records.append(_record("exhaustive", "piece_local.pre_tokenizer_code_points", **counts))
         failed |= not check.holds
     if ledger is not None:
         append_records(ledger, records)
