@@ -217,7 +217,7 @@ def test_keeping_the_prefix_on_later_chunks_is_caught(tmp_path: Path, ledger) ->
                              for t, w in zip(texts, wholes, strict=True) for b in accepted_cuts(tok, t))
     ledger.record("control", "whole_word.prefix_on_later_chunks", comparisons=len(caught),
                   differences=sum(n > 0 for n in caught.values()), unit="controls", oracle="reference",
-                  details={"failing_cuts": caught})
+                  details={"failing_cuts": caught, "killed": all(n > 0 for n in caught.values())})
     assert all(n > 0 for n in caught.values()), caught
 
 
