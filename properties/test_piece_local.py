@@ -241,7 +241,8 @@ def test_a_hard_stage_splits_before_its_separator_after_any_code_point(label: st
 def test_the_separators_command_checks_a_files_own_stages(tmp_path: Path) -> None:
     """`python -m delta_suite.spec.proofs --separators --tokenizer PATH`: the Unigram file's premises and the checks
     of its NFKC stage and its Metaspace, recorded under the file's name (exit 0); a byte-level file is not
-    piece-local (exit 2)."""
+    piece-local (exit 2); a piece-local candidate whose premise fails (a Strip normalizer) exits 1 and still leaves
+    its record, with the difference counted."""
     ledger_file = tmp_path / "separators.jsonl"
     got = subprocess.run([sys.executable, "-m", "delta_suite.spec.proofs", "--separators", "--tokenizer",
                           str(path_of("unigram-metaspace-nfkc")), "--name", "uni", "--ledger", str(ledger_file)],
@@ -256,6 +257,14 @@ def test_the_separators_command_checks_a_files_own_stages(tmp_path: Path) -> Non
     refused = subprocess.run([sys.executable, "-m", "delta_suite.spec.proofs", "--separators", "--tokenizer",
                               str(write_claude_like(tmp_path))], capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "not a piece-local file" in refused.stderr
+    _variant(tmp_path, _set("normalizer", {"type": "Strip", "strip_left": True, "strip_right": True}), "strip")
+    failing_ledger = tmp_path / "failing.jsonl"
+    failed = subprocess.run([sys.executable, "-m", "delta_suite.spec.proofs", "--separators", "--tokenizer",
+                             str(tmp_path / "strip.json"), "--ledger", str(failing_ledger)],
+                            capture_output=True, text=True, timeout=300)
+    (record,) = [json.loads(line) for line in failing_ledger.read_text(encoding="utf-8").splitlines()]
+    assert failed.returncode == 1 and "FAILED: piece_local_family" in failed.stdout, failed.stdout + failed.stderr
+    assert record["check"] == "admission.piece_local" and record["differences"] == 1
 
 
 def write_claude_like(tmp_path: Path) -> Path:

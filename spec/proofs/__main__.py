@@ -361,16 +361,25 @@ def separators_main(tokenizer: str, name: str | None, ledger: Path | None) -> in
               "normalizer": inputs.normalizer, "pre_tokenizer": inputs.pre_tokenizer}
     stripping = [str(t.get("content")) for t in inputs.added_tokens
                  if t.get("lstrip") or t.get("rstrip") or t.get("single_word")]
-    refused, rules = judge_piece_local(config, list(inputs.added_tokens)) if is_piece_local_candidate(config) \
-        else ("not a piece-local candidate", None)
-    if rules is None or stripping:
-        print(f"error: {tok.name} is not a piece-local file ({refused or 'stripping added tokens'})", file=sys.stderr)
+    if not is_piece_local_candidate(config):
+        print(f"error: {tok.name} is not a piece-local file (its model or a ByteLevel stage: see its admission)",
+              file=sys.stderr)
         return 2
-    records = [_record("harness", "admission.piece_local", comparisons=1, differences=0, unit="file",
-                       oracle="premise", tok=tok,
-                       details={"kind": "piece_local", "family": rules.family, "decided": rules.family,
-                                "separators": sorted(rules.separators), "special_edges": rules.special_edges,
-                                "refused_candidates": [list(r) for r in rules.refused]})]
+    refused, rules = judge_piece_local(config, list(inputs.added_tokens))
+    held = {"piece_local_family": rules is not None, "no_strip_or_single_word": not stripping}
+    failing = [k for k, ok in held.items() if not ok]
+    records = [_record("harness", "admission.piece_local", comparisons=len(held), differences=len(failing),
+                       unit="premises", oracle="premise", tok=tok,
+                       details={"kind": "piece_local", "family": rules.family if rules else None, "premises": held,
+                                "refusal": refused, "stripping_added_tokens": stripping[:10],
+                                "separators": sorted(rules.separators) if rules else [],
+                                "special_edges": rules.special_edges if rules else None,
+                                "refused_candidates": [list(r) for r in rules.refused] if rules else []})]
+    if rules is None or failing:
+        print(f"separator premises of {tok.name}: FAILED: {', '.join(failing)}" + (f" ({refused})" if refused else ""))
+        if ledger is not None:
+            append_records(ledger, records)
+        return 1
     print(f"separator premises of {tok.name}: {rules.family}, {len(rules.separators)} separators")
     failed = False
     for check in file_checks(tok):
